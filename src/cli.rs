@@ -1,0 +1,201 @@
+//! Command-line interface (clap derive). Doc comments are the `--help` text; units are in
+//! value names. Raw flags become validated plans in `plan`, nowhere else.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::fixtures::SizeClass;
+use crate::protocol::alfresco::AuthMode;
+
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  every document was acknowledged by the repository
+  1  finished, but some uploads failed (counted and classified in the report)
+  2  usage, configuration or setup error (bad flag or file, unreachable URL, login rejected,
+     the repository rejected the documents outright); nothing was measured or the run stopped
+
+Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
+never printed, logged or written to results.";
+
+/// Measure how fast documents can be pushed into a content repository (Alfresco REST v1),
+/// with how many parallel importers, and what the access path costs.
+#[derive(Debug, Parser)]
+#[command(name = "ingestbench", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Upload N documents with T parallel workers, R times, and report docs/sec, MB/s,
+    /// latency percentiles and errors. With no --url, an embedded reference target is
+    /// started on a free loopback port.
+    Run(RunArgs),
+    /// Serve the embedded reference target (Alfresco REST v1 emulation, durable store).
+    Target(TargetArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(after_help = EXIT_CODES)]
+pub struct RunArgs {
+    /// Repository server root, e.g. http://alfresco:8080 (no credentials in it). Omitted:
+    /// start the embedded target on 127.0.0.1 with a temporary store.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// User to log in as.
+    #[arg(long, default_value = "admin", value_name = "USER")]
+    pub user: String,
+
+    /// File whose first line is the password (else INGESTBENCH_PASSWORD, else a prompt).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+
+    /// How to authenticate: ticket (log in once, reuse the ticket) or basic (every request).
+    #[arg(long, value_enum, default_value = "ticket")]
+    pub auth: AuthMode,
+
+    /// Parent folder: -my- (the user's home), -root-, -shared- or a folder node id. Each
+    /// invocation creates its own folder below it.
+    #[arg(long, default_value = "-my-", value_name = "NODE")]
+    pub parent: String,
+
+    /// Size class of the documents.
+    #[arg(long, value_enum, default_value = "small")]
+    pub size: SizeClass,
+
+    /// Bytes of a small document (units: B, KiB, MiB, KB, MB).
+    #[arg(long, default_value = "10KiB", value_name = "SIZE")]
+    pub small_size: String,
+
+    /// Bytes of an average document.
+    #[arg(long, default_value = "300KiB", value_name = "SIZE")]
+    pub average_size: String,
+
+    /// Bytes of a large document.
+    #[arg(long, default_value = "3MiB", value_name = "SIZE")]
+    pub large_size: String,
+
+    /// Documents per run (the total quota, divided over the workers).
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub docs: u64,
+
+    /// Parallel upload workers.
+    #[arg(long, default_value_t = 4, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub threads: u64,
+
+    /// Repetitions of the measurement; docs/sec is averaged over them.
+    #[arg(long, default_value_t = 3, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+
+    /// Seed of document content and metadata values.
+    #[arg(long, default_value_t = 1, value_name = "SEED")]
+    pub seed: u64,
+
+    /// Metadata profile: acme (custom type, needs fixtures/alfresco/acme-model.xml
+    /// deployed), basic (stock properties only) or a profile TOML file.
+    #[arg(long, default_value = "acme", value_name = "NAME|FILE")]
+    pub profile: String,
+
+    /// Most documents in one folder; more go to the next numbered folder.
+    #[arg(long, default_value_t = 500, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub docs_per_folder: u64,
+
+    /// Send versioningEnabled=false (no version history write per document).
+    #[arg(long)]
+    pub no_versioning: bool,
+
+    /// Per-request timeout.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+
+    /// CA certificate (PEM) to trust for an https:// URL.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Print the JSON result to stdout (the human summary goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Directory for results: each invocation writes <dir>/run-<id>/result.json and
+    /// manifest.jsonl.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results_dir: PathBuf,
+
+    /// No progress bar and no human summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// With no --url: keep the embedded target's store in this directory (default: a
+    /// temporary directory removed at exit).
+    #[arg(long, value_name = "DIR")]
+    pub target_data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(after_help = "The target answers under /alfresco/api/-default-/public/... like Alfresco REST v1.\nEvery response carries x-ingestbench-node: <node name>.\n\nExit codes: 0 stopped cleanly, 2 configuration error (bad flag, port in use, unreadable file).")]
+pub struct TargetArgs {
+    /// HTTP listen address (port 0 = a free port).
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+
+    /// Also serve HTTPS here (port 0 = a free port).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub tls_listen: Option<SocketAddr>,
+
+    /// Server certificate (PEM) for HTTPS; default: generate a local CA and a certificate
+    /// for localhost, 127.0.0.1 and ::1.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+
+    /// Where to write the generated CA certificate (default: <data-dir>/ca.pem).
+    #[arg(long, value_name = "FILE")]
+    pub ca_out: Option<PathBuf>,
+
+    /// Write the chosen HTTP port here (and the HTTPS port on a second line), for scripts.
+    #[arg(long, value_name = "FILE")]
+    pub port_file: Option<PathBuf>,
+
+    /// Store directory (SQLite + content files); several targets may share one.
+    #[arg(long, default_value = "ingestbench-target-data", value_name = "DIR")]
+    pub data_dir: PathBuf,
+
+    /// Name of this node, sent in the x-ingestbench-node response header.
+    #[arg(long, default_value = "node1", value_name = "NAME")]
+    pub node_name: String,
+
+    /// Accepted user as NAME:PASSWORD (repeatable; default admin:admin).
+    #[arg(long = "user", value_name = "NAME:PASSWORD")]
+    pub users: Vec<String>,
+
+    /// Content model XML to validate against (repeatable; default: the acme model).
+    #[arg(long = "model", value_name = "FILE")]
+    pub models: Vec<PathBuf>,
+
+    /// Service time of every request (performance model).
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub service_time_ms: f64,
+
+    /// Extra service time per MiB of request body.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub cost_per_mib_ms: f64,
+
+    /// Most requests processed at once; the rest queue (0 = unlimited).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_concurrent: usize,
+
+    /// Bind addresses other than loopback (the target has test users; think twice).
+    #[arg(long)]
+    pub allow_remote: bool,
+}

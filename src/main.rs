@@ -1,0 +1,24 @@
+//! Thin entry point: runtime, parse, call the library, map the outcome to an exit code
+//! (0 success, 1 finished with failed uploads, 2 usage/config/setup error).
+
+use clap::Parser;
+
+fn main() {
+    let cli = ingestbench::cli::Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    let code = match rt.block_on(ingestbench::run(cli)) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    };
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    std::process::exit(code);
+}

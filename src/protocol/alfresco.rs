@@ -1,0 +1,292 @@
+//! Alfresco Content Services public REST API v1: ticket or Basic auth, create-node multipart
+//! uploads (`filedata`, `name`, `nodeType`, `relativePath`, one field per property), error
+//! bodies, and the read-back calls verification needs. Contract:
+//! `shared/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml`; traps in
+//! `shared/reference/content-apis.md` §1. Never sends `autoRename`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine;
+use bytes::Bytes;
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
+use serde::Deserialize;
+
+use super::{AuthCache, ChunkBody, MultipartHead, Protocol, Secret, SharedAuth, Uploaded, multipart_content_type, multipart_tail};
+use crate::fixtures::{Doc, Profile};
+use crate::metrics::{UploadError, error_chain};
+
+pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1";
+pub const AUTH_PATH: &str = "/alfresco/api/-default-/public/authentication/versions/1";
+
+/// How requests authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Log in once (POST /tickets), send the ticket, log in again once on 401.
+    Ticket,
+    /// HTTP Basic user:password on every request (the server re-authenticates each time).
+    Basic,
+}
+
+/// Everything the client needs to talk to one Alfresco.
+#[derive(Debug, Clone)]
+pub struct AlfrescoOptions {
+    /// Server root, e.g. `http://localhost:8080` (the API paths are appended).
+    pub url: reqwest::Url,
+    pub user: String,
+    pub password: Secret,
+    pub auth: AuthMode,
+    /// Parent folder: `-my-`, `-root-`, `-shared-` or a node id.
+    pub parent: String,
+    pub profile: Arc<Profile>,
+    /// `false` sends `versioningEnabled=false` (one version write less per document).
+    pub versioning: bool,
+    /// Response header naming the backend node, if the access path sets one.
+    pub node_header: Option<HeaderName>,
+}
+
+pub struct Alfresco {
+    client: reqwest::Client,
+    opts: AlfrescoOptions,
+    core: String,
+    children_url: String,
+    auth: Arc<SharedAuth>,
+}
+
+#[derive(Deserialize)]
+struct Entry<T> {
+    entry: T,
+}
+
+#[derive(Deserialize)]
+struct IdOnly {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct NodeInfo {
+    id: String,
+    #[serde(rename = "isFolder", default)]
+    is_folder: bool,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Deserialize)]
+struct ErrorDetail {
+    #[serde(rename = "statusCode")]
+    status_code: Option<u16>,
+    #[serde(rename = "briefSummary")]
+    brief_summary: Option<String>,
+}
+
+/// `"<status> <briefSummary>"` from an Alfresco error body, without the 8-digit log number.
+pub fn error_message(status: u16, body: &[u8]) -> String {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(e) => {
+            let summary = e.error.brief_summary.unwrap_or_default();
+            let summary = match summary.split_once(' ') {
+                Some((num, rest)) if num.len() == 8 && num.bytes().all(|b| b.is_ascii_digit()) => rest.to_string(),
+                _ => summary,
+            };
+            format!("{} {}", e.error.status_code.unwrap_or(status), summary)
+        }
+        Err(_) => {
+            let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+            format!("{status} (no Alfresco error body) {}", text.trim())
+        }
+    }
+}
+
+impl Alfresco {
+    /// Logs in (ticket mode) and checks that the parent folder exists, so a wrong URL,
+    /// password or parent is a setup error before any measurement starts.
+    pub async fn connect(client: reqwest::Client, opts: AlfrescoOptions) -> Result<Alfresco> {
+        let root = opts.url.as_str().trim_end_matches('/').to_string();
+        let core = format!("{root}{CORE_PATH}");
+        let children_url = format!("{core}/nodes/{}/children", opts.parent);
+        let header = match opts.auth {
+            AuthMode::Basic => basic(&opts.user, opts.password.expose()),
+            AuthMode::Ticket => login(&client, &root, &opts).await?,
+        };
+        let a = Alfresco { client, core, children_url, auth: Arc::new(SharedAuth::new(header)), opts };
+        a.check_parent().await?;
+        Ok(a)
+    }
+
+    async fn check_parent(&self) -> Result<()> {
+        let url = format!("{}/nodes/{}", self.core, self.opts.parent);
+        let mut cache = self.auth.cache();
+        let resp = self
+            .client
+            .get(&url)
+            .header(AUTHORIZATION, cache.header().clone())
+            .send()
+            .await
+            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.unwrap_or_default();
+        match status {
+            StatusCode::OK => {
+                let node: Entry<NodeInfo> = serde_json::from_slice(&body)
+                    .with_context(|| format!("{url}: answered 200 without a node entry; is --url an Alfresco server?"))?;
+                if !node.entry.is_folder {
+                    bail!("--parent {}: node {} is not a folder; use -my-, -root-, -shared- or a folder node id", self.opts.parent, node.entry.id);
+                }
+                Ok(())
+            }
+            StatusCode::UNAUTHORIZED => bail!(
+                "login rejected for user `{}` at {} (401): check --user and the password (INGESTBENCH_PASSWORD or --password-file)",
+                self.opts.user,
+                self.opts.url
+            ),
+            StatusCode::NOT_FOUND => bail!(
+                "--parent {}: not found at {} ({}); use -my-, -root-, -shared- or an existing folder node id",
+                self.opts.parent,
+                self.opts.url,
+                error_message(404, &body)
+            ),
+            s => bail!("{url}: unexpected answer {}; is --url the server root of an Alfresco?", error_message(s.as_u16(), &body)),
+        }
+    }
+
+    pub fn core_url(&self) -> &str {
+        &self.core
+    }
+
+    /// Logs in again unless another worker already did since `seen`.
+    async fn renew(&self, seen: u64) -> Result<(), UploadError> {
+        if self.opts.auth != AuthMode::Ticket || self.auth.generation() != seen {
+            return Ok(());
+        }
+        let root = self.opts.url.as_str().trim_end_matches('/');
+        let h = login(&self.client, root, &self.opts).await.map_err(|e| UploadError::http(401, format!("re-login failed: {e:#}")))?;
+        self.auth.replace_if_current(seen, h);
+        Ok(())
+    }
+
+    fn request(&self, doc: &Doc<'_>, folder: &str, header: &HeaderValue) -> reqwest::RequestBuilder {
+        let profile = &self.opts.profile;
+        let mut head = MultipartHead::new();
+        head.text("name", &doc.name).text("nodeType", &profile.node_type).text("relativePath", folder);
+        if !self.opts.versioning {
+            head.text("versioningEnabled", "false");
+        }
+        for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
+            for v in &p.values {
+                head.text(&p.name, v);
+            }
+        }
+        let head = head.file("filedata", &doc.name, doc.template.kind.mime_type());
+        let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
+        self.client
+            .post(&self.children_url)
+            .header(AUTHORIZATION, header.clone())
+            .header(CONTENT_TYPE, multipart_content_type())
+            .body(reqwest::Body::wrap(body))
+    }
+
+    async fn send_once(&self, doc: &Doc<'_>, folder: &str, header: &HeaderValue) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
+        let resp = self.request(doc, folder, header).send().await.map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let node = self
+            .opts
+            .node_header
+            .as_ref()
+            .and_then(|h| resp.headers().get(h))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        Ok((status, node, body))
+    }
+}
+
+impl Protocol for Alfresco {
+    async fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> Result<Uploaded, UploadError> {
+        let mut header = auth.header().clone();
+        let mut seen = auth.generation;
+        let mut relogged = false;
+        loop {
+            let (status, node, body) = self.send_once(doc, folder, &header).await?;
+            match status {
+                StatusCode::CREATED => {
+                    let e: Entry<IdOnly> = serde_json::from_slice(&body)
+                        .map_err(|e| UploadError::protocol(format!("201 without entry.id: {e}")))?;
+                    if e.entry.id.is_empty() {
+                        return Err(UploadError::protocol("201 with an empty entry.id"));
+                    }
+                    return Ok(Uploaded { id: e.entry.id, node });
+                }
+                StatusCode::UNAUTHORIZED if !relogged && self.opts.auth == AuthMode::Ticket => {
+                    relogged = true;
+                    self.renew(seen).await?;
+                    header = auth.header().clone();
+                    seen = auth.generation;
+                }
+                s if s.is_success() => {
+                    return Err(UploadError::protocol(format!("{} instead of 201 Created", s.as_u16())));
+                }
+                s => return Err(UploadError::http(s.as_u16(), error_message(s.as_u16(), &body))),
+            }
+        }
+    }
+
+    fn auth_cache(&self) -> AuthCache {
+        self.auth.cache()
+    }
+}
+
+fn basic(user: &str, password: &str) -> HeaderValue {
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    let mut v = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header");
+    v.set_sensitive(true);
+    v
+}
+
+fn unreachable_err(url: &reqwest::Url, e: &reqwest::Error) -> anyhow::Error {
+    anyhow!("cannot reach {url}: {}; check --url and that the repository is running", error_chain(e))
+}
+
+/// POST /tickets; returns the header that carries the ticket (`Basic base64(ticket)`).
+async fn login(client: &reqwest::Client, root: &str, opts: &AlfrescoOptions) -> Result<HeaderValue> {
+    let url = format!("{root}{AUTH_PATH}/tickets");
+    let body = serde_json::json!({ "userId": opts.user, "password": opts.password.expose() });
+    let resp = client.post(&url).json(&body).send().await.map_err(|e| unreachable_err(&opts.url, &e))?;
+    let status = resp.status();
+    let bytes = resp.bytes().await.unwrap_or_default();
+    match status {
+        StatusCode::CREATED => {
+            let e: Entry<IdOnly> = serde_json::from_slice(&bytes)
+                .with_context(|| format!("{url}: 201 without entry.id; is --url an Alfresco server root?"))?;
+            let token = base64::engine::general_purpose::STANDARD.encode(e.entry.id);
+            let mut v = HeaderValue::from_str(&format!("Basic {token}"))?;
+            v.set_sensitive(true);
+            Ok(v)
+        }
+        StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED => bail!(
+            "login rejected for user `{}` at {} ({}): check --user and the password (INGESTBENCH_PASSWORD or --password-file)",
+            opts.user,
+            opts.url,
+            status.as_u16()
+        ),
+        StatusCode::NOT_FOUND => bail!("{url}: 404; --url must be the server root (e.g. http://host:8080) of an Alfresco 5.2 or later"),
+        s => bail!("login at {url} failed: {}", error_message(s.as_u16(), &bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_lose_the_log_number() {
+        let body = br#"{"error":{"errorKey":"x","statusCode":409,"briefSummary":"05150023 a.pdf already exists.","stackTrace":"","descriptionURL":"","logId":"1"}}"#;
+        assert_eq!(error_message(409, body), "409 a.pdf already exists.");
+        assert!(error_message(502, b"<html>bad gateway</html>").starts_with("502 (no Alfresco error body)"));
+    }
+}

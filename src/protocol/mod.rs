@@ -1,0 +1,238 @@
+//! Repository APIs. One file per API (`alfresco`, later `liferay`, `cmis`) behind the
+//! [`Protocol`] trait; every URL, auth and multipart detail of a system stays in its file.
+//! This module holds only what they share: the zero-copy request body, the multipart
+//! builder, credentials that never print, and the per-worker auth cache.
+
+pub mod alfresco;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use reqwest::header::HeaderValue;
+
+use crate::fixtures::Doc;
+use crate::metrics::UploadError;
+
+/// A secret (password, ticket, token). Its `Debug` and `Display` never show the value.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Secret {
+        Secret(s.into())
+    }
+    /// The value, for building a request. Never log what this returns.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// What a successful upload returns.
+#[derive(Debug, Clone)]
+pub struct Uploaded {
+    /// The repository's id for the new document.
+    pub id: String,
+    /// The backend node that served the request, when the access path names it.
+    pub node: Option<String>,
+}
+
+/// One repository API, as seen by an upload worker.
+pub trait Protocol: Send + Sync + 'static {
+    /// Uploads one document into `folder` (a path relative to the run's parent), with the
+    /// profile's metadata. Counts as success only on the API's documented success status
+    /// with the new id read from the body.
+    fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> impl Future<Output = Result<Uploaded, UploadError>> + Send;
+
+    /// A fresh per-worker auth cache.
+    fn auth_cache(&self) -> AuthCache;
+}
+
+/// The shared `Authorization` header, renewed at most once per expiry however many workers
+/// notice it. Workers read it through an [`AuthCache`]: an atomic load per upload, no lock.
+pub struct SharedAuth {
+    header: RwLock<HeaderValue>,
+    generation: AtomicU64,
+}
+
+impl SharedAuth {
+    pub fn new(header: HeaderValue) -> SharedAuth {
+        SharedAuth { header: RwLock::new(header), generation: AtomicU64::new(0) }
+    }
+    pub fn cache(self: &Arc<Self>) -> AuthCache {
+        let header = self.header.read().expect("auth lock").clone();
+        AuthCache { shared: self.clone(), generation: self.generation.load(Ordering::Acquire), header }
+    }
+    /// Replaces the header if nobody did since `seen` (a worker's generation).
+    pub fn replace_if_current(&self, seen: u64, header: HeaderValue) {
+        let mut h = self.header.write().expect("auth lock");
+        if self.generation.load(Ordering::Acquire) == seen {
+            *h = header;
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+}
+
+/// A worker's copy of the shared auth header.
+pub struct AuthCache {
+    shared: Arc<SharedAuth>,
+    pub generation: u64,
+    header: HeaderValue,
+}
+
+impl AuthCache {
+    /// The current header (refreshed from the shared one only when it changed).
+    pub fn header(&mut self) -> &HeaderValue {
+        let g = self.shared.generation.load(Ordering::Acquire);
+        if g != self.generation {
+            self.header = self.shared.header.read().expect("auth lock").clone();
+            self.generation = g;
+        }
+        &self.header
+    }
+    pub fn shared(&self) -> &Arc<SharedAuth> {
+        &self.shared
+    }
+}
+
+/// A request body made of shared chunks, with an exact length (so `Content-Length` is sent
+/// and nothing is copied): multipart head, the shared document prefix, the tail.
+pub struct ChunkBody {
+    chunks: [Option<Bytes>; 3],
+    next: usize,
+    remaining: u64,
+}
+
+impl ChunkBody {
+    pub fn new(head: Bytes, shared: Bytes, tail: Bytes) -> ChunkBody {
+        let remaining = (head.len() + shared.len() + tail.len()) as u64;
+        ChunkBody { chunks: [Some(head), Some(shared), Some(tail)], next: 0, remaining }
+    }
+    pub fn len(&self) -> u64 {
+        self.remaining
+    }
+    pub fn is_empty(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+impl http_body::Body for ChunkBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        while self.next < self.chunks.len() {
+            let i = self.next;
+            self.next += 1;
+            if let Some(c) = self.chunks[i].take() {
+                if c.is_empty() {
+                    continue;
+                }
+                self.remaining -= c.len() as u64;
+                return Poll::Ready(Some(Ok(Frame::data(c))));
+            }
+        }
+        Poll::Ready(None)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+/// Boundary of every multipart body ingestbench sends. Generated content is words, digits
+/// and markup, so it never contains this string.
+pub const BOUNDARY: &str = "ingestbench-7d3f1a9c2b6e4058";
+
+/// Builds the head of a `multipart/form-data` body: text fields, then the file part header.
+/// The file part is always last so the document tail and the closing boundary are one chunk.
+pub struct MultipartHead {
+    buf: Vec<u8>,
+}
+
+impl Default for MultipartHead {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MultipartHead {
+    pub fn new() -> MultipartHead {
+        MultipartHead { buf: Vec::with_capacity(2048) }
+    }
+    pub fn text(&mut self, name: &str, value: &str) -> &mut Self {
+        self.buf.extend_from_slice(b"--");
+        self.buf.extend_from_slice(BOUNDARY.as_bytes());
+        self.buf.extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"\"\r\n\r\n");
+        self.buf.extend_from_slice(value.as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+        self
+    }
+    /// Starts the file part; returns the head bytes.
+    pub fn file(mut self, name: &str, filename: &str, mime: &str) -> Bytes {
+        self.buf.extend_from_slice(b"--");
+        self.buf.extend_from_slice(BOUNDARY.as_bytes());
+        self.buf.extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"\"; filename=\"");
+        self.buf.extend_from_slice(filename.as_bytes());
+        self.buf.extend_from_slice(b"\"\r\nContent-Type: ");
+        self.buf.extend_from_slice(mime.as_bytes());
+        self.buf.extend_from_slice(b"\r\n\r\n");
+        Bytes::from(self.buf)
+    }
+}
+
+/// The document tail followed by the closing boundary.
+pub fn multipart_tail(doc: &Doc<'_>) -> Bytes {
+    let mut t = Vec::with_capacity(doc.template.tail_len() + BOUNDARY.len() + 8);
+    doc.template.write_tail(&doc.marker, &mut t);
+    t.extend_from_slice(b"\r\n--");
+    t.extend_from_slice(BOUNDARY.as_bytes());
+    t.extend_from_slice(b"--\r\n");
+    Bytes::from(t)
+}
+
+pub fn multipart_content_type() -> HeaderValue {
+    HeaderValue::from_static("multipart/form-data; boundary=ingestbench-7d3f1a9c2b6e4058")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[test]
+    fn content_type_matches_boundary() {
+        assert!(multipart_content_type().to_str().unwrap().ends_with(BOUNDARY));
+        assert_eq!(format!("{:?}", Secret::new("hunter2")), "Secret(***)");
+    }
+
+    #[tokio::test]
+    async fn chunk_body_has_exact_length() {
+        let b = ChunkBody::new(Bytes::from_static(b"ab"), Bytes::new(), Bytes::from_static(b"cde"));
+        assert_eq!(http_body::Body::size_hint(&b).exact(), Some(5));
+        let all = b.collect().await.unwrap().to_bytes();
+        assert_eq!(&all[..], b"abcde");
+    }
+}

@@ -1,0 +1,236 @@
+//! The result of a `run` as data (the JSON source of truth, schema in
+//! `schema/run-result.schema.json`) and its human summary. Building it is pure: it takes
+//! measurements and returns values; writing files is the caller's job.
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostFacts;
+use crate::metrics::{ErrorSummary, LatencyMs, Recorder, encode_hist, mean_sd, round3};
+use crate::plan::PlanRecord;
+use crate::run::RunOutcome;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetRecord {
+    /// Repository URL, credentials removed.
+    pub url: String,
+    /// True when ingestbench started its embedded reference target.
+    pub embedded: bool,
+    /// Documents the embedded target holds in this invocation's folder (embedded only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stored_docs: Option<u64>,
+}
+
+/// One run of the cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: u32,
+    /// From the barrier's release to the last completion.
+    pub duration_s: f64,
+    pub docs_ok: u64,
+    pub docs_failed: u64,
+    /// docs_ok / duration_s.
+    pub docs_per_sec: f64,
+    /// Document bytes acknowledged.
+    pub bytes_ok: u64,
+    /// bytes_ok / duration_s in 10^6 bytes per second.
+    pub mb_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    pub errors: Vec<ErrorSummary>,
+    /// Successful uploads per backend node (from the node header).
+    pub node_split: std::collections::BTreeMap<String, u64>,
+    /// The run's folder below the parent.
+    pub folder: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub id: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub plan: PlanRecord,
+    pub host: HostFacts,
+    pub target: TargetRecord,
+    /// Documents per worker per run (the quota split with remainder).
+    pub worker_quotas: Vec<u64>,
+    /// Workers with a quota of 0 (more threads than documents).
+    pub idle_workers: u64,
+    pub runs: Vec<RunRecord>,
+    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
+    pub docs_per_sec: f64,
+    /// Mean of the per-run rates.
+    pub docs_per_sec_mean: f64,
+    /// Sample standard deviation of the per-run rates.
+    pub docs_per_sec_stddev: f64,
+    pub mb_per_sec: f64,
+    pub docs_ok: u64,
+    pub docs_failed: u64,
+    pub mean_duration_s: f64,
+    /// Over all runs, merged from HDR histograms.
+    pub latency_ms: LatencyMs,
+    pub errors: Vec<ErrorSummary>,
+    pub node_split: std::collections::BTreeMap<String, u64>,
+    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
+    pub latency_histogram_us: String,
+    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
+    pub client_cpu_s: f64,
+    pub client_cpu_share: f64,
+    /// Manifest file name, relative to the result file.
+    pub manifest: String,
+    /// Set when the run stopped because the repository rejected the documents outright.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aborted: Option<String>,
+}
+
+pub struct Inputs {
+    pub id: String,
+    pub started_at: String,
+    pub plan: PlanRecord,
+    pub host: HostFacts,
+    pub target: TargetRecord,
+    pub worker_quotas: Vec<u64>,
+    pub client_cpu_s: f64,
+    pub manifest: String,
+}
+
+fn rate(n: f64, secs: f64) -> f64 {
+    if secs > 0.0 { n / secs } else { 0.0 }
+}
+
+pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
+    let mut all = Recorder::new();
+    let mut runs = Vec::new();
+    for o in outcomes {
+        all.merge(&o.recorder);
+        let d = o.duration.as_secs_f64();
+        runs.push(RunRecord {
+            run: o.run,
+            duration_s: round3(d * 1000.0) / 1000.0,
+            docs_ok: o.recorder.docs_ok,
+            docs_failed: o.recorder.docs_failed,
+            docs_per_sec: round3(rate(o.recorder.docs_ok as f64, d)),
+            bytes_ok: o.recorder.bytes_ok,
+            mb_per_sec: round3(rate(o.recorder.bytes_ok as f64 / 1e6, d)),
+            latency_ms: o.recorder.latency(),
+            errors: o.recorder.errors(),
+            node_split: o.recorder.nodes.clone(),
+            folder: o.folder.clone(),
+        });
+    }
+    let n = outcomes.len().max(1) as f64;
+    let mean_duration: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum::<f64>() / n;
+    let mean_ok = all.docs_ok as f64 / n;
+    let rates: Vec<f64> = outcomes.iter().map(|o| rate(o.recorder.docs_ok as f64, o.duration.as_secs_f64())).collect();
+    let (m, sd) = mean_sd(&rates);
+    let cpus = inp.host.cpus.max(1) as f64;
+    let total_time: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum();
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool { name: "ingestbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+        id: inp.id,
+        started_at: inp.started_at,
+        seed: inp.plan.seed,
+        idle_workers: inp.worker_quotas.iter().filter(|q| **q == 0).count() as u64,
+        worker_quotas: inp.worker_quotas,
+        plan: inp.plan,
+        host: inp.host,
+        target: inp.target,
+        runs,
+        docs_per_sec: round3(rate(mean_ok, mean_duration)),
+        docs_per_sec_mean: round3(m),
+        docs_per_sec_stddev: round3(sd),
+        mb_per_sec: round3(rate(all.bytes_ok as f64 / 1e6 / n, mean_duration)),
+        docs_ok: all.docs_ok,
+        docs_failed: all.docs_failed,
+        mean_duration_s: round3(mean_duration * 1000.0) / 1000.0,
+        latency_ms: all.latency(),
+        errors: all.errors(),
+        node_split: all.nodes.clone(),
+        latency_histogram_us: encode_hist(&all.latency_us),
+        client_cpu_s: round3(inp.client_cpu_s),
+        client_cpu_share: round3(rate(inp.client_cpu_s, total_time * cpus)),
+        manifest: inp.manifest,
+        aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
+    }
+}
+
+/// The human summary, hyperfine-style.
+pub fn summary_text(r: &RunResult) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let p = &r.plan;
+    let _ = writeln!(
+        s,
+        "ingestbench run {}: {} {} documents ({} bytes) x {} runs, {} workers -> {}",
+        r.id, p.docs, p.size_class, p.doc_size_bytes, p.runs, p.threads, r.target.url
+    );
+    let _ = writeln!(s, "  quotas: {}", quota_text(&r.worker_quotas));
+    for run in &r.runs {
+        let _ = writeln!(
+            s,
+            "  run {}: {:>8.1} docs/s  {:>8.2} MB/s  {:>7.3} s  ok {}  failed {}",
+            run.run, run.docs_per_sec, run.mb_per_sec, run.duration_s, run.docs_ok, run.docs_failed
+        );
+    }
+    let _ = writeln!(s, "  docs/sec: {:.1}  (mean of runs {:.1} ± {:.1})  MB/s: {:.2}", r.docs_per_sec, r.docs_per_sec_mean, r.docs_per_sec_stddev, r.mb_per_sec);
+    let l = &r.latency_ms;
+    let _ = writeln!(s, "  latency ms: min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}", l.min, l.p50, l.p90, l.p95, l.p99, l.max);
+    if !r.node_split.is_empty() {
+        let parts: Vec<String> = r.node_split.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(s, "  served by: {}", parts.join(", "));
+    }
+    if let Some(n) = r.target.stored_docs {
+        let _ = writeln!(s, "  embedded target stored {n} documents (report: {} acknowledged)", r.docs_ok);
+    }
+    if r.errors.is_empty() {
+        let _ = writeln!(s, "  errors: none");
+    } else {
+        let _ = writeln!(s, "  errors: {} failed uploads", r.docs_failed);
+        for e in &r.errors {
+            let status = e.status.map(|s| format!(" {s}")).unwrap_or_default();
+            let _ = writeln!(s, "    {}{}: {} x, e.g. {}", e.class.name(), status, e.count, e.sample);
+        }
+    }
+    if r.client_cpu_share > 0.8 {
+        let _ = writeln!(
+            s,
+            "  warning: ingestbench used {:.0}% of all cores; the client may be the bottleneck",
+            r.client_cpu_share * 100.0
+        );
+    }
+    s
+}
+
+fn quota_text(q: &[u64]) -> String {
+    // Run-length: 167x4, 166x2.
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < q.len() {
+        let mut j = i;
+        while j < q.len() && q[j] == q[i] {
+            j += 1;
+        }
+        parts.push(format!("{}x{}", q[i], j - i));
+        i = j;
+    }
+    parts.join(" + ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_text_is_run_length() {
+        assert_eq!(quota_text(&[167, 167, 167, 167, 166, 166]), "167x4 + 166x2");
+    }
+}

@@ -1,0 +1,213 @@
+//! One measurement cell: N documents over T workers, R runs. Owns the quota split, the start
+//! barrier and the timing semantics, which live here and only here:
+//!
+//! - **latency** of an upload: from just before the request is built to the end of reading
+//!   the response body (request build, connect if any, send, server time, response);
+//! - **a run** lasts from the barrier's release (all workers start together) to the last
+//!   completion (success or failure) of any worker;
+//! - **success**: the API's documented success status with the new id read from the body;
+//! - **docs/sec across runs**: mean documents acknowledged per run divided by the mean run
+//!   duration (= N / mean duration when nothing failed, the field practice), reported next
+//!   to the mean ± σ of the per-run rates.
+
+mod manifest;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use tokio::sync::Barrier;
+use tokio::time::Instant;
+
+pub use manifest::{Manifest, ManifestEntry};
+
+use crate::fixtures::Fixtures;
+use crate::metrics::{ErrorClass, Recorder};
+use crate::protocol::Protocol;
+
+/// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
+pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
+    let base = docs / threads;
+    let extra = docs % threads;
+    (0..threads).map(|i| base + u64::from(i < extra)).collect()
+}
+
+/// What a cell needs besides the protocol and the fixtures.
+#[derive(Debug, Clone)]
+pub struct CellPlan {
+    pub docs: u64,
+    pub threads: u64,
+    pub runs: u32,
+    pub docs_per_folder: u64,
+    /// Folder of this cell below the parent, e.g. `ingestbench/20261122T001532Z-3fa1`.
+    pub folder: String,
+    /// Distinguishes the documents of one invocation from another's with the same seed.
+    pub nonce: u64,
+}
+
+impl CellPlan {
+    pub fn run_folder(&self, run: u32) -> String {
+        format!("{}/run-{run}", self.folder)
+    }
+    fn run_tag(&self, run: u32) -> u64 {
+        let mut r = crate::fixtures::Rng::new(self.nonce ^ u64::from(run).wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        r.next()
+    }
+}
+
+/// Live counters the progress display reads on a timer.
+#[derive(Default)]
+pub struct Live {
+    pub done: AtomicU64,
+    pub failed: AtomicU64,
+    /// Set to stop workers before their next upload (fatal rejection, interrupt).
+    pub stop: AtomicBool,
+}
+
+/// One run's measurement.
+pub struct RunOutcome {
+    pub run: u32,
+    pub duration: Duration,
+    pub recorder: Recorder,
+    pub folder: String,
+    /// Set when the repository rejected the input outright (see [`fatal_rejection`]).
+    pub fatal: Option<String>,
+}
+
+/// A client error before any success means the input is wrong (unknown property, bad
+/// credentials, missing parent); measuring on would only count rejections.
+fn fatal_rejection(class: ErrorClass, status: Option<u16>) -> bool {
+    class == ErrorClass::Http4xx && !matches!(status, Some(409) | Some(408) | Some(429))
+}
+
+/// Runs one cell's `runs` runs in order, returning each run's outcome.
+pub async fn run_cell<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan: &CellPlan, live: Arc<Live>, manifest: &Manifest) -> Result<Vec<RunOutcome>> {
+    let mut out = Vec::new();
+    for run in 1..=plan.runs {
+        let o = run_once(proto.clone(), fixtures.clone(), plan, run, live.clone(), manifest).await?;
+        let fatal = o.fatal.is_some();
+        out.push(o);
+        if fatal || live.stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+async fn run_once<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan: &CellPlan, run: u32, live: Arc<Live>, manifest: &Manifest) -> Result<RunOutcome> {
+    let quotas = split_quota(plan.docs, plan.threads);
+    let barrier = Arc::new(Barrier::new(quotas.len() + 1));
+    let run_folder = Arc::new(plan.run_folder(run));
+    let run_tag = plan.run_tag(run);
+    let ok_so_far = Arc::new(AtomicU64::new(0));
+    let fatal = Arc::new(std::sync::OnceLock::<String>::new());
+    let mut handles = Vec::with_capacity(quotas.len());
+    let mut start_index = 0u64;
+    for q in quotas {
+        let ctx = WorkerCtx {
+            proto: proto.clone(),
+            fixtures: fixtures.clone(),
+            barrier: barrier.clone(),
+            live: live.clone(),
+            run_folder: run_folder.clone(),
+            docs_per_folder: plan.docs_per_folder,
+            run,
+            run_tag,
+            range: start_index..start_index + q,
+            ok_so_far: ok_so_far.clone(),
+            fatal: fatal.clone(),
+            manifest: manifest.writer(),
+        };
+        start_index += q;
+        handles.push(tokio::spawn(worker(ctx)));
+    }
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut merged = Recorder::new();
+    for h in handles {
+        let rec = match h.await {
+            Ok(r) => r,
+            Err(e) => bail!("an upload worker crashed: {e}"),
+        };
+        merged.merge(&rec);
+    }
+    manifest.flush()?;
+    let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
+    let duration = end.saturating_duration_since(started);
+    Ok(RunOutcome { run, duration, recorder: merged, folder: run_folder.to_string(), fatal: fatal.get().cloned() })
+}
+
+struct WorkerCtx<P> {
+    proto: Arc<P>,
+    fixtures: Arc<Fixtures>,
+    barrier: Arc<Barrier>,
+    live: Arc<Live>,
+    run_folder: Arc<String>,
+    docs_per_folder: u64,
+    run: u32,
+    run_tag: u64,
+    range: std::ops::Range<u64>,
+    ok_so_far: Arc<AtomicU64>,
+    fatal: Arc<std::sync::OnceLock<String>>,
+    manifest: manifest::Writer,
+}
+
+async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
+    let mut rec = Recorder::new();
+    let mut auth = ctx.proto.auth_cache();
+    ctx.barrier.wait().await;
+    // Folder paths change once per `docs_per_folder` documents: build each once.
+    let mut folder_index = u64::MAX;
+    let mut folder = String::new();
+    for index in ctx.range.clone() {
+        if ctx.live.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if index / ctx.docs_per_folder != folder_index {
+            folder_index = index / ctx.docs_per_folder;
+            folder = format!("{}/{folder_index:04}", ctx.run_folder);
+        }
+        let t0 = Instant::now();
+        let doc = ctx.fixtures.doc(ctx.run_tag, index);
+        let result = ctx.proto.upload(&doc, &folder, &mut auth).await;
+        let done = Instant::now();
+        let latency = done - t0;
+        let size = doc.template.doc_len();
+        match result {
+            Ok(up) => {
+                rec.record_ok(latency, size, done.into_std());
+                if let Some(n) = &up.node {
+                    rec.record_node(n);
+                }
+                ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
+                ctx.manifest.ok(ctx.run, &doc, &folder, &up.id, up.node.as_deref());
+            }
+            Err(e) => {
+                if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0 {
+                    let _ = ctx.fatal.set(e.message.clone());
+                    ctx.live.stop.store(true, Ordering::Relaxed);
+                }
+                ctx.manifest.failed(ctx.run, &doc, &folder, &e);
+                rec.record_err(e, done.into_std());
+                ctx.live.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        ctx.live.done.fetch_add(1, Ordering::Relaxed);
+    }
+    ctx.manifest.finish();
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_split_with_remainder() {
+        assert_eq!(split_quota(1000, 6), vec![167, 167, 167, 167, 166, 166]);
+        assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
+        assert_eq!(split_quota(10, 1), vec![10]);
+        assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
+    }
+}

@@ -1,0 +1,556 @@
+//! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
+//! node (and `?relativePath=`), get content, list children with paging, delete. Status codes,
+//! error bodies and the NodeEntry shape follow `shared/specs/alfresco/alfresco-core.yaml`.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::Response;
+use hyper::header::{CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use hyper::http::request::Parts;
+use serde_json::{Value, json};
+
+use super::State;
+use super::model::valid_name;
+use super::multipart;
+use super::store::{COMPANY_HOME, NewNode, Node, SHARED, Store, StoreError, USER_HOMES};
+use crate::timefmt;
+
+const CORE: &str = "/alfresco/api/-default-/public/alfresco/versions/1/";
+const AUTH: &str = "/alfresco/api/-default-/public/authentication/versions/1/";
+
+type Resp = Response<Full<Bytes>>;
+
+fn json_resp(status: u16, v: &Value) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(v).expect("json"))));
+    *r.status_mut() = hyper::StatusCode::from_u16(status).expect("status");
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
+    r
+}
+
+/// Alfresco's error body, with the 8-digit log number the real server puts before the text.
+pub fn error(status: u16, key: &str, summary: &str) -> Resp {
+    let log = (timefmt::now_ms().rem_euclid(100_000_000)) as u64;
+    json_resp(
+        status,
+        &json!({"error": {
+            "errorKey": key,
+            "statusCode": status,
+            "briefSummary": format!("{log:08} {summary}"),
+            "stackTrace": "For security reasons the stack trace is no longer displayed, but the property is kept for previous versions",
+            "descriptionURL": "https://api-explorer.alfresco.com",
+            "logId": uuid::Uuid::new_v4().simple().to_string(),
+        }}),
+    )
+}
+
+fn unauthorized() -> Resp {
+    let mut r = error(401, "framework.exception.ApiDefault", "Authentication failed");
+    r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"Alfresco DEFAULT tenant\""));
+    r
+}
+
+fn not_found(id: &str) -> Resp {
+    error(404, "framework.exception.EntityNotFound", &format!("The entity with id: {id} was not found"))
+}
+
+fn store_failure(e: StoreError) -> Resp {
+    match e {
+        StoreError::ParentNotFound => error(404, "framework.exception.EntityNotFound", "The parent node was not found"),
+        StoreError::NotAFolder(n) => error(409, "framework.exception.ConstraintViolated", &format!("{n} is not a folder")),
+        StoreError::Duplicate(n) => error(409, "framework.exception.ConstraintViolated", &format!("{n} already exists.")),
+        StoreError::Internal(m) => error(500, "framework.exception.ApiDefault", &m),
+    }
+}
+
+async fn blocking<T: Send + 'static>(store: &Arc<Store>, f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || f(&store)).await.unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
+}
+
+fn query_params(q: Option<&str>) -> Vec<(String, String)> {
+    q.unwrap_or("")
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (pct_decode(k), pct_decode(v))
+        })
+        .collect()
+}
+
+fn pct_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(v) => {
+                        out.push(v);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The authenticated user, from Basic user:password, a ticket in Basic, or `alf_ticket`.
+async fn authenticate(state: &State, parts: &Parts, query: &[(String, String)]) -> Option<String> {
+    let ticket_user = |t: String| async move {
+        if let Some(u) = state.tickets.lock().expect("tickets").get(&t) {
+            return Some(u.clone());
+        }
+        let u = blocking(&state.store, move |s| s.ticket_user(&t)).await.ok().flatten()?;
+        Some(u)
+    };
+    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
+        return ticket_user(t.clone()).await;
+    }
+    let h = parts.headers.get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
+    let b64 = h.strip_prefix("Basic ").or_else(|| h.strip_prefix("basic "))?;
+    let raw = base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?;
+    let raw = String::from_utf8(raw).ok()?;
+    match raw.split_once(':') {
+        None => ticket_user(raw).await,
+        Some(("", t)) | Some(("ROLE_TICKET", t)) => ticket_user(t.to_string()).await,
+        Some((user, pass)) => {
+            let ok = state.users.get(user).is_some_and(|p| constant_eq(p.expose(), pass));
+            ok.then(|| user.to_string())
+        }
+    }
+}
+
+fn constant_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
+    let path = parts.uri.path().to_string();
+    let query = query_params(parts.uri.query());
+    let method = parts.method.as_str();
+    if let Some(rest) = path.strip_prefix(AUTH) {
+        return tickets(state, parts, method, rest, &query, body).await;
+    }
+    let Some(rest) = path.strip_prefix(CORE) else {
+        return error(404, "framework.exception.ApiDefault", &format!("Unknown API path {path}"));
+    };
+    let Some(user) = authenticate(state, parts, &query).await else {
+        return unauthorized();
+    };
+    let segs: Vec<&str> = rest.split('/').collect();
+    match (method, segs.as_slice()) {
+        ("POST", ["nodes", id, "children"]) => create(state, parts, &user, id, &query, body).await,
+        ("GET", ["nodes", id, "children"]) => children(state, &user, id, &query).await,
+        ("GET", ["nodes", id]) => get_node(state, &user, id, &query).await,
+        ("GET", ["nodes", id, "content"]) => content(state, &user, id).await,
+        ("DELETE", ["nodes", id]) => delete(state, &user, id).await,
+        _ => error(405, "framework.exception.UnsupportedResourceOperation", &format!("{method} is not supported for {path}")),
+    }
+}
+
+async fn tickets(state: &State, parts: &Parts, method: &str, rest: &str, query: &[(String, String)], body: Bytes) -> Resp {
+    match (method, rest) {
+        ("POST", "tickets") => {
+            let v: Value = match serde_json::from_slice(&body) {
+                Ok(v) => v,
+                Err(_) => return error(400, "framework.exception.InvalidArgument", "Could not read content from HTTP request body"),
+            };
+            let (Some(user), Some(pass)) = (v.get("userId").and_then(Value::as_str), v.get("password").and_then(Value::as_str)) else {
+                return error(400, "framework.exception.InvalidArgument", "Invalid login details");
+            };
+            if !state.users.get(user).is_some_and(|p| constant_eq(p.expose(), pass)) {
+                return error(403, "framework.exception.PermissionDenied", "Login failed");
+            }
+            let ticket = format!("TICKET_{}", uuid::Uuid::new_v4().simple());
+            let (t2, u2) = (ticket.clone(), user.to_string());
+            if let Err(e) = blocking(&state.store, move |s| s.put_ticket(&t2, &u2)).await {
+                return store_failure(e);
+            }
+            state.tickets.lock().expect("tickets").insert(ticket.clone(), user.to_string());
+            json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
+        }
+        ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
+            let Some(user) = authenticate(state, parts, query).await else {
+                return unauthorized();
+            };
+            let ticket = presented_ticket(parts, query);
+            if method == "GET" {
+                return json_resp(200, &json!({"entry": {"id": ticket.unwrap_or_default(), "userId": user}}));
+            }
+            if let Some(t) = ticket {
+                state.tickets.lock().expect("tickets").remove(&t);
+                let _ = blocking(&state.store, move |s| s.delete_ticket(&t)).await;
+            }
+            Response::builder().status(204).body(Full::new(Bytes::new())).expect("response")
+        }
+        _ => error(404, "framework.exception.ApiDefault", &format!("Unknown API path {rest}")),
+    }
+}
+
+fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String> {
+    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
+        return Some(t.clone());
+    }
+    let h = parts.headers.get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
+    let raw = base64::engine::general_purpose::STANDARD.decode(h.strip_prefix("Basic ")?.trim()).ok()?;
+    let raw = String::from_utf8(raw).ok()?;
+    match raw.split_once(':') {
+        None => Some(raw),
+        Some(("", t)) | Some(("ROLE_TICKET", t)) => Some(t.to_string()),
+        _ => None,
+    }
+}
+
+/// Resolves `-my-`, `-root-`, `-shared-` or an id.
+async fn resolve_alias(state: &State, user: &str, id: &str) -> Result<String, StoreError> {
+    match id {
+        "-root-" => Ok(COMPANY_HOME.into()),
+        "-shared-" => Ok(SHARED.into()),
+        "-my-" => {
+            let u = user.to_string();
+            blocking(&state.store, move |s| s.user_home(&u)).await
+        }
+        other => Ok(other.to_string()),
+    }
+}
+
+fn mime_for(name: &str) -> (&'static str, &'static str) {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "pdf" => ("application/pdf", "Adobe PDF Document"),
+        "xml" => ("text/xml", "XML"),
+        "txt" => ("text/plain", "Plain Text"),
+        "json" => ("application/json", "JSON"),
+        "html" | "htm" => ("text/html", "HTML"),
+        _ => ("application/octet-stream", "Binary File (Octet Stream)"),
+    }
+}
+
+fn node_json(n: &Node) -> Value {
+    let created = timefmt::alfresco_datetime_ms(n.created_at_ms);
+    let user = json!({"id": n.creator, "displayName": n.creator});
+    let mut props: serde_json::Map<String, Value> = serde_json::from_str(&n.properties).unwrap_or_default();
+    if n.is_folder && props.is_empty() {
+        props = serde_json::Map::new();
+    }
+    let aspects: Value = serde_json::from_str(&n.aspects).unwrap_or(json!([]));
+    let mut v = json!({
+        "id": n.id,
+        "name": n.name,
+        "nodeType": n.node_type,
+        "isFolder": n.is_folder,
+        "isFile": !n.is_folder,
+        "createdAt": created,
+        "modifiedAt": created,
+        "createdByUser": user,
+        "modifiedByUser": user,
+        "aspectNames": aspects,
+        "properties": props,
+    });
+    if let Some(p) = &n.parent_id {
+        v["parentId"] = json!(p);
+    }
+    if !n.is_folder {
+        let (mime, mime_name) = mime_for(&n.name);
+        v["content"] = json!({"mimeType": n.mime.as_deref().unwrap_or(mime), "mimeTypeName": mime_name, "sizeInBytes": n.size, "encoding": "UTF-8"});
+    }
+    v
+}
+
+fn bad(summary: &str) -> Resp {
+    error(400, "framework.exception.InvalidArgument", summary)
+}
+
+async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: &[(String, String)], body: Bytes) -> Resp {
+    let ct = parts.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let parent = match resolve_alias(state, user, id).await {
+        Ok(p) => p,
+        Err(e) => return store_failure(e),
+    };
+    let parent_id = parent.clone();
+    match blocking(&state.store, move |s| s.get(&parent_id)).await {
+        Ok(Some(n)) if n.is_folder => {}
+        Ok(Some(_)) => return bad(&format!("Parent {id} is not a folder")),
+        Ok(None) => return not_found(id),
+        Err(e) => return store_failure(e),
+    }
+    let mime_base = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if mime_base == "application/json" {
+        return create_json(state, user, parent, query, &body).await;
+    }
+    let Some(boundary) = multipart::boundary(ct) else {
+        return bad("Could not read content from HTTP request body: expected multipart/form-data or application/json");
+    };
+    let parts = match multipart::parse(&body, &boundary) {
+        Ok(p) => p,
+        Err(m) => return bad(&format!("Could not read multipart body: {m}")),
+    };
+    let mut file = None;
+    let mut name = None;
+    let mut node_type = "cm:content".to_string();
+    let mut relative_path = None;
+    let mut auto_rename = query.iter().any(|(k, v)| k == "autoRename" && v.eq_ignore_ascii_case("true"));
+    let mut overwrite = false;
+    let mut versioning = !query.iter().any(|(k, v)| k == "versioningEnabled" && v.eq_ignore_ascii_case("false"));
+    let mut props: Vec<(String, Vec<String>)> = Vec::new();
+    for p in parts {
+        let text = || String::from_utf8_lossy(&p.data).into_owned();
+        match p.name.to_ascii_lowercase().as_str() {
+            "filedata" => {
+                if p.filename.is_none() {
+                    return bad("filedata must be a file part");
+                }
+                file = Some(p);
+            }
+            "name" => name = Some(text()),
+            "nodetype" => node_type = text(),
+            "relativepath" => relative_path = Some(text()),
+            "autorename" => auto_rename = text().eq_ignore_ascii_case("true"),
+            "overwrite" => overwrite = text().eq_ignore_ascii_case("true"),
+            "versioningenabled" => versioning = !text().eq_ignore_ascii_case("false"),
+            "majorversion" | "comment" | "renditions" | "aspectnames" => {}
+            other if other.contains(':') => {
+                let v = text();
+                match props.iter_mut().find(|(n, _)| *n == p.name) {
+                    Some((_, vs)) => vs.push(v),
+                    None => props.push((p.name.clone(), vec![v])),
+                }
+            }
+            _ => {} // Alfresco silently ignores fields without a prefix.
+        }
+    }
+    let Some(file) = file else {
+        return bad("Required field missing: filedata");
+    };
+    if auto_rename && overwrite {
+        return bad("Both 'overwrite' and 'autoRename' have been specified - only one can be used");
+    }
+    let name = name.or(file.filename.clone()).unwrap_or_default();
+    if !valid_name(&name) {
+        return error(422, "framework.exception.ConstraintViolated", &format!("Name contains invalid characters: {name}"));
+    }
+    if let Err(r) = state.dict.check_content_type(&node_type) {
+        return bad(&r.message);
+    }
+    let (mut typed, mut aspects) = match state.dict.convert(&node_type, &props) {
+        Ok(x) => x,
+        Err(r) if r.status == 422 => return error(422, "framework.exception.ConstraintViolated", &r.message),
+        Err(r) => return bad(&r.message),
+    };
+    aspects.push("cm:auditable".into());
+    if versioning {
+        aspects.push("cm:versionable".into());
+        typed.insert("cm:versionLabel".into(), json!("1.0"));
+        typed.insert("cm:versionType".into(), json!("MAJOR"));
+    }
+    let mime = mime_for(&name).0.to_string();
+    let mut attempt = 0u32;
+    loop {
+        let try_name = if attempt == 0 {
+            name.clone()
+        } else {
+            match name.rsplit_once('.') {
+                Some((stem, ext)) => format!("{stem}-{attempt}.{ext}"),
+                None => format!("{name}-{attempt}"),
+            }
+        };
+        let new = NewNode {
+            parent_id: parent.clone(),
+            relative_path: relative_path.clone(),
+            name: try_name,
+            node_type: node_type.clone(),
+            is_folder: false,
+            creator: user.to_string(),
+            mime: Some(mime.clone()),
+            properties: Value::Object(typed.clone()).to_string(),
+            aspects: json!(aspects).to_string(),
+            served_by: state.node_name.clone(),
+            content: Some(file.data.clone()),
+        };
+        match blocking(&state.store, move |s| s.create(new)).await {
+            Ok(n) => return json_resp(201, &json!({"entry": node_json(&n)})),
+            Err(StoreError::Duplicate(_)) if auto_rename && attempt < 1000 => attempt += 1,
+            Err(e) => return store_failure(e),
+        }
+    }
+}
+
+/// JSON create: folders (and empty content nodes), as `POST children` with a NodeBodyCreate.
+async fn create_json(state: &Arc<State>, user: &str, parent: String, query: &[(String, String)], body: &Bytes) -> Resp {
+    let v: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => return bad("Could not read content from HTTP request body"),
+    };
+    let Some(name) = v.get("name").and_then(Value::as_str) else {
+        return bad("Required field missing: name");
+    };
+    let Some(node_type) = v.get("nodeType").and_then(Value::as_str) else {
+        return bad("Required field missing: nodeType");
+    };
+    if !valid_name(name) {
+        return error(422, "framework.exception.ConstraintViolated", &format!("Name contains invalid characters: {name}"));
+    }
+    let is_folder = state.dict.is_subtype(node_type, "cm:folder");
+    if !is_folder && state.dict.check_content_type(node_type).is_err() {
+        return bad(&format!("Unknown type: {node_type}"));
+    }
+    let raw: Vec<(String, Vec<String>)> = v
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let vals = match v {
+                        Value::Array(a) => a.iter().map(json_str).collect(),
+                        other => vec![json_str(other)],
+                    };
+                    (k.clone(), vals)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (typed, mut aspects) = match state.dict.convert(node_type, &raw) {
+        Ok(x) => x,
+        Err(r) => return error(r.status, "framework.exception.InvalidArgument", &r.message),
+    };
+    aspects.push("cm:auditable".into());
+    let _ = query;
+    let new = NewNode {
+        parent_id: parent,
+        relative_path: v.get("relativePath").and_then(Value::as_str).map(str::to_string),
+        name: name.to_string(),
+        node_type: node_type.to_string(),
+        is_folder,
+        creator: user.to_string(),
+        mime: None,
+        properties: Value::Object(typed).to_string(),
+        aspects: json!(aspects).to_string(),
+        served_by: state.node_name.clone(),
+        content: (!is_folder).then(Bytes::new),
+    };
+    match blocking(&state.store, move |s| s.create(new)).await {
+        Ok(n) => json_resp(201, &json!({"entry": node_json(&n)})),
+        Err(e) => store_failure(e),
+    }
+}
+
+fn json_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+async fn lookup(state: &State, user: &str, id: &str, relative_path: Option<String>) -> Result<Node, Resp> {
+    let resolved = resolve_alias(state, user, id).await.map_err(store_failure)?;
+    let r = match relative_path {
+        Some(p) => blocking(&state.store, move |s| s.resolve_path(&resolved, &p)).await,
+        None => blocking(&state.store, move |s| s.get(&resolved)).await,
+    };
+    match r {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(not_found(id)),
+        Err(e) => Err(store_failure(e)),
+    }
+}
+
+async fn get_node(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {
+    let rp = query.iter().find(|(k, _)| k == "relativePath").map(|(_, v)| v.clone());
+    match lookup(state, user, id, rp).await {
+        Ok(n) => json_resp(200, &json!({"entry": node_json(&n)})),
+        Err(r) => r,
+    }
+}
+
+async fn content(state: &State, user: &str, id: &str) -> Resp {
+    let n = match lookup(state, user, id, None).await {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if n.is_folder {
+        return bad(&format!("Node {id} is a folder and has no content"));
+    }
+    let path = state.store.content_path(&n.id);
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => {
+            let mime = n.mime.clone().unwrap_or_else(|| mime_for(&n.name).0.to_string());
+            let mut r = Response::new(Full::new(Bytes::from(bytes)));
+            r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_str(&mime).unwrap_or(HeaderValue::from_static("application/octet-stream")));
+            r
+        }
+        Err(e) => error(500, "framework.exception.ApiDefault", &format!("content of {} unreadable: {e}", n.id)),
+    }
+}
+
+async fn children(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {
+    let num = |k: &str| query.iter().find(|(q, _)| q == k).map(|(_, v)| v.parse::<u64>());
+    let skip = match num("skipCount") {
+        None => 0,
+        Some(Ok(v)) => v,
+        Some(Err(_)) => return bad("Invalid paging parameter skipCount"),
+    };
+    let max = match num("maxItems") {
+        None => 100,
+        Some(Ok(v)) if v >= 1 => v,
+        _ => return bad("Invalid paging parameter maxItems"),
+    };
+    let rp = query.iter().find(|(k, _)| k == "relativePath").map(|(_, v)| v.clone());
+    let n = match lookup(state, user, id, rp).await {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if !n.is_folder {
+        return bad(&format!("Node {id} is not a folder"));
+    }
+    let nid = n.id.clone();
+    match blocking(&state.store, move |s| s.children(&nid, skip, max)).await {
+        Ok((nodes, total)) => {
+            let entries: Vec<Value> = nodes.iter().map(|n| json!({"entry": node_json(n)})).collect();
+            json_resp(
+                200,
+                &json!({"list": {
+                    "pagination": {"count": entries.len(), "hasMoreItems": skip + (entries.len() as u64) < total, "totalItems": total, "skipCount": skip, "maxItems": max},
+                    "entries": entries,
+                }}),
+            )
+        }
+        Err(e) => store_failure(e),
+    }
+}
+
+async fn delete(state: &State, user: &str, id: &str) -> Resp {
+    let n = match lookup(state, user, id, None).await {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if [COMPANY_HOME, SHARED, USER_HOMES].contains(&n.id.as_str()) || n.parent_id.as_deref() == Some(USER_HOMES) {
+        return error(403, "framework.exception.PermissionDenied", "Permission was denied");
+    }
+    match blocking(&state.store, move |s| s.delete_tree(&n.id)).await {
+        Ok(_) => Response::builder().status(204).body(Full::new(Bytes::new())).expect("response"),
+        Err(e) => store_failure(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(pct_decode("a%2Fb+c"), "a/b c");
+        assert_eq!(pct_decode("100%"), "100%");
+        assert_eq!(pct_decode("%zz"), "%zz");
+    }
+}

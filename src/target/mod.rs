@@ -1,0 +1,263 @@
+//! The embedded reference target: ingestbench's own emulation of the repository endpoints the
+//! tool uses, over HTTP and HTTPS, backed by a durable on-disk store, with a performance
+//! model so its capacity is known (service time per request, cost per MiB, at most N requests
+//! processed at once; the rest queue). Started by `ingestbench target`, by `run` when no
+//! `--url` is given, and in-process by tests. It must stay as strict as the real servers.
+
+mod alfresco;
+pub mod model;
+pub mod multipart;
+pub mod store;
+mod tls;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::protocol::Secret;
+use model::Dictionary;
+use store::Store;
+
+/// Response header naming the node that served a request.
+pub const NODE_HEADER: &str = "x-ingestbench-node";
+
+/// Known capacity: each request holds one of `max_concurrent` slots for
+/// `service_time + size_mib × per_mib` (0 slots = unlimited).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct PerfModel {
+    pub service_time: Duration,
+    pub per_mib: Duration,
+    pub max_concurrent: usize,
+}
+
+impl PerfModel {
+    fn cost(&self, body_len: usize) -> Duration {
+        self.service_time + self.per_mib.mul_f64(body_len as f64 / (1024.0 * 1024.0))
+    }
+}
+
+/// Where the HTTPS certificate comes from.
+#[derive(Debug, Clone)]
+pub enum TlsSource {
+    /// A fresh local CA and a server certificate for localhost/127.0.0.1/::1.
+    Generate,
+    /// PEM files.
+    Files { cert: PathBuf, key: PathBuf },
+}
+
+#[derive(Debug, Clone)]
+pub struct TargetConfig {
+    pub http_listen: Option<SocketAddr>,
+    pub https_listen: Option<SocketAddr>,
+    pub tls: TlsSource,
+    pub data_dir: PathBuf,
+    pub node_name: String,
+    pub users: Vec<(String, Secret)>,
+    /// Content models (XML text, source) on top of the stock dictionary.
+    pub models: Vec<(String, String)>,
+    pub perf: PerfModel,
+}
+
+impl TargetConfig {
+    /// Loopback HTTP on a free port, admin/admin, the acme model, no capacity limit.
+    pub fn local(data_dir: PathBuf) -> TargetConfig {
+        TargetConfig {
+            http_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+            https_listen: None,
+            tls: TlsSource::Generate,
+            data_dir,
+            node_name: "node1".into(),
+            users: vec![("admin".into(), Secret::new("admin"))],
+            models: vec![(model::ACME_MODEL.to_string(), "built-in acme-model.xml".into())],
+            perf: PerfModel::default(),
+        }
+    }
+}
+
+/// Slots of the performance model. Each slot remembers when it is next free; a request that
+/// waits for a slot starts at that time, not when the timer woke us, so timer overshoot does
+/// not accumulate and throughput under queueing is exactly slots / cost.
+struct Capacity {
+    model: PerfModel,
+    sem: Option<Semaphore>,
+    free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
+}
+
+impl Capacity {
+    fn new(model: PerfModel) -> Capacity {
+        let sem = (model.max_concurrent > 0).then(|| Semaphore::new(model.max_concurrent));
+        let now = Instant::now();
+        let free_at = (0..model.max_concurrent).map(|_| Reverse(now)).collect();
+        Capacity { model, sem, free_at: Mutex::new(free_at) }
+    }
+
+    /// Runs `work` as one request of `body_len` bytes under the model.
+    async fn serve<T>(&self, body_len: usize, work: impl std::future::Future<Output = T>) -> T {
+        let cost = self.model.cost(body_len);
+        let Some(sem) = &self.sem else {
+            let end = Instant::now() + cost;
+            let out = work.await;
+            tokio::time::sleep_until(end).await;
+            return out;
+        };
+        // A request starts when it arrived or when its slot became free, whichever is later.
+        let arrived = Instant::now();
+        let _permit = sem.acquire().await.expect("semaphore never closed");
+        let slot_free = self.free_at.lock().expect("slots").pop().map_or(arrived, |r| r.0);
+        let end = slot_free.max(arrived) + cost;
+        let out = work.await;
+        // Work that overran the model frees the slot only when it is done.
+        let end = end.max(Instant::now());
+        tokio::time::sleep_until(end).await;
+        self.free_at.lock().expect("slots").push(Reverse(end));
+        out
+    }
+}
+
+pub(crate) struct State {
+    store: Arc<Store>,
+    dict: Dictionary,
+    users: HashMap<String, Secret>,
+    node_name: String,
+    tickets: Mutex<HashMap<String, String>>,
+    capacity: Capacity,
+}
+
+/// A running target. Dropping it stops the listeners.
+pub struct TargetHandle {
+    pub http: Option<SocketAddr>,
+    pub https: Option<SocketAddr>,
+    /// PEM of the CA that signed the HTTPS certificate (when generated).
+    pub ca_pem: Option<String>,
+    state: Arc<State>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl TargetHandle {
+    pub fn http_url(&self) -> Option<String> {
+        self.http.map(|a| format!("http://{a}"))
+    }
+    pub fn https_url(&self) -> Option<String> {
+        self.https.map(|a| format!("https://localhost:{}", a.port()))
+    }
+    /// Documents in the store (all nodes sharing it).
+    pub async fn count_documents(&self) -> Result<u64> {
+        let store = self.state.store.clone();
+        tokio::task::spawn_blocking(move || store.count_documents()).await?.map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+    /// Documents anywhere below the folder at `path` under the user's home (`-my-`).
+    pub async fn count_documents_under_home(&self, user: &str, path: &str) -> Result<u64> {
+        let store = self.state.store.clone();
+        let (user, path) = (user.to_string(), path.to_string());
+        tokio::task::spawn_blocking(move || -> Result<u64, store::StoreError> {
+            let home = store.user_home(&user)?;
+            match store.resolve_path(&home, &path)? {
+                Some(n) => store.count_documents_under(&n.id),
+                None => Ok(0),
+            }
+        })
+        .await?
+        .map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+    pub fn store(&self) -> &Arc<Store> {
+        &self.state.store
+    }
+    pub fn stop(mut self) {
+        for t in self.tasks.drain(..) {
+            t.abort();
+        }
+    }
+}
+
+impl Drop for TargetHandle {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Opens the store and starts the listeners.
+pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
+    let dict = Dictionary::with_models(&cfg.models)?;
+    let dir = cfg.data_dir.clone();
+    let store = Arc::new(tokio::task::spawn_blocking(move || Store::open(&dir)).await??);
+    let state = Arc::new(State {
+        store,
+        dict,
+        users: cfg.users.iter().cloned().collect(),
+        node_name: cfg.node_name.clone(),
+        tickets: Mutex::new(HashMap::new()),
+        capacity: Capacity::new(cfg.perf),
+    });
+    let mut tasks = Vec::new();
+    let mut http = None;
+    let mut https = None;
+    let mut ca_pem = None;
+    if let Some(addr) = cfg.http_listen {
+        let l = TcpListener::bind(addr).await.with_context(|| format!("--listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)"))?;
+        http = Some(l.local_addr()?);
+        tasks.push(tokio::spawn(accept_loop(l, None, state.clone())));
+    }
+    if let Some(addr) = cfg.https_listen {
+        let (acceptor, ca) = tls::acceptor(&cfg.tls)?;
+        ca_pem = ca;
+        let l = TcpListener::bind(addr).await.with_context(|| format!("--tls-listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)"))?;
+        https = Some(l.local_addr()?);
+        tasks.push(tokio::spawn(accept_loop(l, Some(acceptor), state.clone())));
+    }
+    Ok(TargetHandle { http, https, ca_pem, state, tasks })
+}
+
+async fn accept_loop(listener: TcpListener, tls: Option<tokio_rustls::TlsAcceptor>, state: Arc<State>) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        let state = state.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            match tls {
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(tcp).await {
+                        let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
+                    }
+                }
+                None => {
+                    let _ = builder.serve_connection(TokioIo::new(tcp), svc).await;
+                }
+            }
+        });
+    }
+}
+
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return Ok(alfresco::error(400, "framework.exception.ApiDefault", "Could not read the request body")),
+    };
+    let len = body.len();
+    let mut resp = state.capacity.serve(len, alfresco::route(&state, &parts, body)).await;
+    resp.headers_mut().insert(NODE_HEADER, hyper::header::HeaderValue::from_str(&state.node_name).unwrap_or(hyper::header::HeaderValue::from_static("node")));
+    Ok(resp)
+}
