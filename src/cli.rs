@@ -140,7 +140,9 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args, Clone)]
-#[command(after_help = "The target answers under /alfresco/api/-default-/public/... like Alfresco REST v1.\nEvery response carries x-ingestbench-node: <node name>.\n\nExit codes: 0 stopped cleanly, 2 configuration error (bad flag, port in use, unreadable file).")]
+#[command(
+    after_help = "The target answers under /alfresco/api/-default-/public/... like Alfresco REST v1.\nEvery response carries x-ingestbench-node: <node name>.\n\nExit codes: 0 stopped cleanly, 2 configuration error (bad flag, port in use, unreadable file)."
+)]
 pub struct TargetArgs {
     /// HTTP listen address (port 0 = a free port).
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]

@@ -14,13 +14,20 @@ pub struct HostFacts {
 }
 
 fn read_trim(path: &str) -> String {
-    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 pub fn facts() -> HostFacts {
     let memory_bytes = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<u64>().ok())
+        })
         .map_or(0, |kib| kib * 1024);
     HostFacts {
         hostname: read_trim("/proc/sys/kernel/hostname"),
@@ -36,7 +43,9 @@ pub fn facts() -> HostFacts {
 pub fn process_cpu_seconds() -> f64 {
     let stat = read_trim("/proc/self/stat");
     // Fields after the command name (which may contain spaces) start after the last ')'.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // utime and stime are fields 14 and 15 (1-based); here index 11 and 12.

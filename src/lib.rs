@@ -56,7 +56,8 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
 
 fn password(plan: &RunPlan) -> Result<Secret> {
     if let Some(f) = &plan.password_file {
-        let text = std::fs::read_to_string(f).with_context(|| format!("--password-file {}: cannot read", f.display()))?;
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("--password-file {}: cannot read", f.display()))?;
         let first = text.lines().next().unwrap_or("").to_string();
         if first.is_empty() {
             bail!("--password-file {}: the first line is empty", f.display());
@@ -67,10 +68,14 @@ fn password(plan: &RunPlan) -> Result<Secret> {
         return Ok(Secret::new(p));
     }
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        let p = rpassword::prompt_password(format!("Password for {}: ", plan.user)).context("reading the password from the terminal")?;
+        let p = rpassword::prompt_password(format!("Password for {}: ", plan.user))
+            .context("reading the password from the terminal")?;
         return Ok(Secret::new(p));
     }
-    bail!("no password for --user {}: set INGESTBENCH_PASSWORD or use --password-file (no terminal to prompt on)", plan.user)
+    bail!(
+        "no password for --user {}: set INGESTBENCH_PASSWORD or use --password-file (no terminal to prompt on)",
+        plan.user
+    )
 }
 
 /// Builds the HTTP client for uploads: one per access method, shared by all workers.
@@ -82,8 +87,10 @@ pub fn http_client(plan: &RunPlan, workers: usize) -> Result<reqwest::Client> {
         .tcp_nodelay(true)
         .user_agent(concat!("ingestbench/", env!("CARGO_PKG_VERSION")));
     if let Some(ca) = &plan.ca_cert {
-        let pem = std::fs::read(ca).with_context(|| format!("--ca-cert {}: cannot read", ca.display()))?;
-        let cert = reqwest::Certificate::from_pem(&pem).with_context(|| format!("--ca-cert {}: not a PEM certificate", ca.display()))?;
+        let pem = std::fs::read(ca)
+            .with_context(|| format!("--ca-cert {}: cannot read", ca.display()))?;
+        let cert = reqwest::Certificate::from_pem(&pem)
+            .with_context(|| format!("--ca-cert {}: not a PEM certificate", ca.display()))?;
         b = b.add_root_certificate(cert);
     }
     b.build().context("building the HTTP client")
@@ -130,7 +137,13 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             let handle = target::start(target::TargetConfig::local(dir)).await?;
             let url = plan::parse_url(&handle.http_url().expect("http listener"))?;
             embedded = Some(handle);
-            let secret = if plan.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some() { password(&plan)? } else { Secret::new("admin") };
+            let secret = if plan.password_file.is_some()
+                || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
+            {
+                password(&plan)?
+            } else {
+                Secret::new("admin")
+            };
             (url, secret)
         }
     };
@@ -146,16 +159,29 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
                 parent: plan.parent.clone(),
                 profile: plan.profile.clone(),
                 versioning: plan.versioning,
-                node_header: Some(reqwest::header::HeaderName::from_static(target::NODE_HEADER)),
+                node_header: Some(reqwest::header::HeaderName::from_static(
+                    target::NODE_HEADER,
+                )),
             },
         )
         .await?,
     );
 
     let results = plan.results_dir.join(format!("run-{id}"));
-    std::fs::create_dir_all(&results).with_context(|| format!("--results-dir {}: cannot create {}", plan.results_dir.display(), results.display()))?;
+    std::fs::create_dir_all(&results).with_context(|| {
+        format!(
+            "--results-dir {}: cannot create {}",
+            plan.results_dir.display(),
+            results.display()
+        )
+    })?;
     let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
-    let fixtures = Arc::new(Fixtures::new(plan.size, plan.doc_size(), plan.seed, plan.profile.clone()));
+    let fixtures = Arc::new(Fixtures::new(
+        plan.size,
+        plan.doc_size(),
+        plan.seed,
+        plan.profile.clone(),
+    ));
     let cell = CellPlan {
         docs: plan.docs,
         threads: plan.threads,
@@ -174,7 +200,10 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let outcomes = outcomes?;
 
     let stored_docs = match &embedded {
-        Some(t) => Some(t.count_documents_under_home(&plan.user, &cell.folder).await?),
+        Some(t) => Some(
+            t.count_documents_under_home(&plan.user, &cell.folder)
+                .await?,
+        ),
         None => None,
     };
     let result = report::build(
@@ -183,7 +212,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             started_at,
             plan: plan.record(),
             host: host::facts(),
-            target: report::TargetRecord { url: plan::redact(&url), embedded: embedded.is_some(), stored_docs },
+            target: report::TargetRecord {
+                url: plan::redact(&url),
+                embedded: embedded.is_some(),
+                stored_docs,
+            },
             worker_quotas: run::split_quota(plan.docs, plan.threads),
             client_cpu_s: cpu,
             manifest: "manifest.jsonl".into(),
@@ -192,7 +225,8 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     );
     let json = serde_json::to_string_pretty(&result)?;
     let result_path = results.join("result.json");
-    std::fs::write(&result_path, &json).with_context(|| format!("writing {}", result_path.display()))?;
+    std::fs::write(&result_path, &json)
+        .with_context(|| format!("writing {}", result_path.display()))?;
     if let Some(out) = &plan.output {
         write_file(out, &json).with_context(|| format!("--output {}", out.display()))?;
     }
@@ -216,7 +250,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             result_path.display()
         );
     }
-    let outcome = if result.docs_failed == 0 && live.stop.load(Ordering::Relaxed) == false { Outcome::Success } else { Outcome::Failures };
+    let outcome = if result.docs_failed == 0 && !live.stop.load(Ordering::Relaxed) {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    };
     Ok((outcome, result))
 }
 
@@ -269,7 +307,10 @@ impl Progress {
             }
             bar.finish_and_clear();
         });
-        Progress { task: Some(task), stop }
+        Progress {
+            task: Some(task),
+            stop,
+        }
     }
 
     async fn finish(self) {
@@ -283,7 +324,9 @@ impl Progress {
 async fn target_command(a: TargetArgs) -> Result<Outcome> {
     for addr in std::iter::once(&a.listen).chain(a.tls_listen.iter()) {
         if !addr.ip().is_loopback() && !a.allow_remote {
-            bail!("--listen {addr}: not a loopback address; the target has test users, so pass --allow-remote to bind it anyway");
+            bail!(
+                "--listen {addr}: not a loopback address; the target has test users, so pass --allow-remote to bind it anyway"
+            );
         }
     }
     let users = if a.users.is_empty() {
@@ -298,11 +341,20 @@ async fn target_command(a: TargetArgs) -> Result<Outcome> {
             .collect::<Result<_>>()?
     };
     let models = if a.models.is_empty() {
-        vec![(target::model::ACME_MODEL.to_string(), "built-in acme-model.xml".to_string())]
+        vec![(
+            target::model::ACME_MODEL.to_string(),
+            "built-in acme-model.xml".to_string(),
+        )]
     } else {
-        a.models.iter().map(|m| target::model::Dictionary::load_file(m)).collect::<Result<_>>()?
+        a.models
+            .iter()
+            .map(|m| target::model::Dictionary::load_file(m))
+            .collect::<Result<_>>()?
     };
-    for (v, flag) in [(a.service_time_ms, "--service-time-ms"), (a.cost_per_mib_ms, "--cost-per-mib-ms")] {
+    for (v, flag) in [
+        (a.service_time_ms, "--service-time-ms"),
+        (a.cost_per_mib_ms, "--cost-per-mib-ms"),
+    ] {
         if !(v.is_finite() && v >= 0.0) {
             bail!("{flag} {v}: must be a number of milliseconds >= 0");
         }
@@ -311,7 +363,10 @@ async fn target_command(a: TargetArgs) -> Result<Outcome> {
         http_listen: Some(a.listen),
         https_listen: a.tls_listen,
         tls: match (&a.cert, &a.key) {
-            (Some(c), Some(k)) => target::TlsSource::Files { cert: c.clone(), key: k.clone() },
+            (Some(c), Some(k)) => target::TlsSource::Files {
+                cert: c.clone(),
+                key: k.clone(),
+            },
             _ => target::TlsSource::Generate,
         },
         data_dir: a.data_dir.clone(),
@@ -326,9 +381,15 @@ async fn target_command(a: TargetArgs) -> Result<Outcome> {
     };
     let handle = target::start(cfg).await?;
     if let Some(ca) = &handle.ca_pem {
-        let path = a.ca_out.clone().unwrap_or_else(|| a.data_dir.join("ca.pem"));
+        let path = a
+            .ca_out
+            .clone()
+            .unwrap_or_else(|| a.data_dir.join("ca.pem"));
         write_file(&path, ca).with_context(|| format!("--ca-out {}", path.display()))?;
-        eprintln!("ingestbench target: CA certificate written to {}", path.display());
+        eprintln!(
+            "ingestbench target: CA certificate written to {}",
+            path.display()
+        );
     }
     if let Some(pf) = &a.port_file {
         let mut text = format!("{}\n", handle.http.map_or(0, |x| x.port()));
@@ -341,7 +402,10 @@ async fn target_command(a: TargetArgs) -> Result<Outcome> {
         "ingestbench target {}: {}{} (store {})",
         a.node_name,
         handle.http_url().unwrap_or_default(),
-        handle.https_url().map(|u| format!(" and {u}")).unwrap_or_default(),
+        handle
+            .https_url()
+            .map(|u| format!(" and {u}"))
+            .unwrap_or_default(),
         a.data_dir.display()
     );
     wait_for_shutdown().await;

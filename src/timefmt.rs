@@ -27,7 +27,12 @@ pub fn date(days: i64) -> String {
 pub fn datetime_ms(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
-    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
     format!("{}T{h:02}:{mi:02}:{s:02}.{milli:03}Z", date(days))
 }
 
@@ -138,9 +143,15 @@ mod tests {
             assert_eq!(parse_iso(&datetime_ms(ms)), Some(ms));
             assert_eq!(parse_iso(&alfresco_datetime_ms(ms)), Some(ms));
         }
-        assert_eq!(parse_iso("2024-02-29"), Some(days_from_civil(2024, 2, 29) * 86_400_000));
+        assert_eq!(
+            parse_iso("2024-02-29"),
+            Some(days_from_civil(2024, 2, 29) * 86_400_000)
+        );
         assert_eq!(parse_iso("2023-02-29"), None);
-        assert_eq!(parse_iso("2024-01-01T01:00:00+01:00"), Some(days_from_civil(2024, 1, 1) * 86_400_000));
+        assert_eq!(
+            parse_iso("2024-01-01T01:00:00+01:00"),
+            Some(days_from_civil(2024, 1, 1) * 86_400_000)
+        );
         assert_eq!(parse_iso("not a date"), None);
     }
 }

@@ -24,8 +24,10 @@ pub enum ErrorClass {
     /// The request did not complete within `--timeout`.
     Timeout,
     /// The server answered 4xx.
+    #[serde(rename = "http_4xx")]
     Http4xx,
     /// The server answered 5xx.
+    #[serde(rename = "http_5xx")]
     Http5xx,
     /// An answer that breaks the API contract (unexpected status, missing id, not JSON).
     Protocol,
@@ -57,11 +59,25 @@ pub struct UploadError {
 
 impl UploadError {
     pub fn http(status: u16, message: String) -> UploadError {
-        let class = if status >= 500 { ErrorClass::Http5xx } else if status >= 400 { ErrorClass::Http4xx } else { ErrorClass::Protocol };
-        UploadError { class, status: Some(status), message }
+        let class = if status >= 500 {
+            ErrorClass::Http5xx
+        } else if status >= 400 {
+            ErrorClass::Http4xx
+        } else {
+            ErrorClass::Protocol
+        };
+        UploadError {
+            class,
+            status: Some(status),
+            message,
+        }
     }
     pub fn protocol(message: impl Into<String>) -> UploadError {
-        UploadError { class: ErrorClass::Protocol, status: None, message: message.into() }
+        UploadError {
+            class: ErrorClass::Protocol,
+            status: None,
+            message: message.into(),
+        }
     }
     /// Classifies a transport error from the HTTP client.
     pub fn transport(e: &reqwest::Error) -> UploadError {
@@ -69,14 +85,22 @@ impl UploadError {
         let lower = chain.to_ascii_lowercase();
         let class = if e.is_timeout() {
             ErrorClass::Timeout
-        } else if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") || has_rustls_source(e) {
+        } else if lower.contains("certificate")
+            || lower.contains("tls")
+            || lower.contains("handshake")
+            || has_rustls_source(e)
+        {
             ErrorClass::Tls
         } else if e.is_connect() {
             ErrorClass::Connect
         } else {
             ErrorClass::Io
         };
-        UploadError { class, status: None, message: chain }
+        UploadError {
+            class,
+            status: None,
+            message: chain,
+        }
     }
 }
 
@@ -142,7 +166,8 @@ impl Default for Recorder {
 impl Recorder {
     pub fn new() -> Recorder {
         Recorder {
-            latency_us: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+            latency_us: Histogram::new_with_bounds(1, HIST_MAX_US, 3)
+                .expect("valid histogram bounds"),
             docs_ok: 0,
             docs_failed: 0,
             bytes_ok: 0,
@@ -153,7 +178,8 @@ impl Recorder {
     }
 
     pub fn record_ok(&mut self, latency: Duration, bytes: u64, done: Instant) {
-        self.latency_us.saturating_record((latency.as_micros() as u64).clamp(1, HIST_MAX_US));
+        self.latency_us
+            .saturating_record((latency.as_micros() as u64).clamp(1, HIST_MAX_US));
         self.docs_ok += 1;
         self.bytes_ok += bytes;
         self.last_done = Some(done);
@@ -170,12 +196,17 @@ impl Recorder {
     pub fn record_err(&mut self, err: UploadError, done: Instant) {
         self.docs_failed += 1;
         self.last_done = Some(done);
-        self.errors.entry((err.class, err.status)).or_insert((0, err.message)).0 += 1;
+        self.errors
+            .entry((err.class, err.status))
+            .or_insert((0, err.message))
+            .0 += 1;
     }
 
     /// Exact merge: histograms add bucket by bucket, counters add.
     pub fn merge(&mut self, other: &Recorder) {
-        self.latency_us.add(&other.latency_us).expect("same histogram bounds");
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("same histogram bounds");
         self.docs_ok += other.docs_ok;
         self.docs_failed += other.docs_failed;
         self.bytes_ok += other.bytes_ok;
@@ -194,7 +225,12 @@ impl Recorder {
     pub fn errors(&self) -> Vec<ErrorSummary> {
         self.errors
             .iter()
-            .map(|((class, status), (count, sample))| ErrorSummary { class: *class, status: *status, count: *count, sample: sample.clone() })
+            .map(|((class, status), (count, sample))| ErrorSummary {
+                class: *class,
+                status: *status,
+                count: *count,
+                sample: sample.clone(),
+            })
             .collect()
     }
 
@@ -240,7 +276,9 @@ pub fn round3(v: f64) -> f64 {
 /// HDR histogram in the standard V2 encoding, base64: merge across machines exactly.
 pub fn encode_hist(h: &Histogram<u64>) -> String {
     let mut buf = Vec::new();
-    V2Serializer::new().serialize(h, &mut buf).expect("serialize to memory");
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .expect("serialize to memory");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
@@ -275,7 +313,11 @@ mod tests {
         let mut all = Recorder::new();
         for i in 1..=1000u64 {
             let d = Duration::from_micros(i * 37);
-            if i % 2 == 0 { a.record_ok(d, 10, now) } else { b.record_ok(d, 10, now) }
+            if i % 2 == 0 {
+                a.record_ok(d, 10, now)
+            } else {
+                b.record_ok(d, 10, now)
+            }
             all.record_ok(d, 10, now);
         }
         a.record_err(UploadError::http(409, "first".into()), now);
@@ -286,7 +328,10 @@ mod tests {
         assert_eq!(a.bytes_ok, 10_000);
         let errs = a.errors();
         assert_eq!(errs.len(), 1);
-        assert_eq!((errs[0].count, errs[0].sample.as_str(), errs[0].class), (2, "first", ErrorClass::Http4xx));
+        assert_eq!(
+            (errs[0].count, errs[0].sample.as_str(), errs[0].class),
+            (2, "first", ErrorClass::Http4xx)
+        );
         let round = decode_hist(&encode_hist(&a.latency_us)).unwrap();
         assert_eq!(LatencyMs::from_hist(&round), a.latency());
     }

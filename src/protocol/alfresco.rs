@@ -13,7 +13,10 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use serde::Deserialize;
 
-use super::{AuthCache, ChunkBody, MultipartHead, Protocol, Secret, SharedAuth, Uploaded, multipart_content_type, multipart_tail};
+use super::{
+    AuthCache, ChunkBody, MultipartHead, Protocol, Secret, SharedAuth, Uploaded,
+    multipart_content_type, multipart_tail,
+};
 use crate::fixtures::{Doc, Profile};
 use crate::metrics::{UploadError, error_chain};
 
@@ -91,7 +94,9 @@ pub fn error_message(status: u16, body: &[u8]) -> String {
         Ok(e) => {
             let summary = e.error.brief_summary.unwrap_or_default();
             let summary = match summary.split_once(' ') {
-                Some((num, rest)) if num.len() == 8 && num.bytes().all(|b| b.is_ascii_digit()) => rest.to_string(),
+                Some((num, rest)) if num.len() == 8 && num.bytes().all(|b| b.is_ascii_digit()) => {
+                    rest.to_string()
+                }
                 _ => summary,
             };
             format!("{} {}", e.error.status_code.unwrap_or(status), summary)
@@ -114,7 +119,13 @@ impl Alfresco {
             AuthMode::Basic => basic(&opts.user, opts.password.expose()),
             AuthMode::Ticket => login(&client, &root, &opts).await?,
         };
-        let a = Alfresco { client, core, children_url, auth: Arc::new(SharedAuth::new(header)), opts };
+        let a = Alfresco {
+            client,
+            core,
+            children_url,
+            auth: Arc::new(SharedAuth::new(header)),
+            opts,
+        };
         a.check_parent().await?;
         Ok(a)
     }
@@ -133,10 +144,17 @@ impl Alfresco {
         let body = resp.bytes().await.unwrap_or_default();
         match status {
             StatusCode::OK => {
-                let node: Entry<NodeInfo> = serde_json::from_slice(&body)
-                    .with_context(|| format!("{url}: answered 200 without a node entry; is --url an Alfresco server?"))?;
+                let node: Entry<NodeInfo> = serde_json::from_slice(&body).with_context(|| {
+                    format!(
+                        "{url}: answered 200 without a node entry; is --url an Alfresco server?"
+                    )
+                })?;
                 if !node.entry.is_folder {
-                    bail!("--parent {}: node {} is not a folder; use -my-, -root-, -shared- or a folder node id", self.opts.parent, node.entry.id);
+                    bail!(
+                        "--parent {}: node {} is not a folder; use -my-, -root-, -shared- or a folder node id",
+                        self.opts.parent,
+                        node.entry.id
+                    );
                 }
                 Ok(())
             }
@@ -151,7 +169,10 @@ impl Alfresco {
                 self.opts.url,
                 error_message(404, &body)
             ),
-            s => bail!("{url}: unexpected answer {}; is --url the server root of an Alfresco?", error_message(s.as_u16(), &body)),
+            s => bail!(
+                "{url}: unexpected answer {}; is --url the server root of an Alfresco?",
+                error_message(s.as_u16(), &body)
+            ),
         }
     }
 
@@ -165,15 +186,24 @@ impl Alfresco {
             return Ok(());
         }
         let root = self.opts.url.as_str().trim_end_matches('/');
-        let h = login(&self.client, root, &self.opts).await.map_err(|e| UploadError::http(401, format!("re-login failed: {e:#}")))?;
+        let h = login(&self.client, root, &self.opts)
+            .await
+            .map_err(|e| UploadError::http(401, format!("re-login failed: {e:#}")))?;
         self.auth.replace_if_current(seen, h);
         Ok(())
     }
 
-    fn request(&self, doc: &Doc<'_>, folder: &str, header: &HeaderValue) -> reqwest::RequestBuilder {
+    fn request(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        header: &HeaderValue,
+    ) -> reqwest::RequestBuilder {
         let profile = &self.opts.profile;
         let mut head = MultipartHead::new();
-        head.text("name", &doc.name).text("nodeType", &profile.node_type).text("relativePath", folder);
+        head.text("name", &doc.name)
+            .text("nodeType", &profile.node_type)
+            .text("relativePath", folder);
         if !self.opts.versioning {
             head.text("versioningEnabled", "false");
         }
@@ -191,8 +221,17 @@ impl Alfresco {
             .body(reqwest::Body::wrap(body))
     }
 
-    async fn send_once(&self, doc: &Doc<'_>, folder: &str, header: &HeaderValue) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
-        let resp = self.request(doc, folder, header).send().await.map_err(|e| UploadError::transport(&e))?;
+    async fn send_once(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        header: &HeaderValue,
+    ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
+        let resp = self
+            .request(doc, folder, header)
+            .send()
+            .await
+            .map_err(|e| UploadError::transport(&e))?;
         let status = resp.status();
         let node = self
             .opts
@@ -207,7 +246,12 @@ impl Alfresco {
 }
 
 impl Protocol for Alfresco {
-    async fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> Result<Uploaded, UploadError> {
+    async fn upload(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        auth: &mut AuthCache,
+    ) -> Result<Uploaded, UploadError> {
         let mut header = auth.header().clone();
         let mut seen = auth.generation;
         let mut relogged = false;
@@ -220,7 +264,10 @@ impl Protocol for Alfresco {
                     if e.entry.id.is_empty() {
                         return Err(UploadError::protocol("201 with an empty entry.id"));
                     }
-                    return Ok(Uploaded { id: e.entry.id, node });
+                    return Ok(Uploaded {
+                        id: e.entry.id,
+                        node,
+                    });
                 }
                 StatusCode::UNAUTHORIZED if !relogged && self.opts.auth == AuthMode::Ticket => {
                     relogged = true;
@@ -229,9 +276,17 @@ impl Protocol for Alfresco {
                     seen = auth.generation;
                 }
                 s if s.is_success() => {
-                    return Err(UploadError::protocol(format!("{} instead of 201 Created", s.as_u16())));
+                    return Err(UploadError::protocol(format!(
+                        "{} instead of 201 Created",
+                        s.as_u16()
+                    )));
                 }
-                s => return Err(UploadError::http(s.as_u16(), error_message(s.as_u16(), &body))),
+                s => {
+                    return Err(UploadError::http(
+                        s.as_u16(),
+                        error_message(s.as_u16(), &body),
+                    ));
+                }
             }
         }
     }
@@ -249,20 +304,33 @@ fn basic(user: &str, password: &str) -> HeaderValue {
 }
 
 fn unreachable_err(url: &reqwest::Url, e: &reqwest::Error) -> anyhow::Error {
-    anyhow!("cannot reach {url}: {}; check --url and that the repository is running", error_chain(e))
+    anyhow!(
+        "cannot reach {url}: {}; check --url and that the repository is running",
+        error_chain(e)
+    )
 }
 
 /// POST /tickets; returns the header that carries the ticket (`Basic base64(ticket)`).
-async fn login(client: &reqwest::Client, root: &str, opts: &AlfrescoOptions) -> Result<HeaderValue> {
+async fn login(
+    client: &reqwest::Client,
+    root: &str,
+    opts: &AlfrescoOptions,
+) -> Result<HeaderValue> {
     let url = format!("{root}{AUTH_PATH}/tickets");
     let body = serde_json::json!({ "userId": opts.user, "password": opts.password.expose() });
-    let resp = client.post(&url).json(&body).send().await.map_err(|e| unreachable_err(&opts.url, &e))?;
+    let resp = client
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| unreachable_err(&opts.url, &e))?;
     let status = resp.status();
     let bytes = resp.bytes().await.unwrap_or_default();
     match status {
         StatusCode::CREATED => {
-            let e: Entry<IdOnly> = serde_json::from_slice(&bytes)
-                .with_context(|| format!("{url}: 201 without entry.id; is --url an Alfresco server root?"))?;
+            let e: Entry<IdOnly> = serde_json::from_slice(&bytes).with_context(|| {
+                format!("{url}: 201 without entry.id; is --url an Alfresco server root?")
+            })?;
             let token = base64::engine::general_purpose::STANDARD.encode(e.entry.id);
             let mut v = HeaderValue::from_str(&format!("Basic {token}"))?;
             v.set_sensitive(true);
@@ -274,8 +342,13 @@ async fn login(client: &reqwest::Client, root: &str, opts: &AlfrescoOptions) -> 
             opts.url,
             status.as_u16()
         ),
-        StatusCode::NOT_FOUND => bail!("{url}: 404; --url must be the server root (e.g. http://host:8080) of an Alfresco 5.2 or later"),
-        s => bail!("login at {url} failed: {}", error_message(s.as_u16(), &bytes)),
+        StatusCode::NOT_FOUND => bail!(
+            "{url}: 404; --url must be the server root (e.g. http://host:8080) of an Alfresco 5.2 or later"
+        ),
+        s => bail!(
+            "login at {url} failed: {}",
+            error_message(s.as_u16(), &bytes)
+        ),
     }
 }
 
@@ -287,6 +360,9 @@ mod tests {
     fn error_bodies_lose_the_log_number() {
         let body = br#"{"error":{"errorKey":"x","statusCode":409,"briefSummary":"05150023 a.pdf already exists.","stackTrace":"","descriptionURL":"","logId":"1"}}"#;
         assert_eq!(error_message(409, body), "409 a.pdf already exists.");
-        assert!(error_message(502, b"<html>bad gateway</html>").starts_with("502 (no Alfresco error body)"));
+        assert!(
+            error_message(502, b"<html>bad gateway</html>")
+                .starts_with("502 (no Alfresco error body)")
+        );
     }
 }

@@ -53,7 +53,12 @@ pub trait Protocol: Send + Sync + 'static {
     /// Uploads one document into `folder` (a path relative to the run's parent), with the
     /// profile's metadata. Counts as success only on the API's documented success status
     /// with the new id read from the body.
-    fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> impl Future<Output = Result<Uploaded, UploadError>> + Send;
+    fn upload(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        auth: &mut AuthCache,
+    ) -> impl Future<Output = Result<Uploaded, UploadError>> + Send;
 
     /// A fresh per-worker auth cache.
     fn auth_cache(&self) -> AuthCache;
@@ -68,11 +73,18 @@ pub struct SharedAuth {
 
 impl SharedAuth {
     pub fn new(header: HeaderValue) -> SharedAuth {
-        SharedAuth { header: RwLock::new(header), generation: AtomicU64::new(0) }
+        SharedAuth {
+            header: RwLock::new(header),
+            generation: AtomicU64::new(0),
+        }
     }
     pub fn cache(self: &Arc<Self>) -> AuthCache {
         let header = self.header.read().expect("auth lock").clone();
-        AuthCache { shared: self.clone(), generation: self.generation.load(Ordering::Acquire), header }
+        AuthCache {
+            shared: self.clone(),
+            generation: self.generation.load(Ordering::Acquire),
+            header,
+        }
     }
     /// Replaces the header if nobody did since `seen` (a worker's generation).
     pub fn replace_if_current(&self, seen: u64, header: HeaderValue) {
@@ -120,7 +132,11 @@ pub struct ChunkBody {
 impl ChunkBody {
     pub fn new(head: Bytes, shared: Bytes, tail: Bytes) -> ChunkBody {
         let remaining = (head.len() + shared.len() + tail.len()) as u64;
-        ChunkBody { chunks: [Some(head), Some(shared), Some(tail)], next: 0, remaining }
+        ChunkBody {
+            chunks: [Some(head), Some(shared), Some(tail)],
+            next: 0,
+            remaining,
+        }
     }
     pub fn len(&self) -> u64 {
         self.remaining
@@ -134,7 +150,10 @@ impl http_body::Body for ChunkBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         while self.next < self.chunks.len() {
             let i = self.next;
             self.next += 1;
@@ -176,12 +195,15 @@ impl Default for MultipartHead {
 
 impl MultipartHead {
     pub fn new() -> MultipartHead {
-        MultipartHead { buf: Vec::with_capacity(2048) }
+        MultipartHead {
+            buf: Vec::with_capacity(2048),
+        }
     }
     pub fn text(&mut self, name: &str, value: &str) -> &mut Self {
         self.buf.extend_from_slice(b"--");
         self.buf.extend_from_slice(BOUNDARY.as_bytes());
-        self.buf.extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
+        self.buf
+            .extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\"\r\n\r\n");
         self.buf.extend_from_slice(value.as_bytes());
@@ -192,7 +214,8 @@ impl MultipartHead {
     pub fn file(mut self, name: &str, filename: &str, mime: &str) -> Bytes {
         self.buf.extend_from_slice(b"--");
         self.buf.extend_from_slice(BOUNDARY.as_bytes());
-        self.buf.extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
+        self.buf
+            .extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\"; filename=\"");
         self.buf.extend_from_slice(filename.as_bytes());
@@ -224,13 +247,22 @@ mod tests {
 
     #[test]
     fn content_type_matches_boundary() {
-        assert!(multipart_content_type().to_str().unwrap().ends_with(BOUNDARY));
+        assert!(
+            multipart_content_type()
+                .to_str()
+                .unwrap()
+                .ends_with(BOUNDARY)
+        );
         assert_eq!(format!("{:?}", Secret::new("hunter2")), "Secret(***)");
     }
 
     #[tokio::test]
     async fn chunk_body_has_exact_length() {
-        let b = ChunkBody::new(Bytes::from_static(b"ab"), Bytes::new(), Bytes::from_static(b"cde"));
+        let b = ChunkBody::new(
+            Bytes::from_static(b"ab"),
+            Bytes::new(),
+            Bytes::from_static(b"cde"),
+        );
         assert_eq!(http_body::Body::size_hint(&b).exact(), Some(5));
         let all = b.collect().await.unwrap().to_bytes();
         assert_eq!(&all[..], b"abcde");

@@ -127,15 +127,25 @@ pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
         });
     }
     let n = outcomes.len().max(1) as f64;
-    let mean_duration: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum::<f64>() / n;
+    let mean_duration: f64 = outcomes
+        .iter()
+        .map(|o| o.duration.as_secs_f64())
+        .sum::<f64>()
+        / n;
     let mean_ok = all.docs_ok as f64 / n;
-    let rates: Vec<f64> = outcomes.iter().map(|o| rate(o.recorder.docs_ok as f64, o.duration.as_secs_f64())).collect();
+    let rates: Vec<f64> = outcomes
+        .iter()
+        .map(|o| rate(o.recorder.docs_ok as f64, o.duration.as_secs_f64()))
+        .collect();
     let (m, sd) = mean_sd(&rates);
     let cpus = inp.host.cpus.max(1) as f64;
     let total_time: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum();
     RunResult {
         schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "ingestbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: Tool {
+            name: "ingestbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         id: inp.id,
         started_at: inp.started_at,
         seed: inp.plan.seed,
@@ -181,15 +191,31 @@ pub fn summary_text(r: &RunResult) -> String {
             run.run, run.docs_per_sec, run.mb_per_sec, run.duration_s, run.docs_ok, run.docs_failed
         );
     }
-    let _ = writeln!(s, "  docs/sec: {:.1}  (mean of runs {:.1} ± {:.1})  MB/s: {:.2}", r.docs_per_sec, r.docs_per_sec_mean, r.docs_per_sec_stddev, r.mb_per_sec);
+    let _ = writeln!(
+        s,
+        "  docs/sec: {:.1}  (mean of runs {:.1} ± {:.1})  MB/s: {:.2}",
+        r.docs_per_sec, r.docs_per_sec_mean, r.docs_per_sec_stddev, r.mb_per_sec
+    );
     let l = &r.latency_ms;
-    let _ = writeln!(s, "  latency ms: min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}", l.min, l.p50, l.p90, l.p95, l.p99, l.max);
+    let _ = writeln!(
+        s,
+        "  latency ms: min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
+        l.min, l.p50, l.p90, l.p95, l.p99, l.max
+    );
     if !r.node_split.is_empty() {
-        let parts: Vec<String> = r.node_split.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let parts: Vec<String> = r
+            .node_split
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         let _ = writeln!(s, "  served by: {}", parts.join(", "));
     }
     if let Some(n) = r.target.stored_docs {
-        let _ = writeln!(s, "  embedded target stored {n} documents (report: {} acknowledged)", r.docs_ok);
+        let _ = writeln!(
+            s,
+            "  embedded target stored {n} documents (report: {} acknowledged)",
+            r.docs_ok
+        );
     }
     if r.errors.is_empty() {
         let _ = writeln!(s, "  errors: none");
@@ -197,7 +223,14 @@ pub fn summary_text(r: &RunResult) -> String {
         let _ = writeln!(s, "  errors: {} failed uploads", r.docs_failed);
         for e in &r.errors {
             let status = e.status.map(|s| format!(" {s}")).unwrap_or_default();
-            let _ = writeln!(s, "    {}{}: {} x, e.g. {}", e.class.name(), status, e.count, e.sample);
+            let _ = writeln!(
+                s,
+                "    {}{}: {} x, e.g. {}",
+                e.class.name(),
+                status,
+                e.count,
+                e.sample
+            );
         }
     }
     if r.client_cpu_share > 0.8 {

@@ -49,8 +49,16 @@ impl Manifest {
             .create(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot write the manifest {} (check --results-dir)", path.display()))?;
-        Ok(Manifest { path: path.to_path_buf(), file: Arc::new(Mutex::new(file)) })
+            .with_context(|| {
+                format!(
+                    "cannot write the manifest {} (check --results-dir)",
+                    path.display()
+                )
+            })?;
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            file: Arc::new(Mutex::new(file)),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -58,19 +66,30 @@ impl Manifest {
     }
 
     pub fn writer(&self) -> Writer {
-        Writer { file: self.file.clone(), buf: Vec::with_capacity(FLUSH_AT + 1024) }
+        Writer {
+            file: self.file.clone(),
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+        }
     }
 
     pub fn flush(&self) -> Result<()> {
-        self.file.lock().expect("manifest").flush().with_context(|| format!("writing {}", self.path.display()))
+        self.file
+            .lock()
+            .expect("manifest")
+            .flush()
+            .with_context(|| format!("writing {}", self.path.display()))
     }
 
     pub fn read(path: &Path) -> Result<Vec<ManifestEntry>> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the manifest {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the manifest {}", path.display()))?;
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}: not a manifest line", path.display(), i + 1)))
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .with_context(|| format!("{}:{}: not a manifest line", path.display(), i + 1))
+            })
             .collect()
     }
 }

@@ -51,8 +51,10 @@ impl CellPlan {
         format!("{}/run-{run}", self.folder)
     }
     fn run_tag(&self, run: u32) -> u64 {
-        let mut r = crate::fixtures::Rng::new(self.nonce ^ u64::from(run).wrapping_mul(0xD6E8_FEB8_6659_FD93));
-        r.next()
+        let mut r = crate::fixtures::Rng::new(
+            self.nonce ^ u64::from(run).wrapping_mul(0xD6E8_FEB8_6659_FD93),
+        );
+        r.next_u64()
     }
 }
 
@@ -82,10 +84,24 @@ fn fatal_rejection(class: ErrorClass, status: Option<u16>) -> bool {
 }
 
 /// Runs one cell's `runs` runs in order, returning each run's outcome.
-pub async fn run_cell<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan: &CellPlan, live: Arc<Live>, manifest: &Manifest) -> Result<Vec<RunOutcome>> {
+pub async fn run_cell<P: Protocol>(
+    proto: Arc<P>,
+    fixtures: Arc<Fixtures>,
+    plan: &CellPlan,
+    live: Arc<Live>,
+    manifest: &Manifest,
+) -> Result<Vec<RunOutcome>> {
     let mut out = Vec::new();
     for run in 1..=plan.runs {
-        let o = run_once(proto.clone(), fixtures.clone(), plan, run, live.clone(), manifest).await?;
+        let o = run_once(
+            proto.clone(),
+            fixtures.clone(),
+            plan,
+            run,
+            live.clone(),
+            manifest,
+        )
+        .await?;
         let fatal = o.fatal.is_some();
         out.push(o);
         if fatal || live.stop.load(Ordering::Relaxed) {
@@ -95,7 +111,14 @@ pub async fn run_cell<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan:
     Ok(out)
 }
 
-async fn run_once<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan: &CellPlan, run: u32, live: Arc<Live>, manifest: &Manifest) -> Result<RunOutcome> {
+async fn run_once<P: Protocol>(
+    proto: Arc<P>,
+    fixtures: Arc<Fixtures>,
+    plan: &CellPlan,
+    run: u32,
+    live: Arc<Live>,
+    manifest: &Manifest,
+) -> Result<RunOutcome> {
     let quotas = split_quota(plan.docs, plan.threads);
     let barrier = Arc::new(Barrier::new(quotas.len() + 1));
     let run_folder = Arc::new(plan.run_folder(run));
@@ -135,7 +158,13 @@ async fn run_once<P: Protocol>(proto: Arc<P>, fixtures: Arc<Fixtures>, plan: &Ce
     manifest.flush()?;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let duration = end.saturating_duration_since(started);
-    Ok(RunOutcome { run, duration, recorder: merged, folder: run_folder.to_string(), fatal: fatal.get().cloned() })
+    Ok(RunOutcome {
+        run,
+        duration,
+        recorder: merged,
+        folder: run_folder.to_string(),
+        fatal: fatal.get().cloned(),
+    })
 }
 
 struct WorkerCtx<P> {
@@ -181,10 +210,12 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
                     rec.record_node(n);
                 }
                 ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
-                ctx.manifest.ok(ctx.run, &doc, &folder, &up.id, up.node.as_deref());
+                ctx.manifest
+                    .ok(ctx.run, &doc, &folder, &up.id, up.node.as_deref());
             }
             Err(e) => {
-                if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0 {
+                if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0
+                {
                     let _ = ctx.fatal.set(e.message.clone());
                     ctx.live.stop.store(true, Ordering::Relaxed);
                 }

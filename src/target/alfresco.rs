@@ -26,7 +26,10 @@ type Resp = Response<Full<Bytes>>;
 fn json_resp(status: u16, v: &Value) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(v).expect("json"))));
     *r.status_mut() = hyper::StatusCode::from_u16(status).expect("status");
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/json;charset=UTF-8"),
+    );
     r
 }
 
@@ -47,27 +50,55 @@ pub fn error(status: u16, key: &str, summary: &str) -> Resp {
 }
 
 fn unauthorized() -> Resp {
-    let mut r = error(401, "framework.exception.ApiDefault", "Authentication failed");
-    r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"Alfresco DEFAULT tenant\""));
+    let mut r = error(
+        401,
+        "framework.exception.ApiDefault",
+        "Authentication failed",
+    );
+    r.headers_mut().insert(
+        WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"Alfresco DEFAULT tenant\""),
+    );
     r
 }
 
 fn not_found(id: &str) -> Resp {
-    error(404, "framework.exception.EntityNotFound", &format!("The entity with id: {id} was not found"))
+    error(
+        404,
+        "framework.exception.EntityNotFound",
+        &format!("The entity with id: {id} was not found"),
+    )
 }
 
 fn store_failure(e: StoreError) -> Resp {
     match e {
-        StoreError::ParentNotFound => error(404, "framework.exception.EntityNotFound", "The parent node was not found"),
-        StoreError::NotAFolder(n) => error(409, "framework.exception.ConstraintViolated", &format!("{n} is not a folder")),
-        StoreError::Duplicate(n) => error(409, "framework.exception.ConstraintViolated", &format!("{n} already exists.")),
+        StoreError::ParentNotFound => error(
+            404,
+            "framework.exception.EntityNotFound",
+            "The parent node was not found",
+        ),
+        StoreError::NotAFolder(n) => error(
+            409,
+            "framework.exception.ConstraintViolated",
+            &format!("{n} is not a folder"),
+        ),
+        StoreError::Duplicate(n) => error(
+            409,
+            "framework.exception.ConstraintViolated",
+            &format!("{n} already exists."),
+        ),
         StoreError::Internal(m) => error(500, "framework.exception.ApiDefault", &m),
     }
 }
 
-async fn blocking<T: Send + 'static>(store: &Arc<Store>, f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+async fn blocking<T: Send + 'static>(
+    store: &Arc<Store>,
+    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store)).await.unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
 }
 
 fn query_params(q: Option<&str>) -> Vec<(String, String)> {
@@ -88,7 +119,8 @@ fn pct_decode(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
+                {
                     Ok(v) => {
                         out.push(v);
                         i += 3;
@@ -111,28 +143,46 @@ async fn authenticate(state: &State, parts: &Parts, query: &[(String, String)]) 
         if let Some(u) = state.tickets.lock().expect("tickets").get(&t) {
             return Some(u.clone());
         }
-        let u = blocking(&state.store, move |s| s.ticket_user(&t)).await.ok().flatten()?;
+        let u = blocking(&state.store, move |s| s.ticket_user(&t))
+            .await
+            .ok()
+            .flatten()?;
         Some(u)
     };
     if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
         return ticket_user(t.clone()).await;
     }
-    let h = parts.headers.get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
-    let b64 = h.strip_prefix("Basic ").or_else(|| h.strip_prefix("basic "))?;
-    let raw = base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?;
+    let h = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let b64 = h
+        .strip_prefix("Basic ")
+        .or_else(|| h.strip_prefix("basic "))?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
     let raw = String::from_utf8(raw).ok()?;
     match raw.split_once(':') {
         None => ticket_user(raw).await,
         Some(("", t)) | Some(("ROLE_TICKET", t)) => ticket_user(t.to_string()).await,
         Some((user, pass)) => {
-            let ok = state.users.get(user).is_some_and(|p| constant_eq(p.expose(), pass));
+            let ok = state
+                .users
+                .get(user)
+                .is_some_and(|p| constant_eq(p.expose(), pass));
             ok.then(|| user.to_string())
         }
     }
 }
 
 fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
@@ -143,7 +193,11 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         return tickets(state, parts, method, rest, &query, body).await;
     }
     let Some(rest) = path.strip_prefix(CORE) else {
-        return error(404, "framework.exception.ApiDefault", &format!("Unknown API path {path}"));
+        return error(
+            404,
+            "framework.exception.ApiDefault",
+            &format!("Unknown API path {path}"),
+        );
     };
     let Some(user) = authenticate(state, parts, &query).await else {
         return unauthorized();
@@ -155,21 +209,49 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         ("GET", ["nodes", id]) => get_node(state, &user, id, &query).await,
         ("GET", ["nodes", id, "content"]) => content(state, &user, id).await,
         ("DELETE", ["nodes", id]) => delete(state, &user, id).await,
-        _ => error(405, "framework.exception.UnsupportedResourceOperation", &format!("{method} is not supported for {path}")),
+        _ => error(
+            405,
+            "framework.exception.UnsupportedResourceOperation",
+            &format!("{method} is not supported for {path}"),
+        ),
     }
 }
 
-async fn tickets(state: &State, parts: &Parts, method: &str, rest: &str, query: &[(String, String)], body: Bytes) -> Resp {
+async fn tickets(
+    state: &State,
+    parts: &Parts,
+    method: &str,
+    rest: &str,
+    query: &[(String, String)],
+    body: Bytes,
+) -> Resp {
     match (method, rest) {
         ("POST", "tickets") => {
             let v: Value = match serde_json::from_slice(&body) {
                 Ok(v) => v,
-                Err(_) => return error(400, "framework.exception.InvalidArgument", "Could not read content from HTTP request body"),
+                Err(_) => {
+                    return error(
+                        400,
+                        "framework.exception.InvalidArgument",
+                        "Could not read content from HTTP request body",
+                    );
+                }
             };
-            let (Some(user), Some(pass)) = (v.get("userId").and_then(Value::as_str), v.get("password").and_then(Value::as_str)) else {
-                return error(400, "framework.exception.InvalidArgument", "Invalid login details");
+            let (Some(user), Some(pass)) = (
+                v.get("userId").and_then(Value::as_str),
+                v.get("password").and_then(Value::as_str),
+            ) else {
+                return error(
+                    400,
+                    "framework.exception.InvalidArgument",
+                    "Invalid login details",
+                );
             };
-            if !state.users.get(user).is_some_and(|p| constant_eq(p.expose(), pass)) {
+            if !state
+                .users
+                .get(user)
+                .is_some_and(|p| constant_eq(p.expose(), pass))
+            {
                 return error(403, "framework.exception.PermissionDenied", "Login failed");
             }
             let ticket = format!("TICKET_{}", uuid::Uuid::new_v4().simple());
@@ -177,7 +259,11 @@ async fn tickets(state: &State, parts: &Parts, method: &str, rest: &str, query: 
             if let Err(e) = blocking(&state.store, move |s| s.put_ticket(&t2, &u2)).await {
                 return store_failure(e);
             }
-            state.tickets.lock().expect("tickets").insert(ticket.clone(), user.to_string());
+            state
+                .tickets
+                .lock()
+                .expect("tickets")
+                .insert(ticket.clone(), user.to_string());
             json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
         }
         ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
@@ -186,15 +272,25 @@ async fn tickets(state: &State, parts: &Parts, method: &str, rest: &str, query: 
             };
             let ticket = presented_ticket(parts, query);
             if method == "GET" {
-                return json_resp(200, &json!({"entry": {"id": ticket.unwrap_or_default(), "userId": user}}));
+                return json_resp(
+                    200,
+                    &json!({"entry": {"id": ticket.unwrap_or_default(), "userId": user}}),
+                );
             }
             if let Some(t) = ticket {
                 state.tickets.lock().expect("tickets").remove(&t);
                 let _ = blocking(&state.store, move |s| s.delete_ticket(&t)).await;
             }
-            Response::builder().status(204).body(Full::new(Bytes::new())).expect("response")
+            Response::builder()
+                .status(204)
+                .body(Full::new(Bytes::new()))
+                .expect("response")
         }
-        _ => error(404, "framework.exception.ApiDefault", &format!("Unknown API path {rest}")),
+        _ => error(
+            404,
+            "framework.exception.ApiDefault",
+            &format!("Unknown API path {rest}"),
+        ),
     }
 }
 
@@ -202,8 +298,14 @@ fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String>
     if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
         return Some(t.clone());
     }
-    let h = parts.headers.get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
-    let raw = base64::engine::general_purpose::STANDARD.decode(h.strip_prefix("Basic ")?.trim()).ok()?;
+    let h = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(h.strip_prefix("Basic ")?.trim())
+        .ok()?;
     let raw = String::from_utf8(raw).ok()?;
     match raw.split_once(':') {
         None => Some(raw),
@@ -226,7 +328,10 @@ async fn resolve_alias(state: &State, user: &str, id: &str) -> Result<String, St
 }
 
 fn mime_for(name: &str) -> (&'static str, &'static str) {
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
         "pdf" => ("application/pdf", "Adobe PDF Document"),
         "xml" => ("text/xml", "XML"),
@@ -240,7 +345,8 @@ fn mime_for(name: &str) -> (&'static str, &'static str) {
 fn node_json(n: &Node) -> Value {
     let created = timefmt::alfresco_datetime_ms(n.created_at_ms);
     let user = json!({"id": n.creator, "displayName": n.creator});
-    let mut props: serde_json::Map<String, Value> = serde_json::from_str(&n.properties).unwrap_or_default();
+    let mut props: serde_json::Map<String, Value> =
+        serde_json::from_str(&n.properties).unwrap_or_default();
     if n.is_folder && props.is_empty() {
         props = serde_json::Map::new();
     }
@@ -272,8 +378,19 @@ fn bad(summary: &str) -> Resp {
     error(400, "framework.exception.InvalidArgument", summary)
 }
 
-async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: &[(String, String)], body: Bytes) -> Resp {
-    let ct = parts.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+async fn create(
+    state: &Arc<State>,
+    parts: &Parts,
+    user: &str,
+    id: &str,
+    query: &[(String, String)],
+    body: Bytes,
+) -> Resp {
+    let ct = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     let parent = match resolve_alias(state, user, id).await {
         Ok(p) => p,
         Err(e) => return store_failure(e),
@@ -285,12 +402,19 @@ async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: 
         Ok(None) => return not_found(id),
         Err(e) => return store_failure(e),
     }
-    let mime_base = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let mime_base = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     if mime_base == "application/json" {
         return create_json(state, user, parent, query, &body).await;
     }
     let Some(boundary) = multipart::boundary(ct) else {
-        return bad("Could not read content from HTTP request body: expected multipart/form-data or application/json");
+        return bad(
+            "Could not read content from HTTP request body: expected multipart/form-data or application/json",
+        );
     };
     let parts = match multipart::parse(&body, &boundary) {
         Ok(p) => p,
@@ -300,9 +424,13 @@ async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: 
     let mut name = None;
     let mut node_type = "cm:content".to_string();
     let mut relative_path = None;
-    let mut auto_rename = query.iter().any(|(k, v)| k == "autoRename" && v.eq_ignore_ascii_case("true"));
+    let mut auto_rename = query
+        .iter()
+        .any(|(k, v)| k == "autoRename" && v.eq_ignore_ascii_case("true"));
     let mut overwrite = false;
-    let mut versioning = !query.iter().any(|(k, v)| k == "versioningEnabled" && v.eq_ignore_ascii_case("false"));
+    let mut versioning = !query
+        .iter()
+        .any(|(k, v)| k == "versioningEnabled" && v.eq_ignore_ascii_case("false"));
     let mut props: Vec<(String, Vec<String>)> = Vec::new();
     for p in parts {
         let text = || String::from_utf8_lossy(&p.data).into_owned();
@@ -338,14 +466,20 @@ async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: 
     }
     let name = name.or(file.filename.clone()).unwrap_or_default();
     if !valid_name(&name) {
-        return error(422, "framework.exception.ConstraintViolated", &format!("Name contains invalid characters: {name}"));
+        return error(
+            422,
+            "framework.exception.ConstraintViolated",
+            &format!("Name contains invalid characters: {name}"),
+        );
     }
     if let Err(r) = state.dict.check_content_type(&node_type) {
         return bad(&r.message);
     }
     let (mut typed, mut aspects) = match state.dict.convert(&node_type, &props) {
         Ok(x) => x,
-        Err(r) if r.status == 422 => return error(422, "framework.exception.ConstraintViolated", &r.message),
+        Err(r) if r.status == 422 => {
+            return error(422, "framework.exception.ConstraintViolated", &r.message);
+        }
         Err(r) => return bad(&r.message),
     };
     aspects.push("cm:auditable".into());
@@ -387,7 +521,13 @@ async fn create(state: &Arc<State>, parts: &Parts, user: &str, id: &str, query: 
 }
 
 /// JSON create: folders (and empty content nodes), as `POST children` with a NodeBodyCreate.
-async fn create_json(state: &Arc<State>, user: &str, parent: String, query: &[(String, String)], body: &Bytes) -> Resp {
+async fn create_json(
+    state: &Arc<State>,
+    user: &str,
+    parent: String,
+    query: &[(String, String)],
+    body: &Bytes,
+) -> Resp {
     let v: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) => return bad("Could not read content from HTTP request body"),
@@ -399,7 +539,11 @@ async fn create_json(state: &Arc<State>, user: &str, parent: String, query: &[(S
         return bad("Required field missing: nodeType");
     };
     if !valid_name(name) {
-        return error(422, "framework.exception.ConstraintViolated", &format!("Name contains invalid characters: {name}"));
+        return error(
+            422,
+            "framework.exception.ConstraintViolated",
+            &format!("Name contains invalid characters: {name}"),
+        );
     }
     let is_folder = state.dict.is_subtype(node_type, "cm:folder");
     if !is_folder && state.dict.check_content_type(node_type).is_err() {
@@ -428,7 +572,10 @@ async fn create_json(state: &Arc<State>, user: &str, parent: String, query: &[(S
     let _ = query;
     let new = NewNode {
         parent_id: parent,
-        relative_path: v.get("relativePath").and_then(Value::as_str).map(str::to_string),
+        relative_path: v
+            .get("relativePath")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         name: name.to_string(),
         node_type: node_type.to_string(),
         is_folder,
@@ -452,8 +599,15 @@ fn json_str(v: &Value) -> String {
     }
 }
 
-async fn lookup(state: &State, user: &str, id: &str, relative_path: Option<String>) -> Result<Node, Resp> {
-    let resolved = resolve_alias(state, user, id).await.map_err(store_failure)?;
+async fn lookup(
+    state: &State,
+    user: &str,
+    id: &str,
+    relative_path: Option<String>,
+) -> Result<Node, Resp> {
+    let resolved = resolve_alias(state, user, id)
+        .await
+        .map_err(store_failure)?;
     let r = match relative_path {
         Some(p) => blocking(&state.store, move |s| s.resolve_path(&resolved, &p)).await,
         None => blocking(&state.store, move |s| s.get(&resolved)).await,
@@ -466,7 +620,10 @@ async fn lookup(state: &State, user: &str, id: &str, relative_path: Option<Strin
 }
 
 async fn get_node(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {
-    let rp = query.iter().find(|(k, _)| k == "relativePath").map(|(_, v)| v.clone());
+    let rp = query
+        .iter()
+        .find(|(k, _)| k == "relativePath")
+        .map(|(_, v)| v.clone());
     match lookup(state, user, id, rp).await {
         Ok(n) => json_resp(200, &json!({"entry": node_json(&n)})),
         Err(r) => r,
@@ -484,17 +641,33 @@ async fn content(state: &State, user: &str, id: &str) -> Resp {
     let path = state.store.content_path(&n.id);
     match tokio::fs::read(&path).await {
         Ok(bytes) => {
-            let mime = n.mime.clone().unwrap_or_else(|| mime_for(&n.name).0.to_string());
+            let mime = n
+                .mime
+                .clone()
+                .unwrap_or_else(|| mime_for(&n.name).0.to_string());
             let mut r = Response::new(Full::new(Bytes::from(bytes)));
-            r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_str(&mime).unwrap_or(HeaderValue::from_static("application/octet-stream")));
+            r.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_str(&mime)
+                    .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+            );
             r
         }
-        Err(e) => error(500, "framework.exception.ApiDefault", &format!("content of {} unreadable: {e}", n.id)),
+        Err(e) => error(
+            500,
+            "framework.exception.ApiDefault",
+            &format!("content of {} unreadable: {e}", n.id),
+        ),
     }
 }
 
 async fn children(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {
-    let num = |k: &str| query.iter().find(|(q, _)| q == k).map(|(_, v)| v.parse::<u64>());
+    let num = |k: &str| {
+        query
+            .iter()
+            .find(|(q, _)| q == k)
+            .map(|(_, v)| v.parse::<u64>())
+    };
     let skip = match num("skipCount") {
         None => 0,
         Some(Ok(v)) => v,
@@ -505,7 +678,10 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
         Some(Ok(v)) if v >= 1 => v,
         _ => return bad("Invalid paging parameter maxItems"),
     };
-    let rp = query.iter().find(|(k, _)| k == "relativePath").map(|(_, v)| v.clone());
+    let rp = query
+        .iter()
+        .find(|(k, _)| k == "relativePath")
+        .map(|(_, v)| v.clone());
     let n = match lookup(state, user, id, rp).await {
         Ok(n) => n,
         Err(r) => return r,
@@ -516,7 +692,10 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
     let nid = n.id.clone();
     match blocking(&state.store, move |s| s.children(&nid, skip, max)).await {
         Ok((nodes, total)) => {
-            let entries: Vec<Value> = nodes.iter().map(|n| json!({"entry": node_json(n)})).collect();
+            let entries: Vec<Value> = nodes
+                .iter()
+                .map(|n| json!({"entry": node_json(n)}))
+                .collect();
             json_resp(
                 200,
                 &json!({"list": {
@@ -534,11 +713,20 @@ async fn delete(state: &State, user: &str, id: &str) -> Resp {
         Ok(n) => n,
         Err(r) => return r,
     };
-    if [COMPANY_HOME, SHARED, USER_HOMES].contains(&n.id.as_str()) || n.parent_id.as_deref() == Some(USER_HOMES) {
-        return error(403, "framework.exception.PermissionDenied", "Permission was denied");
+    if [COMPANY_HOME, SHARED, USER_HOMES].contains(&n.id.as_str())
+        || n.parent_id.as_deref() == Some(USER_HOMES)
+    {
+        return error(
+            403,
+            "framework.exception.PermissionDenied",
+            "Permission was denied",
+        );
     }
     match blocking(&state.store, move |s| s.delete_tree(&n.id)).await {
-        Ok(_) => Response::builder().status(204).body(Full::new(Bytes::new())).expect("response"),
+        Ok(_) => Response::builder()
+            .status(204)
+            .body(Full::new(Bytes::new()))
+            .expect("response"),
         Err(e) => store_failure(e),
     }
 }

@@ -83,7 +83,10 @@ impl TargetConfig {
             data_dir,
             node_name: "node1".into(),
             users: vec![("admin".into(), Secret::new("admin"))],
-            models: vec![(model::ACME_MODEL.to_string(), "built-in acme-model.xml".into())],
+            models: vec![(
+                model::ACME_MODEL.to_string(),
+                "built-in acme-model.xml".into(),
+            )],
             perf: PerfModel::default(),
         }
     }
@@ -103,7 +106,11 @@ impl Capacity {
         let sem = (model.max_concurrent > 0).then(|| Semaphore::new(model.max_concurrent));
         let now = Instant::now();
         let free_at = (0..model.max_concurrent).map(|_| Reverse(now)).collect();
-        Capacity { model, sem, free_at: Mutex::new(free_at) }
+        Capacity {
+            model,
+            sem,
+            free_at: Mutex::new(free_at),
+        }
     }
 
     /// Runs `work` as one request of `body_len` bytes under the model.
@@ -118,7 +125,12 @@ impl Capacity {
         // A request starts when it arrived or when its slot became free, whichever is later.
         let arrived = Instant::now();
         let _permit = sem.acquire().await.expect("semaphore never closed");
-        let slot_free = self.free_at.lock().expect("slots").pop().map_or(arrived, |r| r.0);
+        let slot_free = self
+            .free_at
+            .lock()
+            .expect("slots")
+            .pop()
+            .map_or(arrived, |r| r.0);
         let end = slot_free.max(arrived) + cost;
         let out = work.await;
         // Work that overran the model frees the slot only when it is done.
@@ -153,12 +165,15 @@ impl TargetHandle {
         self.http.map(|a| format!("http://{a}"))
     }
     pub fn https_url(&self) -> Option<String> {
-        self.https.map(|a| format!("https://localhost:{}", a.port()))
+        self.https
+            .map(|a| format!("https://localhost:{}", a.port()))
     }
     /// Documents in the store (all nodes sharing it).
     pub async fn count_documents(&self) -> Result<u64> {
         let store = self.state.store.clone();
-        tokio::task::spawn_blocking(move || store.count_documents()).await?.map_err(|e| anyhow::anyhow!("{e:?}"))
+        tokio::task::spawn_blocking(move || store.count_documents())
+            .await?
+            .map_err(|e| anyhow::anyhow!("{e:?}"))
     }
     /// Documents anywhere below the folder at `path` under the user's home (`-my-`).
     pub async fn count_documents_under_home(&self, user: &str, path: &str) -> Result<u64> {
@@ -173,6 +188,15 @@ impl TargetHandle {
         })
         .await?
         .map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+    /// Fault injection: a closure that forgets every login ticket (as a ticket expiring
+    /// on the server does), so the next request with one gets 401.
+    pub fn ticket_expirer(&self) -> impl Fn() + Send + 'static {
+        let state = self.state.clone();
+        move || {
+            state.tickets.lock().expect("tickets").clear();
+            let _ = state.store.delete_all_tickets();
+        }
     }
     pub fn store(&self) -> &Arc<Store> {
         &self.state.store
@@ -210,21 +234,35 @@ pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
     let mut https = None;
     let mut ca_pem = None;
     if let Some(addr) = cfg.http_listen {
-        let l = TcpListener::bind(addr).await.with_context(|| format!("--listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)"))?;
+        let l = TcpListener::bind(addr).await.with_context(|| {
+            format!("--listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)")
+        })?;
         http = Some(l.local_addr()?);
         tasks.push(tokio::spawn(accept_loop(l, None, state.clone())));
     }
     if let Some(addr) = cfg.https_listen {
         let (acceptor, ca) = tls::acceptor(&cfg.tls)?;
         ca_pem = ca;
-        let l = TcpListener::bind(addr).await.with_context(|| format!("--tls-listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)"))?;
+        let l = TcpListener::bind(addr).await.with_context(|| {
+            format!("--tls-listen {addr}: cannot bind (in use? try another port or 127.0.0.1:0)")
+        })?;
         https = Some(l.local_addr()?);
         tasks.push(tokio::spawn(accept_loop(l, Some(acceptor), state.clone())));
     }
-    Ok(TargetHandle { http, https, ca_pem, state, tasks })
+    Ok(TargetHandle {
+        http,
+        https,
+        ca_pem,
+        state,
+        tasks,
+    })
 }
 
-async fn accept_loop(listener: TcpListener, tls: Option<tokio_rustls::TlsAcceptor>, state: Arc<State>) {
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    state: Arc<State>,
+) {
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -250,14 +288,30 @@ async fn accept_loop(listener: TcpListener, tls: Option<tokio_rustls::TlsAccepto
     }
 }
 
-async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = req.into_parts();
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
-        Err(_) => return Ok(alfresco::error(400, "framework.exception.ApiDefault", "Could not read the request body")),
+        Err(_) => {
+            return Ok(alfresco::error(
+                400,
+                "framework.exception.ApiDefault",
+                "Could not read the request body",
+            ));
+        }
     };
     let len = body.len();
-    let mut resp = state.capacity.serve(len, alfresco::route(&state, &parts, body)).await;
-    resp.headers_mut().insert(NODE_HEADER, hyper::header::HeaderValue::from_str(&state.node_name).unwrap_or(hyper::header::HeaderValue::from_static("node")));
+    let mut resp = state
+        .capacity
+        .serve(len, alfresco::route(&state, &parts, body))
+        .await;
+    resp.headers_mut().insert(
+        NODE_HEADER,
+        hyper::header::HeaderValue::from_str(&state.node_name)
+            .unwrap_or(hyper::header::HeaderValue::from_static("node")),
+    );
     Ok(resp)
 }

@@ -46,18 +46,31 @@ pub fn parse(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
             return Err("malformed multipart boundary line".into());
         }
         pos += 2;
-        let head_end = memmem::find(&body[pos..], b"\r\n\r\n").ok_or("multipart part without a header end")?;
-        let headers = std::str::from_utf8(&body[pos..pos + head_end]).map_err(|_| "multipart headers are not UTF-8")?;
+        let head_end =
+            memmem::find(&body[pos..], b"\r\n\r\n").ok_or("multipart part without a header end")?;
+        let headers = std::str::from_utf8(&body[pos..pos + head_end])
+            .map_err(|_| "multipart headers are not UTF-8")?;
         let data_start = pos + head_end + 4;
-        let data_len = memmem::find(&body[data_start..], next_delim.as_bytes()).ok_or("multipart body is truncated (no closing boundary)")?;
-        let mut part = Part { name: String::new(), filename: None, content_type: None, data: body.slice(data_start..data_start + data_len) };
+        let data_len = memmem::find(&body[data_start..], next_delim.as_bytes())
+            .ok_or("multipart body is truncated (no closing boundary)")?;
+        let mut part = Part {
+            name: String::new(),
+            filename: None,
+            content_type: None,
+            data: body.slice(data_start..data_start + data_len),
+        };
         let mut has_disposition = false;
         for line in headers.split("\r\n") {
-            let (k, v) = line.split_once(':').ok_or("malformed multipart header line")?;
+            let (k, v) = line
+                .split_once(':')
+                .ok_or("malformed multipart header line")?;
             if k.trim().eq_ignore_ascii_case("content-disposition") {
                 has_disposition = true;
                 let mut items = split_params(v);
-                if !items.first().is_some_and(|f| f.eq_ignore_ascii_case("form-data")) {
+                if !items
+                    .first()
+                    .is_some_and(|f| f.eq_ignore_ascii_case("form-data"))
+                {
                     return Err("Content-Disposition must be form-data".into());
                 }
                 items.remove(0);
@@ -130,16 +143,29 @@ mod tests {
         ));
         let parts = parse(&body, b).unwrap();
         assert_eq!(parts.len(), 2);
-        assert_eq!((parts[0].name.as_str(), &parts[0].data[..]), ("name", &b"a;b.txt"[..]));
+        assert_eq!(
+            (parts[0].name.as_str(), &parts[0].data[..]),
+            ("name", &b"a;b.txt"[..])
+        );
         assert_eq!(parts[1].filename.as_deref(), Some("x \"q\".txt"));
         assert_eq!(&parts[1].data[..], b"hello\r\n");
-        assert_eq!(boundary("multipart/form-data; boundary=\"XyZ\"").as_deref(), Some("XyZ"));
+        assert_eq!(
+            boundary("multipart/form-data; boundary=\"XyZ\"").as_deref(),
+            Some("XyZ")
+        );
         assert_eq!(boundary("application/json"), None);
     }
 
     #[test]
     fn malformed_is_an_error_not_a_panic() {
-        for body in ["", "--X", "--X\r\n", "--X\r\nContent-Disposition: form-data\r\n\r\nabc", "--Xjunk", "--X\r\nno-colon\r\n\r\n\r\n--X--"] {
+        for body in [
+            "",
+            "--X",
+            "--X\r\n",
+            "--X\r\nContent-Disposition: form-data\r\n\r\nabc",
+            "--Xjunk",
+            "--X\r\nno-colon\r\n\r\n\r\n--X--",
+        ] {
             assert!(parse(&Bytes::from(body), "X").is_err(), "{body:?}");
         }
     }

@@ -111,10 +111,19 @@ fn internal(e: impl std::fmt::Display) -> StoreError {
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir.join("content")).with_context(|| format!("--data-dir {}: cannot create the store directory", dir.display()))?;
-        let store = Store { dir: dir.to_path_buf(), pool: Mutex::new(Vec::new()) };
+        std::fs::create_dir_all(dir.join("content")).with_context(|| {
+            format!(
+                "--data-dir {}: cannot create the store directory",
+                dir.display()
+            )
+        })?;
+        let store = Store {
+            dir: dir.to_path_buf(),
+            pool: Mutex::new(Vec::new()),
+        };
         let conn = store.connect()?;
-        conn.execute_batch(SCHEMA).context("creating the store schema")?;
+        conn.execute_batch(SCHEMA)
+            .context("creating the store schema")?;
         let now = crate::timefmt::now_ms();
         for (id, parent, name) in [
             (COMPANY_HOME, None, "Company Home"),
@@ -132,14 +141,18 @@ impl Store {
 
     fn connect(&self) -> Result<Connection> {
         let path = self.dir.join("store.sqlite");
-        let conn = Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        let conn =
+            Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         Ok(conn)
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let conn = self.pool.lock().expect("pool").pop();
         let mut conn = match conn {
             Some(c) => c,
@@ -159,7 +172,15 @@ impl Store {
     }
 
     pub fn get(&self, id: &str) -> Result<Option<Node>, StoreError> {
-        self.with(|c| c.query_row(&format!("SELECT {COLS} FROM nodes WHERE id = ?1"), [id], row_to_node).optional().map_err(internal))
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {COLS} FROM nodes WHERE id = ?1"),
+                [id],
+                row_to_node,
+            )
+            .optional()
+            .map_err(internal)
+        })
     }
 
     /// The home folder of `user` (`User Homes/<user>`), created on first use.
@@ -259,13 +280,21 @@ impl Store {
     }
 
     /// Resolves `relative_path` below `parent` (404 when any element is missing).
-    pub fn resolve_path(&self, parent: &str, relative_path: &str) -> Result<Option<Node>, StoreError> {
+    pub fn resolve_path(
+        &self,
+        parent: &str,
+        relative_path: &str,
+    ) -> Result<Option<Node>, StoreError> {
         let mut cur = parent.to_string();
         for seg in relative_path.split('/').filter(|s| !s.is_empty()) {
             let found: Option<String> = self.with(|c| {
-                c.query_row("SELECT id FROM nodes WHERE parent_id = ?1 AND name_key = ?2", params![cur, seg.to_lowercase()], |r| r.get(0))
-                    .optional()
-                    .map_err(internal)
+                c.query_row(
+                    "SELECT id FROM nodes WHERE parent_id = ?1 AND name_key = ?2",
+                    params![cur, seg.to_lowercase()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(internal)
             })?;
             match found {
                 Some(id) => cur = id,
@@ -276,7 +305,12 @@ impl Store {
     }
 
     /// One page of children ordered by name, and the total.
-    pub fn children(&self, parent: &str, skip: u64, max: u64) -> Result<(Vec<Node>, u64), StoreError> {
+    pub fn children(
+        &self,
+        parent: &str,
+        skip: u64,
+        max: u64,
+    ) -> Result<(Vec<Node>, u64), StoreError> {
         self.with(|c| {
             let total: i64 = c.query_row("SELECT COUNT(*) FROM nodes WHERE parent_id = ?1", [parent], |r| r.get(0)).map_err(internal)?;
             let mut st = c
@@ -328,23 +362,52 @@ impl Store {
 
     /// Number of documents in the whole store.
     pub fn count_documents(&self) -> Result<u64, StoreError> {
-        self.with(|c| c.query_row("SELECT COUNT(*) FROM nodes WHERE is_folder = 0", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(internal))
+        self.with(|c| {
+            c.query_row("SELECT COUNT(*) FROM nodes WHERE is_folder = 0", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(internal)
+        })
     }
 
     pub fn put_ticket(&self, ticket: &str, user: &str) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute("INSERT OR REPLACE INTO tickets (ticket, user_id, created_at) VALUES (?1, ?2, ?3)", params![ticket, user, crate::timefmt::now_ms()])
+            c.execute(
+                "INSERT OR REPLACE INTO tickets (ticket, user_id, created_at) VALUES (?1, ?2, ?3)",
+                params![ticket, user, crate::timefmt::now_ms()],
+            )
+            .map(|_| ())
+            .map_err(internal)
+        })
+    }
+
+    pub fn ticket_user(&self, ticket: &str) -> Result<Option<String>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT user_id FROM tickets WHERE ticket = ?1",
+                [ticket],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(internal)
+        })
+    }
+
+    pub fn delete_all_tickets(&self) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute("DELETE FROM tickets", [])
                 .map(|_| ())
                 .map_err(internal)
         })
     }
 
-    pub fn ticket_user(&self, ticket: &str) -> Result<Option<String>, StoreError> {
-        self.with(|c| c.query_row("SELECT user_id FROM tickets WHERE ticket = ?1", [ticket], |r| r.get(0)).optional().map_err(internal))
-    }
-
     pub fn delete_ticket(&self, ticket: &str) -> Result<(), StoreError> {
-        self.with(|c| c.execute("DELETE FROM tickets WHERE ticket = ?1", [ticket]).map(|_| ()).map_err(internal))
+        self.with(|c| {
+            c.execute("DELETE FROM tickets WHERE ticket = ?1", [ticket])
+                .map(|_| ())
+                .map_err(internal)
+        })
     }
 }
 
@@ -375,13 +438,22 @@ mod tests {
         let b = Store::open(dir.path()).unwrap();
         let n = a.create(doc(SHARED, "x/y", "A.txt")).unwrap();
         assert_eq!(std::fs::read(a.content_path(&n.id)).unwrap(), b"hello");
-        assert_eq!(b.create(doc(SHARED, "x/y", "a.TXT")).unwrap_err(), StoreError::Duplicate("a.TXT".into()));
+        assert_eq!(
+            b.create(doc(SHARED, "x/y", "a.TXT")).unwrap_err(),
+            StoreError::Duplicate("a.TXT".into())
+        );
         b.create(doc(SHARED, "x/y", "b.txt")).unwrap();
         let folder = b.resolve_path(SHARED, "x/y").unwrap().unwrap();
         assert_eq!(a.children(&folder.id, 0, 10).unwrap().1, 2);
         assert_eq!(a.count_documents_under(SHARED).unwrap(), 2);
-        assert_eq!(a.create(doc("nope", "", "c.txt")).unwrap_err(), StoreError::ParentNotFound);
-        assert!(matches!(a.create(doc(SHARED, "x/y/A.txt", "c.txt")).unwrap_err(), StoreError::NotAFolder(_)));
+        assert_eq!(
+            a.create(doc("nope", "", "c.txt")).unwrap_err(),
+            StoreError::ParentNotFound
+        );
+        assert!(matches!(
+            a.create(doc(SHARED, "x/y/A.txt", "c.txt")).unwrap_err(),
+            StoreError::NotAFolder(_)
+        ));
         let x = a.resolve_path(SHARED, "x").unwrap().unwrap();
         assert_eq!(b.delete_tree(&x.id).unwrap(), 4);
         assert!(!a.content_path(&n.id).exists());

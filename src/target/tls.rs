@@ -15,13 +15,23 @@ use super::TlsSource;
 pub fn generate() -> Result<(String, String, String)> {
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;
-    ca.distinguished_name.push(DnType::CommonName, "ingestbench local CA");
+    ca.distinguished_name
+        .push(DnType::CommonName, "ingestbench local CA");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     let ca_cert = ca.self_signed(&ca_key)?;
     let key = KeyPair::generate()?;
-    let mut leaf = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()])?;
-    leaf.distinguished_name.push(DnType::CommonName, "localhost");
+    let mut leaf = CertificateParams::new(vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ])?;
+    leaf.distinguished_name
+        .push(DnType::CommonName, "localhost");
     let cert = leaf.signed_by(&key, &ca_cert, &ca_key)?;
     Ok((ca_cert.pem(), cert.pem(), key.serialize_pem()))
 }
@@ -34,19 +44,25 @@ pub fn acceptor(src: &TlsSource) -> Result<(TlsAcceptor, Option<String>)> {
         }
         TlsSource::Files { cert, key } => (
             None,
-            std::fs::read_to_string(cert).with_context(|| format!("--cert {}: cannot read", cert.display()))?,
-            std::fs::read_to_string(key).with_context(|| format!("--key {}: cannot read", key.display()))?,
+            std::fs::read_to_string(cert)
+                .with_context(|| format!("--cert {}: cannot read", cert.display()))?,
+            std::fs::read_to_string(key)
+                .with_context(|| format!("--key {}: cannot read", key.display()))?,
         ),
     };
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut cert_pem.as_bytes()).collect::<Result<_, _>>().context("--cert: not a PEM certificate")?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut cert_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .context("--cert: not a PEM certificate")?;
     let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_bytes())
         .context("--key: not a PEM private key")?
         .context("--key: no private key in the file")?;
-    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .context("the certificate and key do not match")?;
+    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .context("the certificate and key do not match")?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((TlsAcceptor::from(Arc::new(cfg)), ca))
 }

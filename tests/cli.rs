@@ -1,0 +1,350 @@
+//! Real-binary tests: help, bad input, exit codes, and that secrets never reach any output.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+    c.env_remove("INGESTBENCH_PASSWORD").stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    let mut c = bin();
+    c.arg("run")
+        .args(args)
+        .arg("--results-dir")
+        .arg(dir.join("results"));
+    c.output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let o = bin().arg("run").arg("--help").output().unwrap();
+    assert!(o.status.success());
+    let (out, _) = text(&o);
+    for s in [
+        "Exit codes",
+        "--threads <T>",
+        "--docs <N>",
+        "INGESTBENCH_PASSWORD",
+        "--timeout <SECONDS>",
+    ] {
+        assert!(out.contains(s), "help mentions {s}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--docs", "0"], "--docs"),
+        (vec!["--size", "huge"], "--size"),
+        (vec!["--small-size", "10parsecs"], "--small-size"),
+        (vec!["--url", "ftp://example"], "--url"),
+        (vec!["--profile", "/no/such/profile.toml"], "--profile"),
+        (vec!["--timeout", "0"], "--timeout"),
+    ] {
+        let o = run(&args, dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?} names {needle}: {err}");
+    }
+}
+
+#[test]
+fn unreachable_url_exits_2_naming_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let pw = common::password_file(dir.path(), "x");
+    let o = run(
+        &[
+            "--url",
+            "http://127.0.0.1:1",
+            "--password-file",
+            pw.to_str().unwrap(),
+            "--docs",
+            "5",
+        ],
+        dir.path(),
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot reach http://127.0.0.1:1/") && err.contains("--url"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_password_and_no_terminal_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["--url", "http://127.0.0.1:1", "--docs", "5"], dir.path());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("INGESTBENCH_PASSWORD") && err.contains("--password-file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_password_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "wrong")
+        .arg("run")
+        .args(["--docs", "5", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("login rejected for user `admin`"), "{err}");
+}
+
+#[test]
+fn unknown_property_exits_2_with_the_servers_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("bogus.toml");
+    std::fs::write(&profile, "name = 'bogus'\nnode_type = 'cm:content'\n[[property]]\nname = 'acme:bogus'\ntype = 'd:text'\n").unwrap();
+    let o = run(
+        &[
+            "--profile",
+            profile.to_str().unwrap(),
+            "--docs",
+            "50",
+            "--threads",
+            "2",
+        ],
+        dir.path(),
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Unknown property: acme:bogus") && err.contains("--profile"),
+        "{err}"
+    );
+    // Partial results and the manifest are still written.
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let run_dir = runs[0].as_ref().unwrap().path();
+    assert!(run_dir.join("result.json").exists() && run_dir.join("manifest.jsonl").exists());
+}
+
+#[test]
+fn default_run_against_the_embedded_target_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &["--docs", "30", "--threads", "4", "--runs", "2", "--json"],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is the JSON result");
+    assert_eq!(v["docs_ok"], 60);
+    assert_eq!(v["target"]["stored_docs"], 60);
+    assert_eq!(v["worker_quotas"], serde_json::json!([8, 8, 7, 7]));
+    assert!(
+        err.contains("docs/sec"),
+        "summary on stderr with --json: {err}"
+    );
+}
+
+/// Starts `ingestbench target` as a process and reads its port from --port-file.
+struct TargetProcess {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl TargetProcess {
+    fn start(dir: &Path, extra: &[&str]) -> TargetProcess {
+        let port_file = dir.join("port");
+        let child = bin()
+            .arg("target")
+            .arg("--data-dir")
+            .arg(dir.join("store"))
+            .arg("--port-file")
+            .arg(&port_file)
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(t) = std::fs::read_to_string(&port_file)
+                && let Some(p) = t.lines().next().and_then(|l| l.parse().ok())
+            {
+                return TargetProcess { child, port: p };
+            }
+            assert!(Instant::now() < deadline, "target did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for TargetProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn secrets_never_reach_output_logs_or_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-Pa55-9f1e";
+    let mut target = TargetProcess::start(dir.path(), &["--user", &format!("bob:{secret}")]);
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let mut outputs = Vec::new();
+    for auth in ["ticket", "basic"] {
+        let o = bin()
+            .env("INGESTBENCH_PASSWORD", secret)
+            .args([
+                "run",
+                "--url",
+                &url,
+                "--user",
+                "bob",
+                "--auth",
+                auth,
+                "--docs",
+                "20",
+                "--threads",
+                "2",
+                "--runs",
+                "1",
+                "--json",
+                "--profile",
+                "basic",
+            ])
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        outputs.push(o.stdout);
+        outputs.push(o.stderr);
+    }
+    // A wrong password's error message must not echo what was typed either.
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "typo-Secret-77")
+        .args(["run", "--url", &url, "--user", "bob", "--docs", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("typo-Secret-77"));
+    for out in &outputs {
+        assert!(!String::from_utf8_lossy(out).contains(secret));
+    }
+    for entry in walk(&dir.path().join("results")) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} leaks the password",
+            entry.display()
+        );
+    }
+    target.child.kill().unwrap();
+    let stderr = BufReader::new(target.child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!stderr.contains(secret), "target log leaks the password");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
+    }
+    out
+}
+
+#[test]
+fn target_refuses_non_loopback_without_opt_in() {
+    let o = bin()
+        .args([
+            "target",
+            "--listen",
+            "0.0.0.0:0",
+            "--data-dir",
+            "/tmp/never-created-ib",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--allow-remote"));
+}
+
+#[test]
+fn generated_pdfs_pass_pdfinfo() {
+    let Ok(o) = Command::new("pdfinfo").arg("-v").output() else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "pdfinfo (poppler-utils) is required in CI: scripts/deps.sh installs it"
+        );
+        eprintln!("skipping: pdfinfo not installed (scripts/deps.sh installs poppler-utils)");
+        return;
+    };
+    let _ = o;
+    let dir = tempfile::tempdir().unwrap();
+    let profile = std::sync::Arc::new(ingestbench::fixtures::Profile::load("basic").unwrap());
+    for size in [1024u64, 10 * 1024, 300 * 1024] {
+        let f = ingestbench::fixtures::Fixtures::new(
+            ingestbench::fixtures::SizeClass::Small,
+            size,
+            7,
+            profile.clone(),
+        );
+        let doc = f.doc(1, 0);
+        assert_eq!(doc.template.kind, ingestbench::fixtures::DocKind::Pdf);
+        let path = dir.path().join(format!("{size}.pdf"));
+        std::fs::write(&path, doc.template.materialize(&doc.marker)).unwrap();
+        let o = Command::new("pdfinfo").arg(&path).output().unwrap();
+        let (out, err) = text(&o);
+        assert!(
+            o.status.success() && err.trim().is_empty(),
+            "pdfinfo rejects {size}: {out}{err}"
+        );
+        let field = |k: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(str::trim)
+                .unwrap_or("")
+        };
+        assert_eq!(
+            (field("Pages:"), field("PDF version:"), field("File size:")),
+            ("1", "1.4", format!("{size} bytes").as_str()),
+            "{out}"
+        );
+        assert!(
+            out.contains(doc.marker_str()),
+            "title carries the marker: {out}"
+        );
+    }
+}

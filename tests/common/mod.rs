@@ -1,0 +1,140 @@
+//! Shared test helpers: a JSON-Schema/Swagger subset validator (type, required, properties,
+//! items, enum, $ref, additionalProperties, date-time format), spec loading, and an
+//! embedded target on port 0 with its own temp dir.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// `../shared/specs/<rel>` beside the repository. Missing is a loud failure: CI has it.
+pub fn spec(rel: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/specs")
+        .join(rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the API spec {} is required for contract tests: {e}",
+            path.display()
+        )
+    });
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&text).expect("spec is YAML");
+    serde_json::to_value(yaml).expect("YAML to JSON")
+}
+
+pub fn result_schema() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema/run-result.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn resolve<'a>(root: &'a Value, r: &str) -> &'a Value {
+    let mut cur = root;
+    for seg in r.trim_start_matches("#/").split('/') {
+        cur = cur
+            .get(seg)
+            .unwrap_or_else(|| panic!("unresolved $ref {r}"));
+    }
+    cur
+}
+
+/// Validates `v` against `schema` (resolving `$ref`s in `root`); returns the problems.
+pub fn validate(root: &Value, schema: &Value, v: &Value, at: &str, out: &mut Vec<String>) {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        return validate(root, resolve(root, r), v, at, out);
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            _ => true,
+        });
+        if !ok {
+            out.push(format!("{at}: expected {types:?}, got {v}"));
+            return;
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        out.push(format!("{at}: {v} not in {e:?}"));
+    }
+    if schema.get("format").and_then(Value::as_str) == Some("date-time")
+        && let Some(s) = v.as_str()
+        && ingestbench::timefmt::parse_iso(s).is_none()
+    {
+        out.push(format!("{at}: `{s}` is not a date-time"));
+    }
+    if let Some(obj) = v.as_object() {
+        for r in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let k = r.as_str().unwrap();
+            if !obj.contains_key(k) {
+                out.push(format!("{at}: missing required `{k}`"));
+            }
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        for (k, val) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(s) => validate(root, s, val, &format!("{at}.{k}"), out),
+                None => {
+                    if let Some(ap) = schema.get("additionalProperties")
+                        && ap.is_object()
+                    {
+                        validate(root, ap, val, &format!("{at}.{k}"), out);
+                    }
+                }
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), v.as_array()) {
+        for (i, item) in arr.iter().enumerate() {
+            validate(root, items, item, &format!("{at}[{i}]"), out);
+        }
+    }
+}
+
+pub fn assert_valid(root: &Value, schema: &Value, v: &Value) {
+    let mut problems = Vec::new();
+    validate(root, schema, v, "$", &mut problems);
+    assert!(
+        problems.is_empty(),
+        "schema violations:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// An embedded target on 127.0.0.1:0 with a temp store (kept alive by the returned dir).
+pub async fn target() -> (ingestbench::target::TargetHandle, tempfile::TempDir) {
+    target_with(|_| {}).await
+}
+
+pub async fn target_with(
+    f: impl FnOnce(&mut ingestbench::target::TargetConfig),
+) -> (ingestbench::target::TargetHandle, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ingestbench::target::TargetConfig::local(dir.path().join("store"));
+    f(&mut cfg);
+    (ingestbench::target::start(cfg).await.unwrap(), dir)
+}
+
+/// A file holding `password`, for --password-file.
+pub fn password_file(dir: &std::path::Path, password: &str) -> PathBuf {
+    let p = dir.join("password");
+    std::fs::write(&p, format!("{password}\n")).unwrap();
+    p
+}

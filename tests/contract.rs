@@ -1,0 +1,427 @@
+//! Contract tests against the official Alfresco REST v1 definitions in
+//! `../shared/specs/alfresco/`: the requests the client sends (captured by a raw HTTP
+//! listener) and the responses the embedded target returns must conform.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use clap::Parser;
+use ingestbench::target::multipart;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn op<'a>(spec: &'a Value, path: &str, method: &str) -> &'a Value {
+    spec["paths"]
+        .get(path)
+        .and_then(|p| p.get(method))
+        .unwrap_or_else(|| panic!("spec has no {method} {path}"))
+}
+
+#[test]
+fn the_spec_declares_what_the_client_relies_on() {
+    let core = common::spec("alfresco/alfresco-core.yaml");
+    assert_eq!(
+        core["basePath"],
+        json!(ingestbench::protocol::alfresco::CORE_PATH)
+    );
+    let create = op(&core, "/nodes/{nodeId}/children", "post");
+    assert!(
+        create["consumes"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("multipart/form-data"))
+    );
+    assert_eq!(
+        create["responses"]["201"]["schema"]["$ref"],
+        json!("#/definitions/NodeEntry")
+    );
+    for code in ["400", "401", "404", "409", "422"] {
+        assert!(
+            create["responses"].get(code).is_some(),
+            "createNode declares {code}"
+        );
+    }
+    let text = create["description"].as_str().unwrap();
+    for field in [
+        "filedata",
+        "name",
+        "nodeType",
+        "relativePath",
+        "versioningEnabled",
+        "Any other field provided will be treated as a property",
+    ] {
+        assert!(text.contains(field), "createNode documents `{field}`");
+    }
+    assert!(
+        core["definitions"]["Node"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("id"))
+    );
+    let auth = common::spec("alfresco/alfresco-auth.yaml");
+    assert_eq!(
+        auth["basePath"],
+        json!(ingestbench::protocol::alfresco::AUTH_PATH)
+    );
+    let login = op(&auth, "/tickets", "post");
+    assert!(login["responses"].get("201").is_some() && login["responses"].get("403").is_some());
+    let props = auth["definitions"]["TicketBody"]["properties"]
+        .as_object()
+        .unwrap();
+    assert!(props.contains_key("userId") && props.contains_key("password"));
+}
+
+/// A raw HTTP/1.1 listener that records each request and answers like Alfresco would.
+async fn capture_server() -> (
+    String,
+    Arc<Mutex<Vec<(String, String, Vec<(String, String)>, Bytes)>>>,
+) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = l.accept().await.unwrap();
+            let seen = s2.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let head_end = loop {
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break p;
+                        }
+                        let mut chunk = [0u8; 8192];
+                        let n = sock.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                    let mut lines = head.split("\r\n");
+                    let mut rl = lines.next().unwrap().split(' ');
+                    let (method, path) = (
+                        rl.next().unwrap().to_string(),
+                        rl.next().unwrap().to_string(),
+                    );
+                    let headers: Vec<(String, String)> = lines
+                        .filter_map(|l| l.split_once(':'))
+                        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                        .collect();
+                    let len: usize = headers
+                        .iter()
+                        .find(|(k, _)| k == "content-length")
+                        .map_or(0, |(_, v)| v.parse().unwrap());
+                    while buf.len() < head_end + 4 + len {
+                        let mut chunk = [0u8; 65536];
+                        let n = sock.read(&mut chunk).await.unwrap();
+                        assert!(n > 0, "body shorter than Content-Length");
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let body = Bytes::copy_from_slice(&buf[head_end + 4..head_end + 4 + len]);
+                    buf.drain(..head_end + 4 + len);
+                    let (status, reply) = if method == "GET" {
+                        (
+                            "200 OK",
+                            json!({"entry": {"id": "home", "name": "admin", "nodeType": "cm:folder", "isFolder": true, "isFile": false}}),
+                        )
+                    } else {
+                        (
+                            "201 Created",
+                            json!({"entry": {"id": "3f2a0c1e-0000-4000-8000-000000000001", "name": "x", "nodeType": "acme:document", "isFolder": false, "isFile": true}}),
+                        )
+                    };
+                    seen.lock().unwrap().push((method, path, headers, body));
+                    let reply = reply.to_string();
+                    let resp = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                    sock.write_all(resp.as_bytes()).await.unwrap();
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upload_request_is_the_documented_multipart() {
+    let (url, seen) = capture_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = common::password_file(dir.path(), "pw");
+    let cli = ingestbench::cli::Cli::try_parse_from([
+        "ingestbench",
+        "run",
+        "--quiet",
+        "--auth",
+        "basic",
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "3",
+        "--threads",
+        "1",
+        "--runs",
+        "1",
+        "--no-versioning",
+        "--results-dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .unwrap();
+    let ingestbench::cli::Command::Run(args) = cli.command else {
+        unreachable!()
+    };
+    let (outcome, _) = ingestbench::run_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let seen = seen.lock().unwrap();
+    let core = ingestbench::protocol::alfresco::CORE_PATH;
+    assert_eq!(seen[0].0, "GET");
+    assert_eq!(seen[0].1, format!("{core}/nodes/-my-"));
+    let posts: Vec<_> = seen.iter().filter(|r| r.0 == "POST").collect();
+    assert_eq!(posts.len(), 3);
+    let profile = ingestbench::fixtures::Profile::load("acme").unwrap();
+    for (_, path, headers, body) in posts {
+        assert_eq!(path, &format!("{core}/nodes/-my-/children"));
+        let h = |k: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or("")
+        };
+        assert!(h("authorization").starts_with("Basic "));
+        assert_eq!(
+            h("content-length").parse::<usize>().unwrap(),
+            body.len(),
+            "exact Content-Length, not chunked"
+        );
+        let boundary =
+            multipart::boundary(h("content-type")).expect("multipart/form-data with a boundary");
+        let parts = multipart::parse(body, &boundary).unwrap();
+        let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+        for required in [
+            "filedata",
+            "name",
+            "nodeType",
+            "relativePath",
+            "versioningEnabled",
+        ] {
+            assert!(names.contains(&required), "{required} in {names:?}");
+        }
+        assert!(
+            !names.iter().any(|n| n.eq_ignore_ascii_case("autoRename")),
+            "never autoRename"
+        );
+        let file = parts.iter().find(|p| p.name == "filedata").unwrap();
+        assert!(file.filename.is_some() && file.content_type.is_some());
+        assert_eq!(file.data.len() as u64, 10 * 1024);
+        for prop in &profile.properties {
+            assert!(
+                names.contains(&prop.name.as_str()),
+                "property {} sent",
+                prop.name
+            );
+        }
+        let name = &parts.iter().find(|p| p.name == "name").unwrap().data;
+        assert_eq!(file.filename.as_deref().unwrap().as_bytes(), &name[..]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_target_answers_in_the_documented_shapes() {
+    let core = common::spec("alfresco/alfresco-core.yaml");
+    let auth_spec = common::spec("alfresco/alfresco-auth.yaml");
+    let def = |s: &Value, name: &str| s["definitions"][name].clone();
+    let (target, _dir) = common::target().await;
+    let base = target.http_url().unwrap();
+    let api = format!("{base}{}", ingestbench::protocol::alfresco::CORE_PATH);
+    let c = reqwest::Client::new();
+
+    let t = c
+        .post(format!(
+            "{base}{}/tickets",
+            ingestbench::protocol::alfresco::AUTH_PATH
+        ))
+        .json(&json!({"userId": "admin", "password": "admin"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(t.status(), 201);
+    let tv: Value = t.json().await.unwrap();
+    common::assert_valid(&auth_spec, &def(&auth_spec, "TicketEntry"), &tv);
+    let bad = c
+        .post(format!(
+            "{base}{}/tickets",
+            ingestbench::protocol::alfresco::AUTH_PATH
+        ))
+        .json(&json!({"userId": "admin", "password": "nope"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 403);
+
+    let form = |name: &str, extra: &[(&str, &str)]| {
+        let mut f = reqwest::multipart::Form::new()
+            .part(
+                "filedata",
+                reqwest::multipart::Part::bytes(b"hello".to_vec())
+                    .file_name(name.to_string())
+                    .mime_str("text/plain")
+                    .unwrap(),
+            )
+            .text("relativePath", "a/b");
+        for (k, v) in extra {
+            f = f.text(k.to_string(), v.to_string());
+        }
+        f
+    };
+    let created = c
+        .post(format!("{api}/nodes/-my-/children"))
+        .basic_auth("admin", Some("admin"))
+        .multipart(form("x.txt", &[("cm:title", "T")]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let cv: Value = created.json().await.unwrap();
+    common::assert_valid(&core, &def(&core, "NodeEntry"), &cv);
+    assert_eq!(cv["entry"]["properties"]["cm:title"], json!("T"));
+    assert_eq!(cv["entry"]["content"]["mimeType"], json!("text/plain"));
+    let id = cv["entry"]["id"].as_str().unwrap().to_string();
+
+    // Errors: each status the real server gives, in the Error shape.
+    let cases: Vec<(reqwest::RequestBuilder, u16)> = vec![
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("admin"))
+                .multipart(form("x.txt", &[])),
+            409,
+        ),
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("admin"))
+                .multipart(form("y.txt", &[("acme:bogus", "1")])),
+            400,
+        ),
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("admin"))
+                .multipart(form("z.txt", &[("nodeType", "acme:document")])),
+            422,
+        ),
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("admin"))
+                .multipart(form("bad:name.txt", &[])),
+            422,
+        ),
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("admin"))
+                .body("plain")
+                .header("content-type", "text/plain"),
+            400,
+        ),
+        (
+            c.post(format!("{api}/nodes/-my-/children"))
+                .basic_auth("admin", Some("wrong"))
+                .multipart(form("w.txt", &[])),
+            401,
+        ),
+        (
+            c.post(format!("{api}/nodes/no-such-node/children"))
+                .basic_auth("admin", Some("admin"))
+                .multipart(form("v.txt", &[])),
+            404,
+        ),
+        (
+            c.get(format!("{api}/nodes/no-such-node"))
+                .basic_auth("admin", Some("admin")),
+            404,
+        ),
+    ];
+    for (req, want) in cases {
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status().as_u16(), want);
+        if want == 401 {
+            assert!(
+                r.headers()
+                    .get("www-authenticate")
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("Basic")
+            );
+        }
+        let v: Value = r.json().await.unwrap();
+        common::assert_valid(&core, &def(&core, "Error"), &v);
+        assert_eq!(v["error"]["statusCode"], json!(want));
+    }
+
+    // Read back: node, content, children page, then delete (permanent).
+    let g: Value = c
+        .get(format!("{api}/nodes/{id}"))
+        .basic_auth("admin", Some("admin"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    common::assert_valid(&core, &def(&core, "NodeEntry"), &g);
+    let body = c
+        .get(format!("{api}/nodes/{id}/content"))
+        .basic_auth("admin", Some("admin"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(&body[..], b"hello");
+    let folder: Value = c
+        .get(format!("{api}/nodes/-my-?relativePath=a/b"))
+        .basic_auth("admin", Some("admin"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let fid = folder["entry"]["id"].as_str().unwrap();
+    let page: Value = c
+        .get(format!(
+            "{api}/nodes/{fid}/children?skipCount=0&maxItems=10"
+        ))
+        .basic_auth("admin", Some("admin"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    common::assert_valid(&core, &def(&core, "NodePaging"), &page);
+    assert_eq!(page["list"]["pagination"]["totalItems"], json!(1));
+    let d = c
+        .delete(format!("{api}/nodes/{id}?permanent=true"))
+        .basic_auth("admin", Some("admin"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.status(), 204);
+    assert_eq!(
+        c.get(format!("{api}/nodes/{id}"))
+            .basic_auth("admin", Some("admin"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+}

@@ -1,0 +1,199 @@
+//! In-process end-to-end tests: the real `run` against the embedded target on port 0, then
+//! what the target stored is compared with what the report and the manifest claim.
+
+mod common;
+
+use std::collections::HashSet;
+
+use clap::Parser;
+use ingestbench::cli::{Cli, Command, RunArgs};
+use ingestbench::run::{Manifest, ManifestEntry};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn run_args(args: &[&str]) -> RunArgs {
+    let mut v = vec!["ingestbench", "run", "--quiet"];
+    v.extend_from_slice(args);
+    match Cli::try_parse_from(v).unwrap().command {
+        Command::Run(a) => a,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_target_stored_is_what_the_report_claims() {
+    let (target, dir) = common::target().await;
+    let url = target.http_url().unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let args = run_args(&[
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "60",
+        "--threads",
+        "6",
+        "--runs",
+        "2",
+        "--docs-per-folder",
+        "25",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--size",
+        "small",
+        "--small-size",
+        "4KiB",
+    ]);
+    let (outcome, result) = ingestbench::run_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    assert_eq!(result.worker_quotas, vec![10; 6]);
+    assert_eq!(result.docs_ok, 120);
+    assert_eq!(result.runs.len(), 2);
+    assert!(
+        result
+            .runs
+            .iter()
+            .all(|r| r.docs_ok == 60 && r.duration_s > 0.0)
+    );
+    assert_eq!(target.count_documents().await.unwrap(), 120);
+    assert_eq!(result.node_split.get("node1"), Some(&120));
+
+    // The JSON result follows its schema.
+    let schema = common::result_schema();
+    common::assert_valid(&schema, &schema, &serde_json::to_value(&result).unwrap());
+
+    // Every manifest line is a stored document with the same name, size, bytes and metadata.
+    let run_dir = results.join(format!("run-{}", result.id));
+    let entries: Vec<ManifestEntry> = Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    assert_eq!(entries.len(), 120);
+    let mut ids = HashSet::new();
+    let mut folders = HashSet::new();
+    for e in &entries {
+        assert!(e.ok);
+        let id = e.id.clone().unwrap();
+        assert!(ids.insert(id.clone()), "duplicate id");
+        folders.insert(e.folder.clone());
+        let node = target.store().get(&id).unwrap().expect("stored");
+        assert_eq!(node.name, e.name);
+        assert_eq!(node.size, e.size);
+        assert_eq!(node.node_type, "acme:document");
+        let bytes = std::fs::read(target.store().content_path(&id)).unwrap();
+        let sha: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(sha, e.sha256);
+        let props: Value = serde_json::from_str(&node.properties).unwrap();
+        assert_eq!(props["acme:documentId"], Value::String(e.marker.clone()));
+        assert!(props["acme:caseNumber"].is_i64());
+    }
+    // 60 documents per run at 25 per folder: three folders per run.
+    assert_eq!(folders.len(), 6, "{folders:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_threads_than_documents_reports_idle_workers() {
+    let (target, dir) = common::target().await;
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let args = run_args(&[
+        "--url",
+        &target.http_url().unwrap(),
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "3",
+        "--threads",
+        "5",
+        "--runs",
+        "1",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--profile",
+        "basic",
+        "--auth",
+        "basic",
+    ]);
+    let (_, result) = ingestbench::run_command(&args).await.unwrap();
+    assert_eq!(result.worker_quotas, vec![1, 1, 1, 0, 0]);
+    assert_eq!(result.idle_workers, 2);
+    assert_eq!(result.docs_ok, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_ticket_is_renewed_once_and_the_upload_replayed() {
+    let (target, dir) = common::target().await;
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    // Expire every ticket while the run is under way.
+    let store = target.store().clone();
+    let expire = target.ticket_expirer();
+    let killer = tokio::spawn(async move {
+        for _ in 0..20 {
+            tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+            expire();
+        }
+        drop(store);
+    });
+    let args = run_args(&[
+        "--url",
+        &target.http_url().unwrap(),
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "300",
+        "--threads",
+        "4",
+        "--runs",
+        "1",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--small-size",
+        "2KiB",
+    ]);
+    let (outcome, result) = ingestbench::run_command(&args).await.unwrap();
+    killer.await.unwrap();
+    assert_eq!(
+        outcome,
+        ingestbench::Outcome::Success,
+        "{:?}",
+        result.errors
+    );
+    assert_eq!(result.docs_ok, 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_capacity_bounds_throughput() {
+    // 2 slots x 20 ms = 100 docs/s at most; 8 workers queue. A coarse check only: the
+    // accuracy claim is made by scripts/accuracy.sh on a release build.
+    let (target, dir) = common::target_with(|c| {
+        c.perf.max_concurrent = 2;
+        c.perf.service_time = std::time::Duration::from_millis(20);
+    })
+    .await;
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let args = run_args(&[
+        "--url",
+        &target.http_url().unwrap(),
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "40",
+        "--threads",
+        "8",
+        "--runs",
+        "1",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--small-size",
+        "2KiB",
+        "--auth",
+        "basic",
+    ]);
+    let (_, result) = ingestbench::run_command(&args).await.unwrap();
+    assert!(result.docs_per_sec <= 105.0, "{}", result.docs_per_sec);
+    assert!(result.latency_ms.p50 >= 20.0, "{:?}", result.latency_ms);
+}
