@@ -183,16 +183,21 @@ impl TargetProcess {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Owned (and so killed and waited for on drop) before anything can fail.
+        let mut t = TargetProcess { child, port: 0 };
         let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Ok(t) = std::fs::read_to_string(&port_file)
-                && let Some(p) = t.lines().next().and_then(|l| l.parse().ok())
-            {
-                return TargetProcess { child, port: p };
+        while t.port == 0 {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                t.port = text
+                    .lines()
+                    .next()
+                    .and_then(|l| l.parse().ok())
+                    .unwrap_or(0);
             }
             assert!(Instant::now() < deadline, "target did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
+        t
     }
 }
 

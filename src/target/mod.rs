@@ -147,6 +147,8 @@ pub(crate) struct State {
     users: HashMap<String, Secret>,
     node_name: String,
     tickets: Mutex<HashMap<String, String>>,
+    /// Successful ticket logins served by this node.
+    logins: std::sync::atomic::AtomicU64,
     capacity: Capacity,
 }
 
@@ -198,6 +200,10 @@ impl TargetHandle {
             let _ = state.store.delete_all_tickets();
         }
     }
+    /// Successful ticket logins this node served.
+    pub fn logins(&self) -> u64 {
+        self.state.logins.load(std::sync::atomic::Ordering::Relaxed)
+    }
     pub fn store(&self) -> &Arc<Store> {
         &self.state.store
     }
@@ -227,6 +233,7 @@ pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
         users: cfg.users.iter().cloned().collect(),
         node_name: cfg.node_name.clone(),
         tickets: Mutex::new(HashMap::new()),
+        logins: std::sync::atomic::AtomicU64::new(0),
         capacity: Capacity::new(cfg.perf),
     });
     let mut tasks = Vec::new();
