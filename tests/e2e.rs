@@ -162,6 +162,7 @@ async fn an_expired_ticket_is_renewed_once_and_the_upload_replayed() {
         result.errors
     );
     assert_eq!(result.docs_ok, 300);
+    assert!(target.logins() > 1, "the client logged in again after expiry");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

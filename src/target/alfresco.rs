@@ -264,6 +264,7 @@ async fn tickets(
                 .lock()
                 .expect("tickets")
                 .insert(ticket.clone(), user.to_string());
+            state.logins.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
         }
         ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
