@@ -162,7 +162,10 @@ async fn an_expired_ticket_is_renewed_once_and_the_upload_replayed() {
         result.errors
     );
     assert_eq!(result.docs_ok, 300);
-    assert!(target.logins() > 1, "the client logged in again after expiry");
+    assert!(
+        target.logins() > 1,
+        "the client logged in again after expiry"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,4 +200,56 @@ async fn a_known_capacity_bounds_throughput() {
     let (_, result) = ingestbench::run_command(&args).await.unwrap();
     assert!(result.docs_per_sec <= 105.0, "{}", result.docs_per_sec);
     assert!(result.latency_ms.p50 >= 20.0, "{:?}", result.latency_ms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_the_generated_ca_and_a_restart_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let mut cfg = ingestbench::target::TargetConfig::local(store.clone());
+    cfg.https_listen = Some("127.0.0.1:0".parse().unwrap());
+    let target = ingestbench::target::start(cfg).await.unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, target.ca_pem.as_ref().unwrap()).unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let url = target.https_url().unwrap();
+    let base = [
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "20",
+        "--threads",
+        "2",
+        "--runs",
+        "1",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    let mut a = vec!["--url", url.as_str(), "--ca-cert", ca.to_str().unwrap()];
+    a.extend_from_slice(&base);
+    let (outcome, result) = ingestbench::run_command(&run_args(&a)).await.unwrap();
+    assert_eq!(
+        (outcome, result.docs_ok),
+        (ingestbench::Outcome::Success, 20)
+    );
+
+    // Without the CA the TLS handshake fails: a setup error naming the URL.
+    let mut a = vec!["--url", url.as_str()];
+    a.extend_from_slice(&base);
+    let err = format!(
+        "{:#}",
+        ingestbench::run_command(&run_args(&a)).await.unwrap_err()
+    );
+    assert!(
+        err.contains(&url) && err.to_lowercase().contains("certificate"),
+        "{err}"
+    );
+
+    // Stop the node, start another on the same store: everything is still there.
+    target.stop();
+    let again = ingestbench::target::start(ingestbench::target::TargetConfig::local(store))
+        .await
+        .unwrap();
+    assert_eq!(again.count_documents().await.unwrap(), 20);
 }

@@ -264,7 +264,9 @@ async fn tickets(
                 .lock()
                 .expect("tickets")
                 .insert(ticket.clone(), user.to_string());
-            state.logins.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            state
+                .logins
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
         }
         ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
