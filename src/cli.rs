@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::access::ConnectionPolicy;
 use crate::fixtures::SizeClass;
 use crate::protocol::alfresco::AuthMode;
 
@@ -34,6 +35,11 @@ pub enum Command {
     /// latency percentiles and errors. With no --url, an embedded reference target is
     /// started on a free loopback port.
     Run(RunArgs),
+    /// Sweep access methods × thread counts × size classes, R runs each, and write
+    /// summary.json, cells.csv, report.md and report.html.
+    Sweep(SweepArgs),
+    /// Re-render the reports of a sweep directory from its saved results.
+    Report(ReportArgs),
     /// Serve the embedded reference target (Alfresco REST v1 emulation, durable store).
     Target(TargetArgs),
 }
@@ -46,6 +52,51 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 
+    /// CA certificate (PEM) to trust for an https:// URL.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Size class of the documents.
+    #[arg(long, value_enum, default_value = "small")]
+    pub size: SizeClass,
+
+    /// Documents per run (the total quota, divided over the workers).
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub docs: u64,
+
+    /// Parallel upload workers.
+    #[arg(long, default_value_t = 4, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub threads: u64,
+
+    /// Repetitions of the measurement; docs/sec is averaged over them.
+    #[arg(long, default_value_t = 3, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+
+    /// Print the JSON result to stdout (the human summary goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Directory for results: each invocation writes <dir>/run-<id>/result.json and
+    /// manifest.jsonl.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results_dir: PathBuf,
+
+    /// With no --url: keep the embedded target's store in this directory (default: a
+    /// temporary directory removed at exit).
+    #[arg(long, value_name = "DIR")]
+    pub target_data_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags `run` and `sweep` share: who uploads what, where, and how.
+#[derive(Debug, Args, Clone)]
+pub struct CommonArgs {
     /// User to log in as.
     #[arg(long, default_value = "admin", value_name = "USER")]
     pub user: String,
@@ -63,10 +114,6 @@ pub struct RunArgs {
     #[arg(long, default_value = "-my-", value_name = "NODE")]
     pub parent: String,
 
-    /// Size class of the documents.
-    #[arg(long, value_enum, default_value = "small")]
-    pub size: SizeClass,
-
     /// Bytes of a small document (units: B, KiB, MiB, KB, MB).
     #[arg(long, default_value = "10KiB", value_name = "SIZE")]
     pub small_size: String,
@@ -78,18 +125,6 @@ pub struct RunArgs {
     /// Bytes of a large document.
     #[arg(long, default_value = "3MiB", value_name = "SIZE")]
     pub large_size: String,
-
-    /// Documents per run (the total quota, divided over the workers).
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub docs: u64,
-
-    /// Parallel upload workers.
-    #[arg(long, default_value_t = 4, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub threads: u64,
-
-    /// Repetitions of the measurement; docs/sec is averaged over them.
-    #[arg(long, default_value_t = 3, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub runs: u32,
 
     /// Seed of document content and metadata values.
     #[arg(long, default_value_t = 1, value_name = "SEED")]
@@ -112,31 +147,87 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
 
-    /// CA certificate (PEM) to trust for an https:// URL.
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<PathBuf>,
-
-    /// Print the JSON result to stdout (the human summary goes to stderr).
-    #[arg(long)]
-    pub json: bool,
-
-    /// Also write the JSON result to this file.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// Directory for results: each invocation writes <dir>/run-<id>/result.json and
-    /// manifest.jsonl.
-    #[arg(long, default_value = "results", value_name = "DIR")]
-    pub results_dir: PathBuf,
-
     /// No progress bar and no human summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
 
-    /// With no --url: keep the embedded target's store in this directory (default: a
-    /// temporary directory removed at exit).
+/// The field practice, automated: every access method × thread count × size class, each
+/// point run several times, interleaved, with reports that say what it means.
+#[derive(Debug, Args, Clone)]
+#[command(after_help = EXIT_CODES)]
+pub struct SweepArgs {
+    /// Access methods: names in --access-methods-dir or paths to TOML files, comma-separated.
+    /// Default: every method there that answers (unreachable ones are named and skipped).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub access_methods: Vec<String>,
+
+    /// Where access method names are looked up.
+    #[arg(long, default_value = "access-methods", value_name = "DIR")]
+    pub access_methods_dir: PathBuf,
+
+    /// Thread counts: a list with ranges.
+    #[arg(long, default_value = "1-10,15,20,30,50,70,90,100", value_name = "LIST")]
+    pub threads: String,
+
+    /// Size classes, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "small,average,large", value_name = "LIST")]
+    pub sizes: Vec<SizeClass>,
+
+    /// Connection policies to run every cell with: reuse (keep-alive), new (a fresh
+    /// connection per document). Default: each method's own setting.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub connection: Vec<ConnectionPolicy>,
+
+    /// Documents per run of each cell.
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub docs: u64,
+
+    /// Runs per cell.
+    #[arg(long, default_value_t = 3, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+
+    /// Run order: interleaved (run 1 of every cell, then run 2, ...) or random (shuffled
+    /// with --seed); either way slow drift of the machine does not bias one method.
+    #[arg(long, value_enum, default_value = "interleaved")]
+    pub order: Order,
+
+    /// Reference method for the relative-cost table.
+    #[arg(long, default_value = "direct", value_name = "METHOD")]
+    pub baseline: String,
+
+    /// Parent directory of the sweep's results directory (sweep-<id>/).
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results_dir: PathBuf,
+
+    /// Finish an interrupted sweep in DIR: only the runs missing there are done.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+
+    /// Print the plan and the estimate, then stop.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Keep the embedded target's store here (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     pub target_data_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    Interleaved,
+    Random,
+}
+
+/// Re-render a sweep's reports from its saved run results.
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A sweep results directory (with plan.json and runs/).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -33,6 +33,15 @@ pub enum AuthMode {
     Basic,
 }
 
+impl AuthMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthMode::Ticket => "ticket",
+            AuthMode::Basic => "basic",
+        }
+    }
+}
+
 /// Everything the client needs to talk to one Alfresco.
 #[derive(Debug, Clone)]
 pub struct AlfrescoOptions {

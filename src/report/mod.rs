@@ -2,6 +2,11 @@
 //! `schema/run-result.schema.json`) and its human summary. Building it is pure: it takes
 //! measurements and returns values; writing files is the caller's job.
 
+pub mod analysis;
+pub mod export;
+mod html;
+pub mod sweep;
+
 use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
@@ -106,25 +111,30 @@ fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { n / secs } else { 0.0 }
 }
 
+/// The record of one run (durations to the µs).
+pub fn run_record(o: &RunOutcome) -> RunRecord {
+    let d = o.duration.as_secs_f64();
+    RunRecord {
+        run: o.run,
+        duration_s: (d * 1e6).round() / 1e6,
+        docs_ok: o.recorder.docs_ok,
+        docs_failed: o.recorder.docs_failed,
+        docs_per_sec: round3(rate(o.recorder.docs_ok as f64, d)),
+        bytes_ok: o.recorder.bytes_ok,
+        mb_per_sec: round3(rate(o.recorder.bytes_ok as f64 / 1e6, d)),
+        latency_ms: o.recorder.latency(),
+        errors: o.recorder.errors(),
+        node_split: o.recorder.nodes.clone(),
+        folder: o.folder.clone(),
+    }
+}
+
 pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
     let mut all = Recorder::new();
     let mut runs = Vec::new();
     for o in outcomes {
         all.merge(&o.recorder);
-        let d = o.duration.as_secs_f64();
-        runs.push(RunRecord {
-            run: o.run,
-            duration_s: round3(d * 1000.0) / 1000.0,
-            docs_ok: o.recorder.docs_ok,
-            docs_failed: o.recorder.docs_failed,
-            docs_per_sec: round3(rate(o.recorder.docs_ok as f64, d)),
-            bytes_ok: o.recorder.bytes_ok,
-            mb_per_sec: round3(rate(o.recorder.bytes_ok as f64 / 1e6, d)),
-            latency_ms: o.recorder.latency(),
-            errors: o.recorder.errors(),
-            node_split: o.recorder.nodes.clone(),
-            folder: o.folder.clone(),
-        });
+        runs.push(run_record(o));
     }
     let n = outcomes.len().max(1) as f64;
     let mean_duration: f64 = outcomes
@@ -161,7 +171,7 @@ pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
         mb_per_sec: round3(rate(all.bytes_ok as f64 / 1e6 / n, mean_duration)),
         docs_ok: all.docs_ok,
         docs_failed: all.docs_failed,
-        mean_duration_s: round3(mean_duration * 1000.0) / 1000.0,
+        mean_duration_s: (mean_duration * 1e6).round() / 1e6,
         latency_ms: all.latency(),
         errors: all.errors(),
         node_split: all.nodes.clone(),

@@ -18,6 +18,9 @@ const FLUSH_AT: usize = 64 * 1024;
 /// One manifest line.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct ManifestEntry {
+    /// The sweep cell (method_connection_size_tN), absent for `run`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cell: Option<String>,
     pub run: u32,
     pub index: u64,
     pub name: String,
@@ -65,11 +68,8 @@ impl Manifest {
         &self.path
     }
 
-    pub fn writer(&self) -> Writer {
-        Writer {
-            file: self.file.clone(),
-            buf: Vec::with_capacity(FLUSH_AT + 1024),
-        }
+    pub fn writer(&self, cell: Option<Arc<str>>) -> Writer {
+        Writer { file: self.file.clone(), buf: Vec::with_capacity(FLUSH_AT + 1024), cell }
     }
 
     pub fn flush(&self) -> Result<()> {
@@ -98,6 +98,7 @@ impl Manifest {
 pub struct Writer {
     file: Arc<Mutex<File>>,
     buf: Vec<u8>,
+    cell: Option<Arc<str>>,
 }
 
 impl Writer {
@@ -109,8 +110,9 @@ impl Writer {
         }
     }
 
-    fn entry(run: u32, doc: &Doc<'_>, folder: &str) -> ManifestEntry {
+    fn entry(&self, run: u32, doc: &Doc<'_>, folder: &str) -> ManifestEntry {
         ManifestEntry {
+            cell: self.cell.as_deref().map(str::to_string),
             run,
             index: doc.index,
             name: doc.name.clone(),
@@ -127,7 +129,7 @@ impl Writer {
     }
 
     pub fn ok(&mut self, run: u32, doc: &Doc<'_>, folder: &str, id: &str, node: Option<&str>) {
-        let mut e = Self::entry(run, doc, folder);
+        let mut e = self.entry(run, doc, folder);
         e.ok = true;
         e.id = Some(id.to_string());
         e.node = node.map(str::to_string);
@@ -135,7 +137,7 @@ impl Writer {
     }
 
     pub fn failed(&mut self, run: u32, doc: &Doc<'_>, folder: &str, err: &UploadError) {
-        let mut e = Self::entry(run, doc, folder);
+        let mut e = self.entry(run, doc, folder);
         let status = err.status.map(|s| format!(" {s}")).unwrap_or_default();
         e.error = Some(format!("{}{status}: {}", err.class.name(), err.message));
         self.push(&e);

@@ -44,6 +44,8 @@ pub struct CellPlan {
     pub folder: String,
     /// Distinguishes the documents of one invocation from another's with the same seed.
     pub nonce: u64,
+    /// Cell name written into the manifest (sweeps).
+    pub tag: Option<Arc<str>>,
 }
 
 impl CellPlan {
@@ -111,7 +113,8 @@ pub async fn run_cell<P: Protocol>(
     Ok(out)
 }
 
-async fn run_once<P: Protocol>(
+/// One run of a cell: all workers start at one barrier.
+pub async fn run_once<P: Protocol>(
     proto: Arc<P>,
     fixtures: Arc<Fixtures>,
     plan: &CellPlan,
@@ -140,7 +143,7 @@ async fn run_once<P: Protocol>(
             range: start_index..start_index + q,
             ok_so_far: ok_so_far.clone(),
             fatal: fatal.clone(),
-            manifest: manifest.writer(),
+            manifest: manifest.writer(plan.tag.clone()),
         };
         start_index += q;
         handles.push(tokio::spawn(worker(ctx)));

@@ -1,0 +1,138 @@
+//! The commands (`run`, `sweep`, `report`, `target`) and what they share: credentials,
+//! temporary directories, the progress display. Each command turns its validated plan into
+//! calls of the library modules and maps the result to an [`Outcome`](crate::Outcome).
+
+pub mod report;
+pub mod run;
+pub mod sweep;
+pub mod target;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::plan::CommonPlan;
+use crate::protocol::Secret;
+use crate::run::Live;
+
+/// The password: --password-file, INGESTBENCH_PASSWORD, or a hidden prompt on a terminal.
+pub fn password(plan: &CommonPlan) -> Result<Secret> {
+    if let Some(f) = &plan.password_file {
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("--password-file {}: cannot read", f.display()))?;
+        let first = text.lines().next().unwrap_or("").to_string();
+        if first.is_empty() {
+            bail!("--password-file {}: the first line is empty", f.display());
+        }
+        return Ok(Secret::new(first));
+    }
+    if let Ok(p) = std::env::var("INGESTBENCH_PASSWORD") {
+        return Ok(Secret::new(p));
+    }
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let p = rpassword::prompt_password(format!("Password for {}: ", plan.user))
+            .context("reading the password from the terminal")?;
+        return Ok(Secret::new(p));
+    }
+    bail!(
+        "no password for --user {}: set INGESTBENCH_PASSWORD or use --password-file (no terminal to prompt on)",
+        plan.user
+    )
+}
+
+/// A temporary directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(prefix: &str) -> Result<TempDir> {
+        let p = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)?;
+    Ok(())
+}
+
+pub fn rand_u64() -> u64 {
+    let u = uuid::Uuid::new_v4();
+    let b = u.as_bytes();
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+/// The progress bar: reads the live counters on a timer (never per upload). Hidden when
+/// stderr is not a terminal or with --quiet.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    stop: Arc<tokio::sync::Notify>,
+}
+
+impl Progress {
+    pub fn start(total: u64, quiet: bool, live: Arc<Live>) -> Progress {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        if quiet || !std::io::stderr().is_terminal() {
+            return Progress { bar: None, task: None, stop };
+        }
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} docs  {per_sec}  ETA {eta}  {prefix} {msg}")
+                .expect("template")
+                .progress_chars("=> "),
+        );
+        let s = stop.clone();
+        let shown = bar.clone();
+        let task = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = s.notified() => break,
+                }
+                bar.set_position(live.done.load(Ordering::Relaxed));
+                let failed = live.failed.load(Ordering::Relaxed);
+                bar.set_prefix(if failed > 0 { format!("{failed} failed") } else { String::new() });
+            }
+            bar.finish_and_clear();
+        });
+        Progress { bar: Some(shown), task: Some(task), stop }
+    }
+
+    /// What is being done now (called between runs, never per upload).
+    pub fn set_message(&self, msg: String) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg);
+        }
+    }
+
+    /// Prints a line above the bar (or to stderr when there is none).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    pub async fn finish(self) {
+        self.stop.notify_one();
+        if let Some(t) = self.task {
+            let _ = t.await;
+        }
+    }
+}
+

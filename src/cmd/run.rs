@@ -1,0 +1,181 @@
+//! `ingestbench run`: one measured cell against a URL or the embedded target.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::{Progress, TempDir, password, rand_u64, write_file};
+use crate::cli::RunArgs;
+use crate::fixtures::Fixtures;
+use crate::plan::{self, RunPlan};
+use crate::protocol::Secret;
+use crate::protocol::alfresco::{Alfresco, AlfrescoOptions};
+use crate::run::{self, CellPlan, Live, Manifest};
+use crate::{Outcome, host, report, target, timefmt};
+
+/// Builds the HTTP client for uploads: one per access method, shared by all workers.
+pub fn http_client(plan: &RunPlan, workers: usize) -> Result<reqwest::Client> {
+    let mut b = reqwest::Client::builder()
+        .timeout(plan.common.timeout)
+        .connect_timeout(Duration::from_secs(10).min(plan.common.timeout))
+        .pool_max_idle_per_host(workers.max(1))
+        .tcp_nodelay(true)
+        .user_agent(concat!("ingestbench/", env!("CARGO_PKG_VERSION")));
+    if let Some(ca) = &plan.ca_cert {
+        let pem = std::fs::read(ca)
+            .with_context(|| format!("--ca-cert {}: cannot read", ca.display()))?;
+        let cert = reqwest::Certificate::from_pem(&pem)
+            .with_context(|| format!("--ca-cert {}: not a PEM certificate", ca.display()))?;
+        b = b.add_root_certificate(cert);
+    }
+    b.build().context("building the HTTP client")
+}
+
+/// `run`: returns the outcome and the result (for tests).
+pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)> {
+    let plan = RunPlan::try_from(args)?;
+    let id = format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff);
+    let started_at = timefmt::datetime_ms(timefmt::now_ms());
+
+    // The repository: the given URL, or the embedded target.
+    let mut _tmp = None;
+    let mut embedded = None;
+    let (url, secret) = match &plan.url {
+        Some(u) => (u.clone(), password(&plan.common)?),
+        None => {
+            let dir = match &plan.target_data_dir {
+                Some(d) => d.clone(),
+                None => {
+                    let t = TempDir::new("ingestbench-target")?;
+                    let p = t.0.clone();
+                    _tmp = Some(t);
+                    p
+                }
+            };
+            let handle = target::start(target::TargetConfig::local(dir)).await?;
+            let url = plan::parse_url(&handle.http_url().expect("http listener"))?;
+            embedded = Some(handle);
+            let secret = if plan.common.password_file.is_some()
+                || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
+            {
+                password(&plan.common)?
+            } else {
+                Secret::new("admin")
+            };
+            (url, secret)
+        }
+    };
+    let client = http_client(&plan, plan.threads as usize)?;
+    let proto = Arc::new(
+        Alfresco::connect(
+            client,
+            AlfrescoOptions {
+                url: url.clone(),
+                user: plan.common.user.clone(),
+                password: secret,
+                auth: plan.common.auth,
+                parent: plan.common.parent.clone(),
+                profile: plan.common.profile.clone(),
+                versioning: plan.common.versioning,
+                node_header: Some(reqwest::header::HeaderName::from_static(
+                    target::NODE_HEADER,
+                )),
+            },
+        )
+        .await?,
+    );
+
+    let results = plan.results_dir.join(format!("run-{id}"));
+    std::fs::create_dir_all(&results).with_context(|| {
+        format!(
+            "--results-dir {}: cannot create {}",
+            plan.results_dir.display(),
+            results.display()
+        )
+    })?;
+    let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
+    let fixtures = Arc::new(Fixtures::new(
+        plan.size,
+        plan.doc_size(),
+        plan.common.seed,
+        plan.common.profile.clone(),
+    ));
+    let cell = CellPlan {
+        docs: plan.docs,
+        threads: plan.threads,
+        runs: plan.runs,
+        docs_per_folder: plan.common.docs_per_folder,
+        folder: format!("ingestbench/{id}"),
+        nonce: plan.common.seed ^ rand_u64(),
+        tag: None,
+    };
+
+    let live = Arc::new(Live::default());
+    let progress = Progress::start(plan.docs * u64::from(plan.runs), plan.common.quiet, live.clone());
+    let cpu0 = host::process_cpu_seconds();
+    let outcomes = run::run_cell(proto, fixtures, &cell, live.clone(), &manifest).await;
+    let cpu = host::process_cpu_seconds() - cpu0;
+    progress.finish().await;
+    let outcomes = outcomes?;
+
+    let stored_docs = match &embedded {
+        Some(t) => Some(
+            t.count_documents_under_home(&plan.common.user, &cell.folder)
+                .await?,
+        ),
+        None => None,
+    };
+    let result = report::build(
+        report::Inputs {
+            id: id.clone(),
+            started_at,
+            plan: plan.record(),
+            host: host::facts(),
+            target: report::TargetRecord {
+                url: plan::redact(&url),
+                embedded: embedded.is_some(),
+                stored_docs,
+            },
+            worker_quotas: run::split_quota(plan.docs, plan.threads),
+            client_cpu_s: cpu,
+            manifest: "manifest.jsonl".into(),
+        },
+        &outcomes,
+    );
+    let json = serde_json::to_string_pretty(&result)?;
+    let result_path = results.join("result.json");
+    std::fs::write(&result_path, &json)
+        .with_context(|| format!("writing {}", result_path.display()))?;
+    if let Some(out) = &plan.output {
+        write_file(out, &json).with_context(|| format!("--output {}", out.display()))?;
+    }
+    if plan.json {
+        println!("{json}");
+    }
+    if !plan.common.quiet {
+        let text = report::summary_text(&result);
+        let tail = format!("  results: {}\n", result_path.display());
+        if plan.json {
+            eprint!("{text}{tail}");
+        } else {
+            print!("{text}{tail}");
+        }
+    }
+    drop(embedded);
+    if let Some(reason) = &result.aborted {
+        bail!(
+            "the repository rejected the documents: {reason}\n  check --profile ({}) against the repository's content model, and --parent; partial results: {}",
+            plan.common.profile.source,
+            result_path.display()
+        );
+    }
+    let outcome = if result.docs_failed == 0 && !live.stop.load(Ordering::Relaxed) {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    };
+    Ok((outcome, result))
+}
+

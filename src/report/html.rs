@@ -1,0 +1,242 @@
+//! The self-contained HTML report: inline SVG charts (docs/sec vs threads per size class,
+//! one line per access method, ±σ error bars from the runs, the USL fit dashed), the
+//! findings and the tables. No scripts, no network fetches.
+
+use std::fmt::Write;
+
+use super::export::findings;
+use super::sweep::{CellSummary, ScalingRow, SweepSummary};
+
+const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A "nice" upper bound and step for a 0-based axis.
+fn nice_axis(max: f64) -> (f64, f64) {
+    if max <= 0.0 {
+        return (1.0, 0.2);
+    }
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    ((max / step).ceil() * step, step)
+}
+
+fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> String {
+    let (w, h) = (760.0, 400.0);
+    let (ml, mr, mt, mb) = (64.0, 170.0, 34.0, 48.0);
+    let (pw, ph) = (w - ml - mr, h - mt - mb);
+    let threads = &s.plan.threads;
+    let tmin = *threads.iter().min().unwrap_or(&1) as f64;
+    let tmax = (*threads.iter().max().unwrap_or(&1) as f64).max(tmin * 2.0);
+    let x = |t: f64| ml + (t.log2() - tmin.log2()) / (tmax.log2() - tmin.log2()) * pw;
+    let rows: Vec<&ScalingRow> = s.scaling.iter().filter(|r| r.size == size && r.connection == conn).collect();
+    let ymax_data = cells.iter().map(|c| c.docs_per_sec.max(c.docs_per_sec_mean + c.docs_per_sec_stddev)).fold(0.0, f64::max);
+    let (ymax, ystep) = nice_axis(ymax_data * 1.05);
+    let y = |v: f64| mt + ph - (v / ymax).clamp(0.0, 1.05) * ph;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg class="chart" data-size="{size}" data-connection="{conn}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="docs/sec vs threads, {size}, {conn} connections">"#
+    );
+    let _ = writeln!(o, r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#);
+    let mut v = 0.0;
+    while v <= ymax + 1e-9 {
+        let yy = y(v);
+        let _ = writeln!(o, r#"<line class="grid" x1="{ml}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#, ml + pw, ml - 6.0, yy + 4.0, fmt_num(v));
+        v += ystep;
+    }
+    let mut last_label = f64::NEG_INFINITY;
+    for &t in threads {
+        let xx = x(t as f64);
+        let _ = writeln!(o, r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{}"/>"#, mt + ph);
+        if xx - last_label >= 18.0 {
+            let _ = writeln!(o, r#"<text class="tick" x="{xx:.1}" y="{}" text-anchor="middle">{t}</text>"#, mt + ph + 16.0);
+            last_label = xx;
+        }
+    }
+    let _ = writeln!(o, r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads (log scale)</text>"#, ml + pw / 2.0, h - 8.0);
+    let _ = writeln!(o, r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">docs/sec</text>"#, mt + ph / 2.0);
+    let methods: Vec<&str> = s.plan.methods.iter().map(|m| m.name.as_str()).filter(|m| cells.iter().any(|c| c.method == *m)).collect();
+    for (i, m) in methods.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut pts: Vec<&&CellSummary> = cells.iter().filter(|c| c.method == *m).collect();
+        pts.sort_by_key(|c| c.threads);
+        let line: Vec<String> = pts.iter().map(|c| format!("{:.1},{:.1}", x(c.threads as f64), y(c.docs_per_sec))).collect();
+        let _ = writeln!(o, r#"<polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#, esc(m), line.join(" "));
+        for c in &pts {
+            let (xx, yy) = (x(c.threads as f64), y(c.docs_per_sec));
+            let (lo, hi) = (y(c.docs_per_sec_mean - c.docs_per_sec_stddev), y(c.docs_per_sec_mean + c.docs_per_sec_stddev));
+            let _ = writeln!(
+                o,
+                r#"<line class="errbar" x1="{xx:.1}" x2="{xx:.1}" y1="{lo:.1}" y2="{hi:.1}" stroke="{color}"/><circle class="point" cx="{xx:.1}" cy="{yy:.1}" r="3.5" fill="{color}"><title>{}: {} threads, {:.1} docs/s (runs {:.1} ± {:.1}), p95 {:.2} ms</title></circle>"#,
+                esc(m),
+                c.threads,
+                c.docs_per_sec,
+                c.docs_per_sec_mean,
+                c.docs_per_sec_stddev,
+                c.latency_ms.p95
+            );
+        }
+        if let Some(u) = rows.iter().find(|r| r.method == *m).and_then(|r| r.usl.as_ref()) {
+            let n = 60;
+            let curve: Vec<String> = (0..=n)
+                .map(|k| {
+                    let t = (tmin.log2() + (tmax.log2() - tmin.log2()) * k as f64 / n as f64).exp2();
+                    format!("{:.1},{:.1}", x(t), y(u.predict(t)))
+                })
+                .collect();
+            let _ = writeln!(o, r#"<polyline class="usl" data-method="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="5 4" points="{}"/>"#, esc(m), curve.join(" "));
+        }
+        let ly = mt + 10.0 + i as f64 * 20.0;
+        let _ = writeln!(
+            o,
+            r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
+            ml + pw + 14.0,
+            ml + pw + 38.0,
+            ml + pw + 44.0,
+            ly + 4.0,
+            esc(m)
+        );
+    }
+    let ly = mt + 10.0 + methods.len() as f64 * 20.0;
+    let _ = writeln!(
+        o,
+        r##"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="#555" stroke-dasharray="5 4"/><text class="legend" x="{}" y="{}">USL fit</text>"##,
+        ml + pw + 14.0,
+        ml + pw + 38.0,
+        ml + pw + 44.0,
+        ly + 4.0
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 || v == v.round() { format!("{v:.0}") } else { format!("{v:.1}") }
+}
+
+pub fn render(s: &SweepSummary) -> String {
+    let p = &s.plan;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ingestbench sweep {id}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
+th:first-child, td:first-child {{ text-align: left; }}
+.warn {{ color: #a40; }}
+svg.chart {{ display: block; margin: 1em 0; background: #fff; }}
+svg .grid {{ stroke: #e4e4e4; }} svg .tick, svg .legend {{ font-size: 11px; fill: #333; }}
+svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font-weight: 600; fill: #222; }}
+</style></head><body>"#,
+        id = esc(&p.id)
+    );
+    let _ = writeln!(o, "<h1>ingestbench sweep {}</h1>", esc(&p.id));
+    let _ = writeln!(
+        o,
+        "<p>Started {} · ingestbench {} · host {} ({} cores) · seed {} · {} of {} runs done · {} documents per run, {} runs per cell, order {} · baseline {} · profile {} ({})</p>",
+        esc(&p.started_at),
+        esc(&p.tool.version),
+        esc(&p.host.hostname),
+        p.host.cpus,
+        p.seed,
+        s.runs_done,
+        s.runs_planned,
+        p.docs,
+        p.runs,
+        esc(&p.order),
+        esc(&p.baseline),
+        esc(&p.profile),
+        esc(&p.node_type)
+    );
+    o.push_str("<h2>What it means</h2>\n<ul>\n");
+    for f in findings(s) {
+        let _ = writeln!(o, "<li>{}</li>", esc(&f));
+    }
+    for w in &s.warnings {
+        let _ = writeln!(o, "<li class=\"warn\">Warning: {}</li>", esc(w));
+    }
+    o.push_str("</ul>\n<h2>docs/sec vs threads</h2>\n");
+    for (size, _) in &p.sizes {
+        for conn in &p.connections {
+            let cells: Vec<&CellSummary> = s.cells.iter().filter(|c| &c.size == size && &c.connection == conn).collect();
+            if !cells.is_empty() {
+                o.push_str(&chart(s, size, conn, &cells));
+            }
+        }
+    }
+    if !s.relative.is_empty() {
+        let _ = writeln!(o, "<h2>Relative cost against {}</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>docs/sec vs baseline</th><th>95 % interval</th></tr>", esc(&p.baseline));
+        for r in &s.relative {
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>± {:.1} %</td></tr>",
+                esc(&r.method),
+                r.connection,
+                r.size,
+                r.threads,
+                r.diff_pct,
+                r.ci95_pct
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    if !s.scaling.is_empty() {
+        o.push_str("<h2>Scaling</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>peak docs/s</th><th>at threads</th><th>knee (90 %)</th><th>worse beyond</th><th>USL λ</th><th>σ</th><th>κ</th><th>R²</th><th>USL peak</th></tr>\n");
+        for r in &s.scaling {
+            let sc = &r.scaling;
+            let usl = r.usl.as_ref().map_or("<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>".to_string(), |u| {
+                format!(
+                    "<td>{:.1}</td><td>{:.4}</td><td>{:.6}</td><td>{:.3}</td><td>{}</td>",
+                    u.lambda,
+                    u.sigma,
+                    u.kappa,
+                    u.r_squared,
+                    u.peak_concurrency.zip(u.peak_docs_per_sec).map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}"))
+                )
+            });
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td>{usl}</tr>",
+                esc(&r.method),
+                r.connection,
+                r.size,
+                sc.peak_docs_per_sec,
+                sc.peak_threads,
+                sc.knee_threads,
+                sc.degrades_after_threads.map_or("–".into(), |t| t.to_string())
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str("<h2>All cells</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>runs</th><th>docs/s</th><th>mean ± σ</th><th>MB/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors %</th><th>nodes</th></tr>\n");
+    for c in &s.cells {
+        let nodes: Vec<String> = c.node_split.iter().map(|(k, v)| format!("{} {v}", esc(k))).collect();
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            esc(&c.method),
+            c.connection,
+            c.size,
+            c.threads,
+            c.runs,
+            c.docs_per_sec,
+            c.docs_per_sec_mean,
+            c.docs_per_sec_stddev,
+            c.mb_per_sec,
+            c.latency_ms.p50,
+            c.latency_ms.p95,
+            c.latency_ms.p99,
+            c.error_pct,
+            nodes.join(", ")
+        );
+    }
+    o.push_str("</table>\n</body></html>\n");
+    o
+}
