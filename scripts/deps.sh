@@ -7,6 +7,7 @@ set -euo pipefail
 # command -> Debian package
 declare -A NEED=(
   [pdfinfo]=poppler-utils
+  [chromium]=chromium
 )
 
 missing=()

@@ -11,7 +11,19 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
 /// Keep connections alive, or open a fresh TCP (+TLS) connection for every document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    PartialOrd,
+    Ord,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ConnectionPolicy {
     Reuse,
@@ -95,7 +107,14 @@ impl AccessMethod {
         })?;
         m.source = source.to_path_buf();
         let base = source.parent().unwrap_or(Path::new("."));
-        for p in [&mut m.tls.ca_cert, &mut m.tls.client_cert, &mut m.tls.client_key].into_iter().flatten() {
+        for p in [
+            &mut m.tls.ca_cert,
+            &mut m.tls.client_cert,
+            &mut m.tls.client_key,
+        ]
+        .into_iter()
+        .flatten()
+        {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
@@ -105,38 +124,61 @@ impl AccessMethod {
     }
 
     pub fn load(path: &Path) -> Result<AccessMethod> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("access method {}: cannot read the file", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("access method {}: cannot read the file", path.display()))?;
         Self::parse(&text, path)
     }
 
     fn check(&self) -> Result<()> {
         let src = self.source.display();
-        if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            bail!("access method {src}: key `name` = `{}` must be letters, digits, - and _", self.name);
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            bail!(
+                "access method {src}: key `name` = `{}` must be letters, digits, - and _",
+                self.name
+            );
         }
         if !self.is_embedded() {
             let url = reqwest::Url::parse(&self.url).with_context(|| format!("access method {src}: key `url` = `{}` is not a URL (e.g. https://alfresco:8443)", self.url))?;
             if !matches!(url.scheme(), "http" | "https") {
-                bail!("access method {src}: key `url` must be http:// or https:// (or embedded:http, embedded:https)");
+                bail!(
+                    "access method {src}: key `url` must be http:// or https:// (or embedded:http, embedded:https)"
+                );
             }
             if !url.username().is_empty() || url.password().is_some() {
                 bail!("access method {src}: key `url` must not carry credentials");
             }
         } else if !matches!(self.url.as_str(), "embedded:http" | "embedded:https") {
-            bail!("access method {src}: key `url` = `{}`: the embedded target is `embedded:http` or `embedded:https`", self.url);
+            bail!(
+                "access method {src}: key `url` = `{}`: the embedded target is `embedded:http` or `embedded:https`",
+                self.url
+            );
         }
-        for (k, v) in [("ca_cert", &self.tls.ca_cert), ("client_cert", &self.tls.client_cert), ("client_key", &self.tls.client_key)] {
+        for (k, v) in [
+            ("ca_cert", &self.tls.ca_cert),
+            ("client_cert", &self.tls.client_cert),
+            ("client_key", &self.tls.client_key),
+        ] {
             if let Some(p) = v
                 && !p.is_file()
             {
-                bail!("access method {src}: key `tls.{k}` = {}: no such file", p.display());
+                bail!(
+                    "access method {src}: key `tls.{k}` = {}: no such file",
+                    p.display()
+                );
             }
         }
         if self.tls.client_cert.is_some() != self.tls.client_key.is_some() {
             bail!("access method {src}: `tls.client_cert` and `tls.client_key` go together");
         }
         for k in self.headers.keys().chain(self.node_header.iter()) {
-            HeaderName::from_bytes(k.as_bytes()).with_context(|| format!("access method {src}: `{k}` is not a valid header name"))?;
+            HeaderName::from_bytes(k.as_bytes()).with_context(|| {
+                format!("access method {src}: `{k}` is not a valid header name")
+            })?;
         }
         Ok(())
     }
@@ -146,15 +188,25 @@ impl AccessMethod {
     }
 
     pub fn node_header(&self) -> Option<HeaderName> {
-        self.node_header.as_deref().and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok())
+        self.node_header
+            .as_deref()
+            .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok())
     }
 
     /// The URL requests go to and the client for this method. `embedded` gives the embedded
     /// target's URL and CA for `embedded:*` methods.
-    pub fn client(&self, embedded: Option<(&str, Option<&str>)>, timeout: Duration, workers: usize) -> Result<(reqwest::Url, reqwest::Client)> {
+    pub fn client(
+        &self,
+        embedded: Option<(&str, Option<&str>)>,
+        timeout: Duration,
+        workers: usize,
+    ) -> Result<(reqwest::Url, reqwest::Client)> {
         let (url_text, embedded_ca) = match (self.is_embedded(), embedded) {
             (true, Some((u, ca))) => (u.to_string(), ca),
-            (true, None) => bail!("access method {}: the embedded target is not running", self.name),
+            (true, None) => bail!(
+                "access method {}: the embedded target is not running",
+                self.name
+            ),
             (false, _) => (self.url.clone(), None),
         };
         let mut url = reqwest::Url::parse(&url_text)?;
@@ -176,8 +228,16 @@ impl AccessMethod {
             b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes())?);
         }
         if let Some(ca) = &self.tls.ca_cert {
-            let pem = std::fs::read(ca).with_context(|| format!("access method {}: tls.ca_cert {}", self.name, ca.display()))?;
-            let cert = reqwest::Certificate::from_pem(&pem).with_context(|| format!("access method {}: tls.ca_cert {} is not a PEM certificate", self.name, ca.display()))?;
+            let pem = std::fs::read(ca).with_context(|| {
+                format!("access method {}: tls.ca_cert {}", self.name, ca.display())
+            })?;
+            let cert = reqwest::Certificate::from_pem(&pem).with_context(|| {
+                format!(
+                    "access method {}: tls.ca_cert {} is not a PEM certificate",
+                    self.name,
+                    ca.display()
+                )
+            })?;
             b = b.add_root_certificate(cert);
         }
         if let (Some(c), Some(k)) = (&self.tls.client_cert, &self.tls.client_key) {
@@ -187,20 +247,45 @@ impl AccessMethod {
             b = b.identity(id);
         }
         if self.tls.insecure {
-            eprintln!("warning: access method {}: TLS certificate verification is OFF (tls.insecure = true)", self.name);
+            eprintln!(
+                "warning: access method {}: TLS certificate verification is OFF (tls.insecure = true)",
+                self.name
+            );
             b = b.danger_accept_invalid_certs(true);
         }
         if let Some(sn) = &self.tls.server_name {
             // Connect to the URL's address but verify (and send SNI for) `server_name`.
             let port = url.port_or_known_default().unwrap_or(443);
-            let host = url.host_str().unwrap_or_default().trim_matches(|c| c == '[' || c == ']').to_string();
-            let ip: std::net::IpAddr = host.parse().with_context(|| format!("access method {}: tls.server_name needs an IP address in `url`", self.name))?;
+            let host = url
+                .host_str()
+                .unwrap_or_default()
+                .trim_matches(|c| c == '[' || c == ']')
+                .to_string();
+            let ip: std::net::IpAddr = host.parse().with_context(|| {
+                format!(
+                    "access method {}: tls.server_name needs an IP address in `url`",
+                    self.name
+                )
+            })?;
             b = b.resolve(sn, std::net::SocketAddr::new(ip, port));
-            url.set_host(Some(sn)).with_context(|| format!("access method {}: tls.server_name `{sn}` is not a host name", self.name))?;
+            url.set_host(Some(sn)).with_context(|| {
+                format!(
+                    "access method {}: tls.server_name `{sn}` is not a host name",
+                    self.name
+                )
+            })?;
         }
         let mut headers = HeaderMap::new();
         for (k, v) in &self.headers {
-            headers.insert(HeaderName::from_bytes(k.as_bytes())?, HeaderValue::from_str(v).with_context(|| format!("access method {}: header {k} has an invalid value", self.name))?);
+            headers.insert(
+                HeaderName::from_bytes(k.as_bytes())?,
+                HeaderValue::from_str(v).with_context(|| {
+                    format!(
+                        "access method {}: header {k} has an invalid value",
+                        self.name
+                    )
+                })?,
+            );
         }
         b = b.default_headers(headers);
         Ok((url, b.build().context("building the HTTP client")?))
@@ -216,8 +301,18 @@ pub fn resolve(spec: &str, dir: &Path) -> Result<AccessMethod> {
     }
     let file = dir.join(format!("{spec}.toml"));
     if !file.is_file() {
-        let known = list(dir).map(|v| v.iter().map(|m| m.name.clone()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
-        bail!("--access-methods: no method `{spec}` (no file {}); known: {known}", file.display());
+        let known = list(dir)
+            .map(|v| {
+                v.iter()
+                    .map(|m| m.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        bail!(
+            "--access-methods: no method `{spec}` (no file {}); known: {known}",
+            file.display()
+        );
     }
     AccessMethod::load(&file)
 }
@@ -225,8 +320,13 @@ pub fn resolve(spec: &str, dir: &Path) -> Result<AccessMethod> {
 /// Every method file in `dir`, by name.
 pub fn list(dir: &Path) -> Result<Vec<AccessMethod>> {
     let mut out = Vec::new();
-    let rd = std::fs::read_dir(dir).with_context(|| format!("--access-methods-dir {}: cannot read", dir.display()))?;
-    let mut paths: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+    let rd = std::fs::read_dir(dir)
+        .with_context(|| format!("--access-methods-dir {}: cannot read", dir.display()))?;
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
     paths.sort();
     for p in paths {
         out.push(AccessMethod::load(&p)?);
@@ -240,9 +340,18 @@ pub async fn reachable(m: &AccessMethod, timeout: Duration) -> Result<(), String
         return Ok(());
     }
     let url = reqwest::Url::parse(&m.url).map_err(|e| e.to_string())?;
-    let host = url.host_str().unwrap_or_default().trim_matches(|c| c == '[' || c == ']').to_string();
+    let host = url
+        .host_str()
+        .unwrap_or_default()
+        .trim_matches(|c| c == '[' || c == ']')
+        .to_string();
     let port = url.port_or_known_default().unwrap_or(80);
-    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host.as_str(), port))).await {
+    match tokio::time::timeout(
+        timeout,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(format!("{}: {e}", m.url)),
         Err(_) => Err(format!("{}: no answer within {:?}", m.url, timeout)),
@@ -256,23 +365,59 @@ mod tests {
     #[test]
     fn bad_files_name_the_file_and_the_key() {
         let src = Path::new("access-methods/x.toml");
-        let e = format!("{:#}", AccessMethod::parse("name = 'x'\nurl = 'http://h'\nconnection = 'sometimes'\n", src).unwrap_err());
+        let e = format!(
+            "{:#}",
+            AccessMethod::parse(
+                "name = 'x'\nurl = 'http://h'\nconnection = 'sometimes'\n",
+                src
+            )
+            .unwrap_err()
+        );
         assert!(e.contains("x.toml") && e.contains("connection"), "{e}");
-        let e = format!("{:#}", AccessMethod::parse("name = 'x'\nurl = 'not a url'\n", src).unwrap_err());
+        let e = format!(
+            "{:#}",
+            AccessMethod::parse("name = 'x'\nurl = 'not a url'\n", src).unwrap_err()
+        );
         assert!(e.contains("`url`"), "{e}");
-        let e = format!("{:#}", AccessMethod::parse("name = 'x'\nurl = 'http://h'\nbogus = 1\n", src).unwrap_err());
+        let e = format!(
+            "{:#}",
+            AccessMethod::parse("name = 'x'\nurl = 'http://h'\nbogus = 1\n", src).unwrap_err()
+        );
         assert!(e.contains("bogus"), "{e}");
-        let e = format!("{:#}", AccessMethod::parse("name = 'x'\nurl = 'https://h'\n[tls]\nca_cert = 'nope.pem'\n", src).unwrap_err());
+        let e = format!(
+            "{:#}",
+            AccessMethod::parse(
+                "name = 'x'\nurl = 'https://h'\n[tls]\nca_cert = 'nope.pem'\n",
+                src
+            )
+            .unwrap_err()
+        );
         assert!(e.contains("tls.ca_cert"), "{e}");
-        let ok = AccessMethod::parse("name = 'x'\nurl = 'embedded:https'\nconnection = 'new'\nhttp_version = '2'\n", src).unwrap();
-        assert!(ok.is_embedded() && ok.connection == ConnectionPolicy::New && ok.http_version == HttpVersion::Http2);
+        let ok = AccessMethod::parse(
+            "name = 'x'\nurl = 'embedded:https'\nconnection = 'new'\nhttp_version = '2'\n",
+            src,
+        )
+        .unwrap();
+        assert!(
+            ok.is_embedded()
+                && ok.connection == ConnectionPolicy::New
+                && ok.http_version == HttpVersion::Http2
+        );
     }
 
     #[test]
     fn shipped_methods_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods");
         let names: Vec<String> = list(&dir).unwrap().into_iter().map(|m| m.name).collect();
-        for n in ["https-lb", "http-lb", "direct", "https-proxy", "http-proxy", "embedded-http", "embedded-https"] {
+        for n in [
+            "https-lb",
+            "http-lb",
+            "direct",
+            "https-proxy",
+            "http-proxy",
+            "embedded-http",
+            "embedded-https",
+        ] {
             assert!(names.contains(&n.to_string()), "{n} in {names:?}");
         }
     }

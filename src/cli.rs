@@ -167,11 +167,21 @@ pub struct SweepArgs {
     pub access_methods_dir: PathBuf,
 
     /// Thread counts: a list with ranges.
-    #[arg(long, default_value = "1-10,15,20,30,50,70,90,100", value_name = "LIST")]
+    #[arg(
+        long,
+        default_value = "1-10,15,20,30,50,70,90,100",
+        value_name = "LIST"
+    )]
     pub threads: String,
 
     /// Size classes, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "small,average,large", value_name = "LIST")]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "small,average,large",
+        value_name = "LIST"
+    )]
     pub sizes: Vec<SizeClass>,
 
     /// Connection policies to run every cell with: reuse (keep-alive), new (a fresh

@@ -18,9 +18,9 @@ pub mod timefmt;
 
 use anyhow::Result;
 
+use cli::{Cli, Command};
 pub use cmd::run::run_command;
 pub use cmd::sweep::sweep_command;
-use cli::{Cli, Command};
 
 /// How a command ended, short of a setup error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

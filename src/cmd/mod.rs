@@ -87,7 +87,11 @@ impl Progress {
     pub fn start(total: u64, quiet: bool, live: Arc<Live>) -> Progress {
         let stop = Arc::new(tokio::sync::Notify::new());
         if quiet || !std::io::stderr().is_terminal() {
-            return Progress { bar: None, task: None, stop };
+            return Progress {
+                bar: None,
+                task: None,
+                stop,
+            };
         }
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
@@ -106,11 +110,19 @@ impl Progress {
                 }
                 bar.set_position(live.done.load(Ordering::Relaxed));
                 let failed = live.failed.load(Ordering::Relaxed);
-                bar.set_prefix(if failed > 0 { format!("{failed} failed") } else { String::new() });
+                bar.set_prefix(if failed > 0 {
+                    format!("{failed} failed")
+                } else {
+                    String::new()
+                });
             }
             bar.finish_and_clear();
         });
-        Progress { bar: Some(shown), task: Some(task), stop }
+        Progress {
+            bar: Some(shown),
+            task: Some(task),
+            stop,
+        }
     }
 
     /// What is being done now (called between runs, never per upload).
@@ -135,4 +147,3 @@ impl Progress {
         }
     }
 }
-

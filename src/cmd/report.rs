@@ -7,7 +7,10 @@ use crate::cli::ReportArgs;
 
 pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
     if !crate::plan::sweep::is_sweep_dir(&a.dir) {
-        bail!("report {}: not a sweep results directory (no plan.json); give a results/sweep-<id> directory", a.dir.display());
+        bail!(
+            "report {}: not a sweep results directory (no plan.json); give a results/sweep-<id> directory",
+            a.dir.display()
+        );
     }
     let (plan, runs) = super::sweep::load_dir(&a.dir)?;
     let summary = crate::report::sweep::summarize(&plan, &runs);
@@ -15,5 +18,9 @@ pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
     for f in written {
         println!("{}", f.display());
     }
-    Ok(if summary.cells.iter().any(|c| c.docs_failed > 0) { Outcome::Failures } else { Outcome::Success })
+    Ok(if summary.cells.iter().any(|c| c.docs_failed > 0) {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
 }

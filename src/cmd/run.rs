@@ -113,7 +113,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     };
 
     let live = Arc::new(Live::default());
-    let progress = Progress::start(plan.docs * u64::from(plan.runs), plan.common.quiet, live.clone());
+    let progress = Progress::start(
+        plan.docs * u64::from(plan.runs),
+        plan.common.quiet,
+        live.clone(),
+    );
     let cpu0 = host::process_cpu_seconds();
     let outcomes = run::run_cell(proto, fixtures, &cell, live.clone(), &manifest).await;
     let cpu = host::process_cpu_seconds() - cpu0;
@@ -178,4 +182,3 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     };
     Ok((outcome, result))
 }
-

@@ -26,18 +26,30 @@ use crate::{Outcome, host, metrics, target, timefmt};
 /// Reads `plan.json` and every `runs/*.json` of a sweep directory.
 pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
     let plan_path = dir.join("plan.json");
-    let plan: SweepPlan = serde_json::from_str(&std::fs::read_to_string(&plan_path).with_context(|| format!("cannot read {}", plan_path.display()))?)
-        .with_context(|| format!("{}: not an ingestbench sweep plan", plan_path.display()))?;
+    let plan: SweepPlan = serde_json::from_str(
+        &std::fs::read_to_string(&plan_path)
+            .with_context(|| format!("cannot read {}", plan_path.display()))?,
+    )
+    .with_context(|| format!("{}: not an ingestbench sweep plan", plan_path.display()))?;
     if plan.schema_version != SCHEMA_VERSION {
-        bail!("{}: schema_version {} is not the {SCHEMA_VERSION} this ingestbench reads", plan_path.display(), plan.schema_version);
+        bail!(
+            "{}: schema_version {} is not the {SCHEMA_VERSION} this ingestbench reads",
+            plan_path.display(),
+            plan.schema_version
+        );
     }
     let mut runs = Vec::new();
     let runs_dir = dir.join("runs");
     if runs_dir.is_dir() {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&runs_dir)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&runs_dir)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
         paths.sort();
         for p in paths {
-            let r: CellRun = serde_json::from_str(&std::fs::read_to_string(&p)?).with_context(|| format!("{}: not a sweep run result", p.display()))?;
+            let r: CellRun = serde_json::from_str(&std::fs::read_to_string(&p)?)
+                .with_context(|| format!("{}: not a sweep run result", p.display()))?;
             runs.push(r);
         }
     }
@@ -101,19 +113,35 @@ fn size_class(name: &str) -> SizeClass {
 }
 
 fn human_secs(s: f64) -> String {
-    if s < 90.0 { format!("{s:.0} s") } else if s < 5400.0 { format!("{:.0} min", s / 60.0) } else { format!("{:.1} h", s / 3600.0) }
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// Rebuilds the spec of an interrupted sweep from its directory (`--resume`).
 fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanSpec> {
-    let methods: Vec<AccessMethod> = serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).with_context(|| format!("--resume {}: methods.json missing", dir.display()))?)?;
-    let profile_spec = plan.profile.strip_prefix("built-in:").unwrap_or(&plan.profile);
+    let methods: Vec<AccessMethod> = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("methods.json"))
+            .with_context(|| format!("--resume {}: methods.json missing", dir.display()))?,
+    )?;
+    let profile_spec = plan
+        .profile
+        .strip_prefix("built-in:")
+        .unwrap_or(&plan.profile);
     let sizes_of = |n: &str| plan.sizes.iter().find(|(s, _)| s == n).map(|x| x.1);
     let defaults = crate::fixtures::Sizes::default();
     let common = crate::plan::CommonPlan {
         user: plan.user.clone(),
         password_file: a.common.password_file.clone(),
-        auth: if plan.auth == "basic" { AuthMode::Basic } else { AuthMode::Ticket },
+        auth: if plan.auth == "basic" {
+            AuthMode::Basic
+        } else {
+            AuthMode::Ticket
+        },
         parent: plan.parent.clone(),
         sizes: crate::fixtures::Sizes {
             small: sizes_of("small").unwrap_or(defaults.small),
@@ -130,7 +158,13 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
     let connections = plan
         .connections
         .iter()
-        .map(|c| if c == "new" { crate::access::ConnectionPolicy::New } else { crate::access::ConnectionPolicy::Reuse })
+        .map(|c| {
+            if c == "new" {
+                crate::access::ConnectionPolicy::New
+            } else {
+                crate::access::ConnectionPolicy::Reuse
+            }
+        })
         .collect();
     Ok(SweepPlanSpec {
         common,
@@ -141,7 +175,11 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
         threads: plan.threads.clone(),
         docs: plan.docs,
         runs: plan.runs,
-        order: if plan.order == "random" { Order::Random } else { Order::Interleaved },
+        order: if plan.order == "random" {
+            Order::Random
+        } else {
+            Order::Interleaved
+        },
         baseline: plan.baseline.clone(),
     })
 }
@@ -150,7 +188,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let (dir, plan, spec, done) = match &a.resume {
         Some(dir) => {
             if !crate::plan::sweep::is_sweep_dir(dir) {
-                bail!("--resume {}: not a sweep results directory (no plan.json)", dir.display());
+                bail!(
+                    "--resume {}: not a sweep results directory (no plan.json)",
+                    dir.display()
+                );
             }
             let (plan, runs) = load_dir(dir)?;
             let spec = resume_spec(a, &plan, dir)?;
@@ -170,13 +211,20 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             }
             let plan = SweepPlan {
                 schema_version: SCHEMA_VERSION,
-                tool: Tool { name: "ingestbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+                tool: Tool {
+                    name: "ingestbench".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                },
                 id: id.clone(),
                 started_at: timefmt::datetime_ms(timefmt::now_ms()),
                 seed: c.seed,
                 methods: spec.methods.iter().map(method_record).collect(),
                 connections,
-                sizes: spec.sizes.iter().map(|s| (s.name().to_string(), c.sizes.of(*s))).collect(),
+                sizes: spec
+                    .sizes
+                    .iter()
+                    .map(|s| (s.name().to_string(), c.sizes.of(*s)))
+                    .collect(),
                 threads: spec.threads.clone(),
                 docs: spec.docs,
                 runs: spec.runs,
@@ -196,12 +244,20 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 timeout_s: c.timeout.as_secs_f64(),
                 host: host::facts(),
             };
-            (a.results_dir.join(format!("sweep-{id}")), plan, spec, Vec::new())
+            (
+                a.results_dir.join(format!("sweep-{id}")),
+                plan,
+                spec,
+                Vec::new(),
+            )
         }
     };
     let cells = spec.cells();
     let all = schedule(&cells, spec.runs, spec.order, spec.common.seed);
-    let pending: Vec<(CellKey, u32)> = all.into_iter().filter(|(c, r)| !done.iter().any(|d| &d.cell == c && d.record.run == *r)).collect();
+    let pending: Vec<(CellKey, u32)> = all
+        .into_iter()
+        .filter(|(c, r)| !done.iter().any(|d| &d.cell == c && d.record.run == *r))
+        .collect();
 
     // The plan, before anything runs.
     let uploads = pending.len() as u64 * spec.docs;
@@ -209,15 +265,32 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     if !quiet || a.dry_run {
         eprintln!("ingestbench sweep {} -> {}", plan.id, dir.display());
         for m in &spec.methods {
-            eprintln!("  method {:<16} {} ({})", m.name, method_record(m).url, spec.connections_of(m).iter().map(|c| c.name()).collect::<Vec<_>>().join(", "));
+            eprintln!(
+                "  method {:<16} {} ({})",
+                m.name,
+                method_record(m).url,
+                spec.connections_of(m)
+                    .iter()
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         for (name, why) in &spec.unreachable {
             eprintln!("  skipped {name}: unreachable ({why})");
         }
         eprintln!(
             "  sizes {}; threads {}; {} docs per run; {} runs per cell; order {}",
-            plan.sizes.iter().map(|(n, b)| format!("{n} ({b} B)")).collect::<Vec<_>>().join(", "),
-            plan.threads.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            plan.sizes
+                .iter()
+                .map(|(n, b)| format!("{n} ({b} B)"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.threads
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
             spec.docs,
             spec.runs,
             plan.order
@@ -234,10 +307,17 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     if a.dry_run {
         return Ok((Outcome::Success, summarize(&plan, &done)));
     }
-    std::fs::create_dir_all(dir.join("runs")).with_context(|| format!("--results-dir: cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("runs"))
+        .with_context(|| format!("--results-dir: cannot create {}", dir.display()))?;
     if a.resume.is_none() {
-        write_atomic(&dir.join("plan.json"), &serde_json::to_string_pretty(&plan)?)?;
-        write_atomic(&dir.join("methods.json"), &serde_json::to_string_pretty(&spec.methods)?)?;
+        write_atomic(
+            &dir.join("plan.json"),
+            &serde_json::to_string_pretty(&plan)?,
+        )?;
+        write_atomic(
+            &dir.join("methods.json"),
+            &serde_json::to_string_pretty(&spec.methods)?,
+        )?;
     }
 
     // The embedded target, when a method uses it.
@@ -254,14 +334,19 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         };
         let mut cfg = target::TargetConfig::local(data);
         cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-        if spec.common.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some() {
+        if spec.common.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
+        {
             cfg.users = vec![(spec.common.user.clone(), password(&spec.common)?)];
         }
         Some(target::start(cfg).await?)
     } else {
         None
     };
-    let secret = if spec.methods.iter().all(AccessMethod::is_embedded) && embedded.as_ref().is_some_and(|_| spec.common.password_file.is_none() && std::env::var_os("INGESTBENCH_PASSWORD").is_none()) {
+    let secret = if spec.methods.iter().all(AccessMethod::is_embedded)
+        && embedded.as_ref().is_some_and(|_| {
+            spec.common.password_file.is_none()
+                && std::env::var_os("INGESTBENCH_PASSWORD").is_none()
+        }) {
         Secret::new("admin")
     } else {
         password(&spec.common)?
@@ -272,16 +357,27 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let mut clients: HashMap<(String, String), Arc<Alfresco>> = HashMap::new();
     for m in &spec.methods {
         for conn in spec.connections_of(m) {
-            if !pending.iter().any(|(c, _)| c.method == m.name && c.connection == conn.name()) {
+            if !pending
+                .iter()
+                .any(|(c, _)| c.method == m.name && c.connection == conn.name())
+            {
                 continue;
             }
             let mut mm = m.clone();
             mm.connection = conn;
             let emb = embedded.as_ref().map(|t| {
-                let url = if m.url == "embedded:https" { t.https_url().unwrap_or_default() } else { t.http_url().unwrap_or_default() };
+                let url = if m.url == "embedded:https" {
+                    t.https_url().unwrap_or_default()
+                } else {
+                    t.http_url().unwrap_or_default()
+                };
                 (url, t.ca_pem.clone())
             });
-            let (url, client) = mm.client(emb.as_ref().map(|(u, c)| (u.as_str(), c.as_deref())), spec.common.timeout, max_threads)?;
+            let (url, client) = mm.client(
+                emb.as_ref().map(|(u, c)| (u.as_str(), c.as_deref())),
+                spec.common.timeout,
+                max_threads,
+            )?;
             let proto = Alfresco::connect(
                 client,
                 AlfrescoOptions {
@@ -303,7 +399,17 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let fixtures: HashMap<String, Arc<Fixtures>> = spec
         .sizes
         .iter()
-        .map(|s| (s.name().to_string(), Arc::new(Fixtures::new(*s, spec.common.sizes.of(*s), spec.common.seed, spec.common.profile.clone()))))
+        .map(|s| {
+            (
+                s.name().to_string(),
+                Arc::new(Fixtures::new(
+                    *s,
+                    spec.common.sizes.of(*s),
+                    spec.common.seed,
+                    spec.common.profile.clone(),
+                )),
+            )
+        })
         .collect();
 
     let manifest = Manifest::create(&dir.join("manifest.jsonl"))?;
@@ -311,7 +417,15 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let progress = Progress::start(uploads, quiet, live.clone());
     let mut fatal = None;
     for (k, (cell, run)) in pending.iter().enumerate() {
-        progress.set_message(format!("[{}/{}] {} {} {} t={} run {run}", k + 1, pending.len(), cell.method, cell.connection, cell.size, cell.threads));
+        progress.set_message(format!(
+            "[{}/{}] {} {} {} t={} run {run}",
+            k + 1,
+            pending.len(),
+            cell.method,
+            cell.connection,
+            cell.size,
+            cell.threads
+        ));
         let proto = clients[&(cell.method.clone(), cell.connection.clone())].clone();
         let fx = fixtures[&cell.size].clone();
         let cell_plan = CellPlan {
@@ -319,9 +433,21 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             threads: cell.threads,
             runs: spec.runs,
             docs_per_folder: spec.common.docs_per_folder,
-            folder: format!("ingestbench/{}/{}-{}/{}/t{}/a{:04x}", plan.id, cell.method, cell.connection, cell.size, cell.threads, rand_u64() & 0xffff),
+            folder: format!(
+                "ingestbench/{}/{}-{}/{}/t{}/a{:04x}",
+                plan.id,
+                cell.method,
+                cell.connection,
+                cell.size,
+                cell.threads,
+                rand_u64() & 0xffff
+            ),
             nonce: spec.common.seed ^ rand_u64(),
-            tag: Some(Arc::from(cell.file_stem(*run).rsplit_once("_r").map_or(String::new(), |x| x.0.to_string()))),
+            tag: Some(Arc::from(
+                cell.file_stem(*run)
+                    .rsplit_once("_r")
+                    .map_or(String::new(), |x| x.0.to_string()),
+            )),
         };
         let cpu0 = host::process_cpu_seconds();
         let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest).await?;
@@ -332,9 +458,16 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             latency_histogram_us: metrics::encode_hist(&o.recorder.latency_us),
             client_cpu_s: metrics::round3(cpu),
         };
-        write_atomic(&dir.join("runs").join(format!("{}.json", cell.file_stem(*run))), &serde_json::to_string_pretty(&rec)?)?;
+        write_atomic(
+            &dir.join("runs")
+                .join(format!("{}.json", cell.file_stem(*run))),
+            &serde_json::to_string_pretty(&rec)?,
+        )?;
         if let Some(reason) = o.fatal {
-            fatal = Some(format!("access method {}: the repository rejected the documents: {reason}", cell.method));
+            fatal = Some(format!(
+                "access method {}: the repository rejected the documents: {reason}",
+                cell.method
+            ));
             break;
         }
     }
@@ -345,7 +478,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let summary = summarize(&plan, &runs);
     let written = write_reports(&dir, &summary)?;
     if let Some(f) = fatal {
-        bail!("{f}\n  check --profile and --parent; partial results in {}", dir.display());
+        bail!(
+            "{f}\n  check --profile and --parent; partial results in {}",
+            dir.display()
+        );
     }
     if !quiet {
         eprintln!();
@@ -361,7 +497,11 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     }
     let html = dir.join("report.html");
     println!("{}", html.display());
-    let outcome = if summary.cells.iter().any(|c| c.docs_failed > 0) { Outcome::Failures } else { Outcome::Success };
+    let outcome = if summary.cells.iter().any(|c| c.docs_failed > 0) {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    };
     let _ = write_file;
     Ok((outcome, summary))
 }

@@ -40,13 +40,19 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             large: parse_size(&a.large_size).context("--large-size")?,
         };
         if !(a.timeout.is_finite() && a.timeout > 0.0) {
-            bail!("--timeout {}: must be a positive number of seconds", a.timeout);
+            bail!(
+                "--timeout {}: must be a positive number of seconds",
+                a.timeout
+            );
         }
         if a.user.is_empty() {
             bail!("--user must not be empty");
         }
         if a.parent.is_empty() || a.parent.contains('/') {
-            bail!("--parent `{}`: use -my-, -root-, -shared- or a node id (no paths)", a.parent);
+            bail!(
+                "--parent `{}`: use -my-, -root-, -shared- or a node id (no paths)",
+                a.parent
+            );
         }
         Ok(CommonPlan {
             user: a.user.clone(),
@@ -131,15 +137,24 @@ impl RunPlan {
 
 /// Parses `--url`: http(s) only, no credentials, no query.
 pub fn parse_url(s: &str) -> Result<reqwest::Url> {
-    let url = reqwest::Url::parse(s).with_context(|| format!("--url {s}: not a URL; expected e.g. http://alfresco:8080"))?;
+    let url = reqwest::Url::parse(s)
+        .with_context(|| format!("--url {s}: not a URL; expected e.g. http://alfresco:8080"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        bail!("--url {s}: scheme `{}` is not supported; use http:// or https://", url.scheme());
+        bail!(
+            "--url {s}: scheme `{}` is not supported; use http:// or https://",
+            url.scheme()
+        );
     }
     if !url.username().is_empty() || url.password().is_some() {
-        bail!("--url must not carry credentials; use --user and INGESTBENCH_PASSWORD or --password-file");
+        bail!(
+            "--url must not carry credentials; use --user and INGESTBENCH_PASSWORD or --password-file"
+        );
     }
     if url.query().is_some() {
-        bail!("--url {}: remove the query string; give the server root", redact(&url));
+        bail!(
+            "--url {}: remove the query string; give the server root",
+            redact(&url)
+        );
     }
     Ok(url)
 }
@@ -186,7 +201,9 @@ mod tests {
     fn urls_are_checked() {
         assert!(parse_url("http://localhost:8080").is_ok());
         assert!(format!("{:#}", parse_url("ftp://x").unwrap_err()).contains("--url"));
-        assert!(format!("{:#}", parse_url("http://u:secret@x").unwrap_err()).contains("credentials"));
+        assert!(
+            format!("{:#}", parse_url("http://u:secret@x").unwrap_err()).contains("credentials")
+        );
         assert!(!format!("{:#}", parse_url("http://u:secret@x").unwrap_err()).contains("secret"));
         assert!(parse_url("not a url").is_err());
     }

@@ -18,7 +18,9 @@ pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
         let num = |t: &str| -> Result<u64> {
             match t.trim().parse::<u64>() {
                 Ok(n) if (1..=10_000).contains(&n) => Ok(n),
-                _ => bail!("--threads `{s}`: `{t}` is not a thread count from 1 to 10000 (use e.g. 1-10,15,20)"),
+                _ => bail!(
+                    "--threads `{s}`: `{t}` is not a thread count from 1 to 10000 (use e.g. 1-10,15,20)"
+                ),
             }
         };
         match part.split_once('-') {
@@ -74,13 +76,20 @@ impl SweepPlanSpec {
                 }
             }
             if methods.is_empty() {
-                bail!("--access-methods: none of the methods in {} answers; start the lab (scripts/lab.sh up) or name methods, e.g. --access-methods embedded-http", a.access_methods_dir.display());
+                bail!(
+                    "--access-methods: none of the methods in {} answers; start the lab (scripts/lab.sh up) or name methods, e.g. --access-methods embedded-http",
+                    a.access_methods_dir.display()
+                );
             }
         } else {
             for spec in &a.access_methods {
                 let m = access::resolve(spec, &a.access_methods_dir)?;
                 if let Err(why) = access::reachable(&m, timeout).await {
-                    bail!("--access-methods: `{}` does not answer ({why}); check its url in {}", m.name, m.source.display());
+                    bail!(
+                        "--access-methods: `{}` does not answer ({why}); check its url in {}",
+                        m.name,
+                        m.source.display()
+                    );
                 }
                 if methods.iter().any(|x: &AccessMethod| x.name == m.name) {
                     bail!("--access-methods: `{}` is listed twice", m.name);
@@ -106,7 +115,11 @@ impl SweepPlanSpec {
 
     /// Connection policies a method runs with.
     pub fn connections_of(&self, m: &AccessMethod) -> Vec<ConnectionPolicy> {
-        if self.connections.is_empty() { vec![m.connection] } else { self.connections.clone() }
+        if self.connections.is_empty() {
+            vec![m.connection]
+        } else {
+            self.connections.clone()
+        }
     }
 
     /// Every cell, in report order.
@@ -116,7 +129,12 @@ impl SweepPlanSpec {
             for c in self.connections_of(m) {
                 for s in &self.sizes {
                     for &t in &self.threads {
-                        out.push(CellKey { method: m.name.clone(), connection: c.name().into(), size: s.name().into(), threads: t });
+                        out.push(CellKey {
+                            method: m.name.clone(),
+                            connection: c.name().into(),
+                            size: s.name().into(),
+                            threads: t,
+                        });
                     }
                 }
             }
@@ -154,20 +172,40 @@ mod tests {
 
     #[test]
     fn thread_lists() {
-        assert_eq!(parse_threads("1-10,15,20,30,50,70,90,100").unwrap().len(), 17);
+        assert_eq!(
+            parse_threads("1-10,15,20,30,50,70,90,100").unwrap().len(),
+            17
+        );
         assert_eq!(parse_threads("4,1,2-3,2").unwrap(), vec![1, 2, 3, 4]);
         for bad in ["0", "a", "5-2", "", "1-20000"] {
-            assert!(format!("{:#}", parse_threads(bad).unwrap_err()).contains("--threads"), "{bad}");
+            assert!(
+                format!("{:#}", parse_threads(bad).unwrap_err()).contains("--threads"),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn interleaved_and_random_orders_cover_every_run_once() {
-        let cells: Vec<CellKey> = (1..=3).map(|t| CellKey { method: "m".into(), connection: "reuse".into(), size: "small".into(), threads: t }).collect();
+        let cells: Vec<CellKey> = (1..=3)
+            .map(|t| CellKey {
+                method: "m".into(),
+                connection: "reuse".into(),
+                size: "small".into(),
+                threads: t,
+            })
+            .collect();
         let s = schedule(&cells, 2, Order::Interleaved, 1);
-        assert_eq!(s.iter().map(|(c, r)| (c.threads, *r)).collect::<Vec<_>>(), vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]);
+        assert_eq!(
+            s.iter().map(|(c, r)| (c.threads, *r)).collect::<Vec<_>>(),
+            vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]
+        );
         let mut r = schedule(&cells, 2, Order::Random, 1);
-        assert_eq!(r, schedule(&cells, 2, Order::Random, 1), "deterministic from the seed");
+        assert_eq!(
+            r,
+            schedule(&cells, 2, Order::Random, 1),
+            "deterministic from the seed"
+        );
         r.sort_by_key(|(c, run)| (*run, c.threads));
         assert_eq!(r, s);
     }

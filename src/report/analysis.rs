@@ -6,27 +6,40 @@ use serde::{Deserialize, Serialize};
 
 /// Two-sided 97.5 % quantiles of Student's t for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
 ];
 
 /// t(0.975, df), interpolated for fractional df (Welch), normal beyond 30.
 pub fn t975(df: f64) -> f64 {
     if !df.is_finite() || df >= 30.0 {
-        return if df.is_finite() { 1.960 + 2.4 / df } else { 1.960 };
+        return if df.is_finite() {
+            1.960 + 2.4 / df
+        } else {
+            1.960
+        };
     }
     let df = df.max(1.0);
     let lo = df.floor() as usize;
     let frac = df - lo as f64;
     let a = T975[lo - 1];
-    let b = if lo < 30 { T975[lo] } else { 1.960 + 2.4 / 31.0 };
+    let b = if lo < 30 {
+        T975[lo]
+    } else {
+        1.960 + 2.4 / 31.0
+    };
     a + (b - a) * frac
 }
 
 fn mean_var(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let m = x.iter().sum::<f64>() / n;
-    let v = if x.len() > 1 { x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let v = if x.len() > 1 {
+        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     (m, v)
 }
 
@@ -72,8 +85,15 @@ pub fn scaling(points: &[(u64, f64)]) -> Option<Scaling> {
     let mut p: Vec<(u64, f64)> = points.to_vec();
     p.sort_by_key(|x| x.0);
     let &(peak_threads, peak) = p.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let knee = p.iter().find(|x| x.1 >= 0.9 * peak).map_or(peak_threads, |x| x.0);
-    let worst_after = p.iter().filter(|x| x.0 > peak_threads).map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let knee = p
+        .iter()
+        .find(|x| x.1 >= 0.9 * peak)
+        .map_or(peak_threads, |x| x.0);
+    let worst_after = p
+        .iter()
+        .filter(|x| x.0 > peak_threads)
+        .map(|x| x.1)
+        .fold(f64::INFINITY, f64::min);
     let degrades = worst_after.is_finite() && worst_after < 0.95 * peak;
     Some(Scaling {
         peak_docs_per_sec: peak,
@@ -116,20 +136,36 @@ fn fit_given_lambda(p: &[(f64, f64)], lambda: f64) -> (f64, f64) {
         b2 += v * y;
     }
     let det = a11 * a22 - a12 * a12;
-    let (mut s, mut k) = if det.abs() > 1e-12 { ((b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det) } else { (0.0, 0.0) };
+    let (mut s, mut k) = if det.abs() > 1e-12 {
+        ((b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det)
+    } else {
+        (0.0, 0.0)
+    };
     if s < 0.0 || k < 0.0 {
         // Constrained: one of them at 0, the other by simple regression.
         let s_only = if a11 > 0.0 { (b1 / a11).max(0.0) } else { 0.0 };
         let k_only = if a22 > 0.0 { (b2 / a22).max(0.0) } else { 0.0 };
-        let sse = |s: f64, k: f64| p.iter().map(|&(n, x)| (x - lambda * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))).powi(2)).sum::<f64>();
-        (s, k) = if sse(s_only, 0.0) <= sse(0.0, k_only) { (s_only, 0.0) } else { (0.0, k_only) };
+        let sse = |s: f64, k: f64| {
+            p.iter()
+                .map(|&(n, x)| (x - lambda * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))).powi(2))
+                .sum::<f64>()
+        };
+        (s, k) = if sse(s_only, 0.0) <= sse(0.0, k_only) {
+            (s_only, 0.0)
+        } else {
+            (0.0, k_only)
+        };
     }
     (s, k)
 }
 
 /// Fits the USL to (threads, docs/sec) points; needs at least 3 distinct thread counts.
 pub fn fit_usl(points: &[(u64, f64)]) -> Option<Usl> {
-    let p: Vec<(f64, f64)> = points.iter().filter(|x| x.1 > 0.0).map(|&(n, x)| (n as f64, x)).collect();
+    let p: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|x| x.1 > 0.0)
+        .map(|&(n, x)| (n as f64, x))
+        .collect();
     let mut distinct: Vec<u64> = points.iter().map(|x| x.0).collect();
     distinct.sort_unstable();
     distinct.dedup();
@@ -138,7 +174,9 @@ pub fn fit_usl(points: &[(u64, f64)]) -> Option<Usl> {
     }
     let sse = |l: f64| {
         let (s, k) = fit_given_lambda(&p, l);
-        p.iter().map(|&(n, x)| (x - l * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))).powi(2)).sum::<f64>()
+        p.iter()
+            .map(|&(n, x)| (x - l * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))).powi(2))
+            .sum::<f64>()
     };
     // λ lies between the best per-thread rate seen and a few times it; golden-section search
     // on the squared error in X space, after a coarse scan to find the right valley.
@@ -170,8 +208,19 @@ pub fn fit_usl(points: &[(u64, f64)]) -> Option<Usl> {
     let (sigma, kappa) = fit_given_lambda(&p, lambda);
     let mean = p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64;
     let ss_tot: f64 = p.iter().map(|x| (x.1 - mean).powi(2)).sum();
-    let r_squared = if ss_tot > 0.0 { 1.0 - sse(lambda) / ss_tot } else { 1.0 };
-    let mut usl = Usl { lambda, sigma, kappa, r_squared, peak_concurrency: None, peak_docs_per_sec: None };
+    let r_squared = if ss_tot > 0.0 {
+        1.0 - sse(lambda) / ss_tot
+    } else {
+        1.0
+    };
+    let mut usl = Usl {
+        lambda,
+        sigma,
+        kappa,
+        r_squared,
+        peak_concurrency: None,
+        peak_docs_per_sec: None,
+    };
     if kappa > 0.0 && sigma < 1.0 {
         let n = ((1.0 - sigma) / kappa).sqrt();
         usl.peak_concurrency = Some(n);
@@ -188,16 +237,41 @@ mod tests {
 
     #[test]
     fn usl_recovers_a_known_curve() {
-        let truth = Usl { lambda: 120.0, sigma: 0.05, kappa: 0.0008, r_squared: 1.0, peak_concurrency: None, peak_docs_per_sec: None };
+        let truth = Usl {
+            lambda: 120.0,
+            sigma: 0.05,
+            kappa: 0.0008,
+            r_squared: 1.0,
+            peak_concurrency: None,
+            peak_docs_per_sec: None,
+        };
         // ±2 % deterministic "noise" so the fit is not handed exact data.
-        let pts: Vec<(u64, f64)> = THREADS.iter().enumerate().map(|(i, &n)| (n, truth.predict(n as f64) * (1.0 + 0.02 * ((i as f64 * 2.3).sin())))).collect();
+        let pts: Vec<(u64, f64)> = THREADS
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                (
+                    n,
+                    truth.predict(n as f64) * (1.0 + 0.02 * ((i as f64 * 2.3).sin())),
+                )
+            })
+            .collect();
         let fit = fit_usl(&pts).unwrap();
         assert!((fit.sigma - 0.05).abs() / 0.05 < 0.10, "{fit:?}");
         assert!((fit.kappa - 0.0008).abs() / 0.0008 < 0.10, "{fit:?}");
         assert!((fit.lambda - 120.0).abs() / 120.0 < 0.05, "{fit:?}");
         assert!(fit.r_squared > 0.98);
-        let exact = fit_usl(&THREADS.iter().map(|&n| (n, truth.predict(n as f64))).collect::<Vec<_>>()).unwrap();
-        assert!((exact.sigma - 0.05).abs() < 1e-3 && (exact.kappa - 0.0008).abs() < 1e-5, "{exact:?}");
+        let exact = fit_usl(
+            &THREADS
+                .iter()
+                .map(|&n| (n, truth.predict(n as f64)))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(
+            (exact.sigma - 0.05).abs() < 1e-3 && (exact.kappa - 0.0008).abs() < 1e-5,
+            "{exact:?}"
+        );
         assert!((exact.peak_concurrency.unwrap() - ((1.0f64 - 0.05) / 0.0008).sqrt()).abs() < 0.5);
     }
 
@@ -205,14 +279,28 @@ mod tests {
     fn usl_linear_and_too_few_points() {
         let lin: Vec<(u64, f64)> = [1, 2, 4, 8].iter().map(|&n| (n, 50.0 * n as f64)).collect();
         let f = fit_usl(&lin).unwrap();
-        assert!(f.sigma < 1e-6 && f.kappa < 1e-9 && f.peak_concurrency.is_none(), "{f:?}");
+        assert!(
+            f.sigma < 1e-6 && f.kappa < 1e-9 && f.peak_concurrency.is_none(),
+            "{f:?}"
+        );
         assert!(fit_usl(&[(1, 1.0), (2, 2.0)]).is_none());
     }
 
     #[test]
     fn peak_knee_and_degradation() {
-        let s = scaling(&[(1, 100.0), (2, 190.0), (4, 370.0), (8, 400.0), (16, 380.0), (32, 300.0)]).unwrap();
-        assert_eq!((s.peak_threads, s.knee_threads, s.degrades_after_threads), (8, 4, Some(8)));
+        let s = scaling(&[
+            (1, 100.0),
+            (2, 190.0),
+            (4, 370.0),
+            (8, 400.0),
+            (16, 380.0),
+            (32, 300.0),
+        ])
+        .unwrap();
+        assert_eq!(
+            (s.peak_threads, s.knee_threads, s.degrades_after_threads),
+            (8, 4, Some(8))
+        );
         assert_eq!(s.degraded_docs_per_sec, Some(300.0));
         let flat = scaling(&[(1, 100.0), (2, 200.0), (4, 395.0), (8, 400.0), (16, 398.0)]).unwrap();
         assert_eq!((flat.knee_threads, flat.degrades_after_threads), (4, None));

@@ -20,7 +20,12 @@ pub struct Html;
 
 /// Every report a sweep writes.
 pub fn all() -> Vec<Box<dyn Exporter>> {
-    vec![Box::new(Json), Box::new(Csv), Box::new(Markdown), Box::new(Html)]
+    vec![
+        Box::new(Json),
+        Box::new(Csv),
+        Box::new(Markdown),
+        Box::new(Html),
+    ]
 }
 
 impl Exporter for Json {
@@ -37,7 +42,11 @@ impl Exporter for Json {
 pub const CSV_HEADER: &str = "method,connection,size,threads,runs,docs_per_sec,docs_per_sec_mean,docs_per_sec_stddev,mb_per_sec,latency_p50_ms,latency_p95_ms,latency_p99_ms,docs_ok,docs_failed,error_pct,client_cpu_share";
 
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 impl Exporter for Csv {
@@ -80,15 +89,27 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
         let sc = &row.scaling;
         let mut line = format!(
             "{} ({} connections), {}: peak {:.1} docs/s at {} threads; 90 % of it from {} threads",
-            row.method, row.connection, row.size, sc.peak_docs_per_sec, sc.peak_threads, sc.knee_threads
+            row.method,
+            row.connection,
+            row.size,
+            sc.peak_docs_per_sec,
+            sc.peak_threads,
+            sc.knee_threads
         );
         if let (Some(t), Some(worst)) = (sc.degrades_after_threads, sc.degraded_docs_per_sec) {
-            let _ = write!(line, "; more than {t} threads makes it worse (down to {worst:.1} docs/s)");
+            let _ = write!(
+                line,
+                "; more than {t} threads makes it worse (down to {worst:.1} docs/s)"
+            );
         } else {
             line.push_str("; more threads did not make it worse");
         }
         if let Some(u) = &row.usl {
-            let _ = write!(line, ". USL: σ {:.4} (contention), κ {:.6} (coherency), R² {:.3}", u.sigma, u.kappa, u.r_squared);
+            let _ = write!(
+                line,
+                ". USL: σ {:.4} (contention), κ {:.6} (coherency), R² {:.3}",
+                u.sigma, u.kappa, u.r_squared
+            );
             if let (Some(n), Some(x)) = (u.peak_concurrency, u.peak_docs_per_sec) {
                 let _ = write!(line, ", predicted peak {x:.1} docs/s at {n:.0} threads");
             }
@@ -103,7 +124,11 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
             continue;
         }
         seen.push(key);
-        let same: Vec<_> = s.relative.iter().filter(|x| x.method == r.method && x.connection == r.connection && x.size == r.size).collect();
+        let same: Vec<_> = s
+            .relative
+            .iter()
+            .filter(|x| x.method == r.method && x.connection == r.connection && x.size == r.size)
+            .collect();
         let lo = same.iter().min_by_key(|x| x.threads).expect("non-empty");
         let hi = same.iter().max_by_key(|x| x.threads).expect("non-empty");
         out.push(lo.text.clone());
@@ -125,9 +150,19 @@ impl Exporter for Markdown {
         let _ = writeln!(
             o,
             "Started {} · ingestbench {} · host {} ({} cores) · seed {} · {} of {} runs done\n",
-            p.started_at, p.tool.version, p.host.hostname, p.host.cpus, p.seed, s.runs_done, s.runs_planned
+            p.started_at,
+            p.tool.version,
+            p.host.hostname,
+            p.host.cpus,
+            p.seed,
+            s.runs_done,
+            s.runs_planned
         );
-        let methods: Vec<String> = p.methods.iter().map(|m| format!("{} ({})", m.name, m.url)).collect();
+        let methods: Vec<String> = p
+            .methods
+            .iter()
+            .map(|m| format!("{} ({})", m.name, m.url))
+            .collect();
         let sizes: Vec<String> = p.sizes.iter().map(|(n, b)| format!("{n} {b} B")).collect();
         let _ = writeln!(
             o,
@@ -135,7 +170,11 @@ impl Exporter for Markdown {
             methods.join(", "),
             p.connections.join(", "),
             sizes.join(", "),
-            p.threads.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            p.threads
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
             p.docs,
             p.runs,
             p.order,
@@ -153,18 +192,34 @@ impl Exporter for Markdown {
         o.push('\n');
         for (size, _) in &p.sizes {
             for conn in &p.connections {
-                let cells: Vec<_> = s.cells.iter().filter(|c| &c.size == size && &c.connection == conn).collect();
+                let cells: Vec<_> = s
+                    .cells
+                    .iter()
+                    .filter(|c| &c.size == size && &c.connection == conn)
+                    .collect();
                 if cells.is_empty() {
                     continue;
                 }
                 let _ = writeln!(o, "## docs/sec by threads: {size}, {conn} connections\n");
-                let methods: Vec<&str> = p.methods.iter().map(|m| m.name.as_str()).filter(|m| cells.iter().any(|c| c.method == *m)).collect();
+                let methods: Vec<&str> = p
+                    .methods
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .filter(|m| cells.iter().any(|c| c.method == *m))
+                    .collect();
                 let _ = writeln!(o, "| threads | {} |", methods.join(" | "));
                 let _ = writeln!(o, "|---:|{}", "---:|".repeat(methods.len()));
                 for &t in &p.threads {
                     let row: Vec<String> = methods
                         .iter()
-                        .map(|m| cells.iter().find(|c| c.method == *m && c.threads == t).map_or("–".to_string(), |c| format!("{:.1} ± {:.1}", c.docs_per_sec, c.docs_per_sec_stddev)))
+                        .map(|m| {
+                            cells
+                                .iter()
+                                .find(|c| c.method == *m && c.threads == t)
+                                .map_or("–".to_string(), |c| {
+                                    format!("{:.1} ± {:.1}", c.docs_per_sec, c.docs_per_sec_stddev)
+                                })
+                        })
                         .collect();
                     let _ = writeln!(o, "| {t} | {} |", row.join(" | "));
                 }
@@ -173,17 +228,30 @@ impl Exporter for Markdown {
         }
         if !s.relative.is_empty() {
             let _ = writeln!(o, "## Relative cost against {}\n", p.baseline);
-            let _ = writeln!(o, "| method | connection | size | threads | docs/sec vs baseline | 95 % interval |");
+            let _ = writeln!(
+                o,
+                "| method | connection | size | threads | docs/sec vs baseline | 95 % interval |"
+            );
             let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
             for r in &s.relative {
-                let _ = writeln!(o, "| {} | {} | {} | {} | {:+.1} % | ± {:.1} % |", r.method, r.connection, r.size, r.threads, r.diff_pct, r.ci95_pct);
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {:+.1} % | ± {:.1} % |",
+                    r.method, r.connection, r.size, r.threads, r.diff_pct, r.ci95_pct
+                );
             }
             o.push('\n');
         }
         if !s.scaling.is_empty() {
             let _ = writeln!(o, "## Scaling\n");
-            let _ = writeln!(o, "| method | connection | size | peak docs/s | at threads | knee (90 %) | worse beyond | USL λ | σ | κ | R² | USL peak |");
-            let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            let _ = writeln!(
+                o,
+                "| method | connection | size | peak docs/s | at threads | knee (90 %) | worse beyond | USL λ | σ | κ | R² | USL peak |"
+            );
+            let _ = writeln!(
+                o,
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
             for r in &s.scaling {
                 let sc = &r.scaling;
                 let (l, sg, k, r2, pk) = match &r.usl {
@@ -192,7 +260,9 @@ impl Exporter for Markdown {
                         format!("{:.4}", u.sigma),
                         format!("{:.6}", u.kappa),
                         format!("{:.3}", u.r_squared),
-                        u.peak_concurrency.zip(u.peak_docs_per_sec).map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}")),
+                        u.peak_concurrency
+                            .zip(u.peak_docs_per_sec)
+                            .map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}")),
                     ),
                     None => ("–".into(), "–".into(), "–".into(), "–".into(), "–".into()),
                 };
@@ -205,16 +275,27 @@ impl Exporter for Markdown {
                     sc.peak_docs_per_sec,
                     sc.peak_threads,
                     sc.knee_threads,
-                    sc.degrades_after_threads.map_or("–".into(), |t| t.to_string())
+                    sc.degrades_after_threads
+                        .map_or("–".into(), |t| t.to_string())
                 );
             }
             o.push('\n');
         }
         let _ = writeln!(o, "## All cells\n");
-        let _ = writeln!(o, "| method | connection | size | threads | runs | docs/s | mean ± σ | MB/s | p50 ms | p95 ms | p99 ms | errors % | nodes |");
-        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        let _ = writeln!(
+            o,
+            "| method | connection | size | threads | runs | docs/s | mean ± σ | MB/s | p50 ms | p95 ms | p99 ms | errors % | nodes |"
+        );
+        let _ = writeln!(
+            o,
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        );
         for c in &s.cells {
-            let nodes: Vec<String> = c.node_split.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let nodes: Vec<String> = c
+                .node_split
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {:.1} | {:.1} ± {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",

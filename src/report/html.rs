@@ -7,10 +7,15 @@ use std::fmt::Write;
 use super::export::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 
-const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A "nice" upper bound and step for a 0-based axis.
@@ -20,7 +25,11 @@ fn nice_axis(max: f64) -> (f64, f64) {
     }
     let raw = max / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
     ((max / step).ceil() * step, step)
 }
 
@@ -32,8 +41,18 @@ fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> St
     let tmin = *threads.iter().min().unwrap_or(&1) as f64;
     let tmax = (*threads.iter().max().unwrap_or(&1) as f64).max(tmin * 2.0);
     let x = |t: f64| ml + (t.log2() - tmin.log2()) / (tmax.log2() - tmin.log2()) * pw;
-    let rows: Vec<&ScalingRow> = s.scaling.iter().filter(|r| r.size == size && r.connection == conn).collect();
-    let ymax_data = cells.iter().map(|c| c.docs_per_sec.max(c.docs_per_sec_mean + c.docs_per_sec_stddev)).fold(0.0, f64::max);
+    let rows: Vec<&ScalingRow> = s
+        .scaling
+        .iter()
+        .filter(|r| r.size == size && r.connection == conn)
+        .collect();
+    let ymax_data = cells
+        .iter()
+        .map(|c| {
+            c.docs_per_sec
+                .max(c.docs_per_sec_mean + c.docs_per_sec_stddev)
+        })
+        .fold(0.0, f64::max);
     let (ymax, ystep) = nice_axis(ymax_data * 1.05);
     let y = |v: f64| mt + ph - (v / ymax).clamp(0.0, 1.05) * ph;
     let mut o = String::new();
@@ -41,34 +60,78 @@ fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> St
         o,
         r#"<svg class="chart" data-size="{size}" data-connection="{conn}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="docs/sec vs threads, {size}, {conn} connections">"#
     );
-    let _ = writeln!(o, r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#);
+    let _ = writeln!(
+        o,
+        r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#
+    );
     let mut v = 0.0;
     while v <= ymax + 1e-9 {
         let yy = y(v);
-        let _ = writeln!(o, r#"<line class="grid" x1="{ml}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#, ml + pw, ml - 6.0, yy + 4.0, fmt_num(v));
+        let _ = writeln!(
+            o,
+            r#"<line class="grid" x1="{ml}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            ml + pw,
+            ml - 6.0,
+            yy + 4.0,
+            fmt_num(v)
+        );
         v += ystep;
     }
     let mut last_label = f64::NEG_INFINITY;
     for &t in threads {
         let xx = x(t as f64);
-        let _ = writeln!(o, r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{}"/>"#, mt + ph);
+        let _ = writeln!(
+            o,
+            r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{}"/>"#,
+            mt + ph
+        );
         if xx - last_label >= 18.0 {
-            let _ = writeln!(o, r#"<text class="tick" x="{xx:.1}" y="{}" text-anchor="middle">{t}</text>"#, mt + ph + 16.0);
+            let _ = writeln!(
+                o,
+                r#"<text class="tick" x="{xx:.1}" y="{}" text-anchor="middle">{t}</text>"#,
+                mt + ph + 16.0
+            );
             last_label = xx;
         }
     }
-    let _ = writeln!(o, r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads (log scale)</text>"#, ml + pw / 2.0, h - 8.0);
-    let _ = writeln!(o, r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">docs/sec</text>"#, mt + ph / 2.0);
-    let methods: Vec<&str> = s.plan.methods.iter().map(|m| m.name.as_str()).filter(|m| cells.iter().any(|c| c.method == *m)).collect();
+    let _ = writeln!(
+        o,
+        r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads (log scale)</text>"#,
+        ml + pw / 2.0,
+        h - 8.0
+    );
+    let _ = writeln!(
+        o,
+        r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">docs/sec</text>"#,
+        mt + ph / 2.0
+    );
+    let methods: Vec<&str> = s
+        .plan
+        .methods
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|m| cells.iter().any(|c| c.method == *m))
+        .collect();
     for (i, m) in methods.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let mut pts: Vec<&&CellSummary> = cells.iter().filter(|c| c.method == *m).collect();
         pts.sort_by_key(|c| c.threads);
-        let line: Vec<String> = pts.iter().map(|c| format!("{:.1},{:.1}", x(c.threads as f64), y(c.docs_per_sec))).collect();
-        let _ = writeln!(o, r#"<polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#, esc(m), line.join(" "));
+        let line: Vec<String> = pts
+            .iter()
+            .map(|c| format!("{:.1},{:.1}", x(c.threads as f64), y(c.docs_per_sec)))
+            .collect();
+        let _ = writeln!(
+            o,
+            r#"<polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            esc(m),
+            line.join(" ")
+        );
         for c in &pts {
             let (xx, yy) = (x(c.threads as f64), y(c.docs_per_sec));
-            let (lo, hi) = (y(c.docs_per_sec_mean - c.docs_per_sec_stddev), y(c.docs_per_sec_mean + c.docs_per_sec_stddev));
+            let (lo, hi) = (
+                y(c.docs_per_sec_mean - c.docs_per_sec_stddev),
+                y(c.docs_per_sec_mean + c.docs_per_sec_stddev),
+            );
             let _ = writeln!(
                 o,
                 r#"<line class="errbar" x1="{xx:.1}" x2="{xx:.1}" y1="{lo:.1}" y2="{hi:.1}" stroke="{color}"/><circle class="point" cx="{xx:.1}" cy="{yy:.1}" r="3.5" fill="{color}"><title>{}: {} threads, {:.1} docs/s (runs {:.1} ± {:.1}), p95 {:.2} ms</title></circle>"#,
@@ -80,15 +143,25 @@ fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> St
                 c.latency_ms.p95
             );
         }
-        if let Some(u) = rows.iter().find(|r| r.method == *m).and_then(|r| r.usl.as_ref()) {
+        if let Some(u) = rows
+            .iter()
+            .find(|r| r.method == *m)
+            .and_then(|r| r.usl.as_ref())
+        {
             let n = 60;
             let curve: Vec<String> = (0..=n)
                 .map(|k| {
-                    let t = (tmin.log2() + (tmax.log2() - tmin.log2()) * k as f64 / n as f64).exp2();
+                    let t =
+                        (tmin.log2() + (tmax.log2() - tmin.log2()) * k as f64 / n as f64).exp2();
                     format!("{:.1},{:.1}", x(t), y(u.predict(t)))
                 })
                 .collect();
-            let _ = writeln!(o, r#"<polyline class="usl" data-method="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="5 4" points="{}"/>"#, esc(m), curve.join(" "));
+            let _ = writeln!(
+                o,
+                r#"<polyline class="usl" data-method="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="5 4" points="{}"/>"#,
+                esc(m),
+                curve.join(" ")
+            );
         }
         let ly = mt + 10.0 + i as f64 * 20.0;
         let _ = writeln!(
@@ -115,7 +188,11 @@ fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> St
 }
 
 fn fmt_num(v: f64) -> String {
-    if v >= 100.0 || v == v.round() { format!("{v:.0}") } else { format!("{v:.1}") }
+    if v >= 100.0 || v == v.round() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 pub fn render(s: &SweepSummary) -> String {
@@ -165,14 +242,22 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
     o.push_str("</ul>\n<h2>docs/sec vs threads</h2>\n");
     for (size, _) in &p.sizes {
         for conn in &p.connections {
-            let cells: Vec<&CellSummary> = s.cells.iter().filter(|c| &c.size == size && &c.connection == conn).collect();
+            let cells: Vec<&CellSummary> = s
+                .cells
+                .iter()
+                .filter(|c| &c.size == size && &c.connection == conn)
+                .collect();
             if !cells.is_empty() {
                 o.push_str(&chart(s, size, conn, &cells));
             }
         }
     }
     if !s.relative.is_empty() {
-        let _ = writeln!(o, "<h2>Relative cost against {}</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>docs/sec vs baseline</th><th>95 % interval</th></tr>", esc(&p.baseline));
+        let _ = writeln!(
+            o,
+            "<h2>Relative cost against {}</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>docs/sec vs baseline</th><th>95 % interval</th></tr>",
+            esc(&p.baseline)
+        );
         for r in &s.relative {
             let _ = writeln!(
                 o,
@@ -191,16 +276,21 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         o.push_str("<h2>Scaling</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>peak docs/s</th><th>at threads</th><th>knee (90 %)</th><th>worse beyond</th><th>USL λ</th><th>σ</th><th>κ</th><th>R²</th><th>USL peak</th></tr>\n");
         for r in &s.scaling {
             let sc = &r.scaling;
-            let usl = r.usl.as_ref().map_or("<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>".to_string(), |u| {
-                format!(
-                    "<td>{:.1}</td><td>{:.4}</td><td>{:.6}</td><td>{:.3}</td><td>{}</td>",
-                    u.lambda,
-                    u.sigma,
-                    u.kappa,
-                    u.r_squared,
-                    u.peak_concurrency.zip(u.peak_docs_per_sec).map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}"))
-                )
-            });
+            let usl = r.usl.as_ref().map_or(
+                "<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>".to_string(),
+                |u| {
+                    format!(
+                        "<td>{:.1}</td><td>{:.4}</td><td>{:.6}</td><td>{:.3}</td><td>{}</td>",
+                        u.lambda,
+                        u.sigma,
+                        u.kappa,
+                        u.r_squared,
+                        u.peak_concurrency
+                            .zip(u.peak_docs_per_sec)
+                            .map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}"))
+                    )
+                },
+            );
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td>{usl}</tr>",
@@ -210,14 +300,19 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
                 sc.peak_docs_per_sec,
                 sc.peak_threads,
                 sc.knee_threads,
-                sc.degrades_after_threads.map_or("–".into(), |t| t.to_string())
+                sc.degrades_after_threads
+                    .map_or("–".into(), |t| t.to_string())
             );
         }
         o.push_str("</table>\n");
     }
     o.push_str("<h2>All cells</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>runs</th><th>docs/s</th><th>mean ± σ</th><th>MB/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors %</th><th>nodes</th></tr>\n");
     for c in &s.cells {
-        let nodes: Vec<String> = c.node_split.iter().map(|(k, v)| format!("{} {v}", esc(k))).collect();
+        let nodes: Vec<String> = c
+            .node_split
+            .iter()
+            .map(|(k, v)| format!("{} {v}", esc(k)))
+            .collect();
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",

@@ -65,7 +65,10 @@ pub struct CellKey {
 impl CellKey {
     /// File-name stem of a run of this cell.
     pub fn file_stem(&self, run: u32) -> String {
-        format!("{}_{}_{}_t{}_r{}", self.method, self.connection, self.size, self.threads, run)
+        format!(
+            "{}_{}_{}_t{}_r{}",
+            self.method, self.connection, self.size, self.threads, run
+        )
     }
 }
 
@@ -160,7 +163,12 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         for c in &plan.connections {
             for (size, _) in &plan.sizes {
                 for &t in &plan.threads {
-                    let key = CellKey { method: m.name.clone(), connection: c.clone(), size: size.clone(), threads: t };
+                    let key = CellKey {
+                        method: m.name.clone(),
+                        connection: c.clone(),
+                        size: size.clone(),
+                        threads: t,
+                    };
                     if let Some(rs) = by_cell.get(&key) {
                         cells.push(cell_summary(&key, rs, plan.host.cpus));
                     }
@@ -173,9 +181,15 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         if cell.method == plan.baseline {
             continue;
         }
-        let base = cells.iter().find(|b| b.method == plan.baseline && b.connection == cell.connection && b.size == cell.size && b.threads == cell.threads);
+        let base = cells.iter().find(|b| {
+            b.method == plan.baseline
+                && b.connection == cell.connection
+                && b.size == cell.size
+                && b.threads == cell.threads
+        });
         if let Some(b) = base
-            && let Some((d, h)) = analysis::relative_pct(&cell.run_docs_per_sec, &b.run_docs_per_sec)
+            && let Some((d, h)) =
+                analysis::relative_pct(&cell.run_docs_per_sec, &b.run_docs_per_sec)
         {
             let word = if d < 0.0 { "slower" } else { "faster" };
             let text = format!(
@@ -210,7 +224,11 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         }
     }
     for (m, c, s) in groups {
-        let pts: Vec<(u64, f64)> = cells.iter().filter(|x| x.method == m && x.connection == c && x.size == s).map(|x| (x.threads, x.docs_per_sec)).collect();
+        let pts: Vec<(u64, f64)> = cells
+            .iter()
+            .filter(|x| x.method == m && x.connection == c && x.size == s)
+            .map(|x| (x.threads, x.docs_per_sec))
+            .collect();
         if let Some(sc) = analysis::scaling(&pts) {
             let usl = analysis::fit_usl(&pts).map(|u| Usl {
                 lambda: round3(u.lambda),
@@ -220,13 +238,22 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
                 peak_concurrency: u.peak_concurrency.map(|v| (v * 10.0).round() / 10.0),
                 peak_docs_per_sec: u.peak_docs_per_sec.map(|v| (v * 10.0).round() / 10.0),
             });
-            scaling.push(ScalingRow { method: m, connection: c, size: s, scaling: sc, usl });
+            scaling.push(ScalingRow {
+                method: m,
+                connection: c,
+                size: s,
+                scaling: sc,
+                usl,
+            });
         }
     }
     let mut warnings = Vec::new();
     for c in &cells {
         if c.client_cpu_share >= SATURATION_SHARE {
-            let embedded = plan.methods.iter().any(|m| m.name == c.method && m.embedded);
+            let embedded = plan
+                .methods
+                .iter()
+                .any(|m| m.name == c.method && m.embedded);
             warnings.push(format!(
                 "{} {} {} at {} thread{}: ingestbench used {:.0} % of all cores{}; the numbers may measure the client, not the repository",
                 c.method,
@@ -239,21 +266,38 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             ));
         }
         if c.docs_failed > 0 {
-            warnings.push(format!("{} {} {} at {} threads: {} uploads failed ({:.2} %)", c.method, c.connection, c.size, c.threads, c.docs_failed, c.error_pct));
+            warnings.push(format!(
+                "{} {} {} at {} threads: {} uploads failed ({:.2} %)",
+                c.method, c.connection, c.size, c.threads, c.docs_failed, c.error_pct
+            ));
         }
     }
-    let planned = plan.methods.len() as u64 * plan.connections.len() as u64 * plan.sizes.len() as u64 * plan.threads.len() as u64 * u64::from(plan.runs);
+    let planned = plan.methods.len() as u64
+        * plan.connections.len() as u64
+        * plan.sizes.len() as u64
+        * plan.threads.len() as u64
+        * u64::from(plan.runs);
     if (runs.len() as u64) < planned {
         warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
     }
-    SweepSummary { schema_version: SCHEMA_VERSION, plan: plan.clone(), runs_planned: planned, runs_done: runs.len() as u64, cells, relative, scaling, warnings }
+    SweepSummary {
+        schema_version: SCHEMA_VERSION,
+        plan: plan.clone(),
+        runs_planned: planned,
+        runs_done: runs.len() as u64,
+        cells,
+        relative,
+        scaling,
+        warnings,
+    }
 }
 
 fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     let mut runs: Vec<&CellRun> = runs.to_vec();
     runs.sort_by_key(|r| r.record.run);
     let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
-    let mut errors: BTreeMap<(crate::metrics::ErrorClass, Option<u16>), ErrorSummary> = BTreeMap::new();
+    let mut errors: BTreeMap<(crate::metrics::ErrorClass, Option<u16>), ErrorSummary> =
+        BTreeMap::new();
     let mut nodes = BTreeMap::new();
     let (mut ok, mut failed, mut bytes, mut dur, mut cpu) = (0u64, 0u64, 0u64, 0.0f64, 0.0f64);
     for r in &runs {
@@ -264,7 +308,10 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             }
         }
         for e in &r.record.errors {
-            errors.entry((e.class, e.status)).and_modify(|x| x.count += e.count).or_insert_with(|| e.clone());
+            errors
+                .entry((e.class, e.status))
+                .and_modify(|x| x.count += e.count)
+                .or_insert_with(|| e.clone());
         }
         for (k, v) in &r.record.node_split {
             *nodes.entry(k.clone()).or_insert(0) += v;
@@ -279,7 +326,13 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     let mean_dur = dur / n;
     let rates: Vec<f64> = runs.iter().map(|r| r.record.docs_per_sec).collect();
     let (m, sd) = mean_sd(&rates);
-    let rate = |x: f64| if mean_dur > 0.0 { x / n / mean_dur } else { 0.0 };
+    let rate = |x: f64| {
+        if mean_dur > 0.0 {
+            x / n / mean_dur
+        } else {
+            0.0
+        }
+    };
     CellSummary {
         method: key.method.clone(),
         connection: key.connection.clone(),
@@ -294,9 +347,17 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         latency_ms: hist.as_ref().map(LatencyMs::from_hist).unwrap_or_default(),
         docs_ok: ok,
         docs_failed: failed,
-        error_pct: if ok + failed > 0 { round3(failed as f64 * 100.0 / (ok + failed) as f64) } else { 0.0 },
+        error_pct: if ok + failed > 0 {
+            round3(failed as f64 * 100.0 / (ok + failed) as f64)
+        } else {
+            0.0
+        },
         errors: errors.into_values().collect(),
         node_split: nodes,
-        client_cpu_share: if dur > 0.0 { round3(cpu / (dur * cpus.max(1) as f64)) } else { 0.0 },
+        client_cpu_share: if dur > 0.0 {
+            round3(cpu / (dur * cpus.max(1) as f64))
+        } else {
+            0.0
+        },
     }
 }

@@ -69,7 +69,11 @@ impl Manifest {
     }
 
     pub fn writer(&self, cell: Option<Arc<str>>) -> Writer {
-        Writer { file: self.file.clone(), buf: Vec::with_capacity(FLUSH_AT + 1024), cell }
+        Writer {
+            file: self.file.clone(),
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            cell,
+        }
     }
 
     pub fn flush(&self) -> Result<()> {

@@ -1,0 +1,377 @@
+//! Sweep tests: the acceptance sweep in-process, kill and `--resume` with the real binary,
+//! `report DIR` reproducing identical files, and exporter snapshots on fixed data.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use ingestbench::cli::{Cli, Command as Cmd};
+use ingestbench::report::export::{self, Exporter};
+use ingestbench::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, summarize};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+    c.env_remove("INGESTBENCH_PASSWORD")
+        .stdin(Stdio::null())
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn only_dir(p: &Path) -> PathBuf {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(v.len(), 1, "{v:?}");
+    v.pop().unwrap()
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    ["summary.json", "cells.csv", "report.md", "report.html"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acceptance_sweep_writes_every_report_and_report_reproduces_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let methods = Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods");
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "sweep",
+        "--quiet",
+        "--access-methods",
+        "embedded-http,embedded-https",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "1,2,4,8",
+        "--sizes",
+        "small,average",
+        "--docs",
+        "200",
+        "--runs",
+        "3",
+        "--baseline",
+        "embedded-http",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ])
+    .unwrap();
+    let Cmd::Sweep(args) = cli.command else {
+        unreachable!()
+    };
+    let (outcome, summary) = ingestbench::sweep_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    assert_eq!((summary.runs_done, summary.runs_planned), (48, 48));
+    assert_eq!(summary.cells.len(), 16);
+    assert!(
+        summary
+            .cells
+            .iter()
+            .all(|c| c.runs == 3 && c.docs_ok == 600 && c.node_split.get("node1") == Some(&600))
+    );
+    let sweep = only_dir(&results);
+    let csv = std::fs::read_to_string(sweep.join("cells.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 17, "header + 16 rows");
+    assert_eq!(csv.lines().next().unwrap(), export::CSV_HEADER);
+    assert_eq!(
+        summary.relative.len(),
+        8,
+        "embedded-https vs embedded-http at 4 thread counts x 2 sizes"
+    );
+    assert_eq!(summary.scaling.len(), 4);
+    let md = std::fs::read_to_string(sweep.join("report.md")).unwrap();
+    assert!(md.contains("## What it means") && md.contains("slower") || md.contains("faster"));
+    // `report DIR` re-renders identical files.
+    let before = files(&sweep);
+    let o = bin().arg("report").arg(&sweep).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(files(&sweep), before);
+}
+
+#[test]
+fn killed_midway_then_resume_completes_without_repeating_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let mut child = bin()
+        .args([
+            "sweep",
+            "--quiet",
+            "--access-methods",
+            "embedded-http",
+            "--threads",
+            "1,2",
+            "--sizes",
+            "small",
+            "--docs",
+            "300",
+            "--runs",
+            "4",
+        ])
+        .arg("--results-dir")
+        .arg(&results)
+        .arg("--target-data-dir")
+        .arg(dir.path().join("store"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let runs_dir = loop {
+        if let Ok(mut rd) = std::fs::read_dir(&results)
+            && let Some(Ok(e)) = rd.next()
+        {
+            let r = e.path().join("runs");
+            if std::fs::read_dir(&r).map(|d| d.count()).unwrap_or(0) >= 3 {
+                break r;
+            }
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sweep wrote no runs");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done: BTreeMap<String, Vec<u8>> = std::fs::read_dir(&runs_dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        done.len() < 8,
+        "killed before the end ({} runs)",
+        done.len()
+    );
+    let sweep = runs_dir.parent().unwrap().to_path_buf();
+    let o = bin()
+        .arg("sweep")
+        .arg("--quiet")
+        .arg("--resume")
+        .arg(&sweep)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after: BTreeMap<String, Vec<u8>> = std::fs::read_dir(&runs_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(after.len(), 8, "2 cells x 4 runs: {:?}", after.keys());
+    for (name, bytes) in &done {
+        assert_eq!(after.get(name), Some(bytes), "{name} was not repeated");
+    }
+    let csv = std::fs::read_to_string(sweep.join("cells.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3);
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args([
+            "sweep",
+            "--access-methods",
+            "embedded-http,embedded-https",
+            "--threads",
+            "1-4",
+            "--dry-run",
+        ])
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("24 cells") && err.contains("72000 uploads") && err.contains("estimate"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bad_access_method_file_exits_2_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("broken.toml");
+    std::fs::write(
+        &f,
+        "name = 'broken'\nurl = 'http://127.0.0.1:1'\nconnection = 'sometimes'\n",
+    )
+    .unwrap();
+    let o = bin()
+        .args(["sweep", "--access-methods"])
+        .arg(&f)
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken.toml") && err.contains("connection"),
+        "{err}"
+    );
+    let o = bin()
+        .args([
+            "sweep",
+            "--access-methods",
+            "no-such-method",
+            "--results-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("no-such-method") && err.contains("embedded-http"),
+        "lists the known methods: {err}"
+    );
+}
+
+// ---- exporter snapshots on fixed data ----
+
+fn fixed_summary() -> ingestbench::report::sweep::SweepSummary {
+    let methods = ["direct", "https-lb"];
+    let plan = SweepPlan {
+        schema_version: 1,
+        tool: ingestbench::report::Tool {
+            name: "ingestbench".into(),
+            version: "0.0.0-test".into(),
+        },
+        id: "20260101T000000Z-abcd".into(),
+        started_at: "2026-01-01T00:00:00.000Z".into(),
+        seed: 1,
+        methods: methods
+            .iter()
+            .map(|m| MethodRecord {
+                name: m.to_string(),
+                description: String::new(),
+                url: format!("http://{m}/"),
+                http_version: "1.1".into(),
+                embedded: false,
+            })
+            .collect(),
+        connections: vec!["reuse".into()],
+        sizes: vec![("small".into(), 10240)],
+        threads: vec![1, 2, 4, 8, 16],
+        docs: 100,
+        runs: 3,
+        order: "interleaved".into(),
+        baseline: "direct".into(),
+        protocol: "alfresco".into(),
+        auth: "ticket".into(),
+        user: "admin".into(),
+        parent: "-my-".into(),
+        profile: "built-in:acme".into(),
+        node_type: "acme:document".into(),
+        docs_per_folder: 500,
+        versioning: true,
+        timeout_s: 60.0,
+        host: ingestbench::host::HostFacts {
+            hostname: "testhost".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            kernel: "6.0".into(),
+            cpus: 2,
+            memory_bytes: 1 << 34,
+        },
+    };
+    let mut runs = Vec::new();
+    for (mi, m) in methods.iter().enumerate() {
+        for &t in &plan.threads {
+            for r in 1..=3u32 {
+                // A USL-shaped curve; https-lb ~10 % slower; small run-to-run spread.
+                let x = 100.0 * t as f64
+                    / (1.0 + 0.05 * (t as f64 - 1.0) + 0.002 * (t * (t - 1)) as f64)
+                    * (1.0 - 0.1 * mi as f64)
+                    * (1.0 + 0.01 * (r as f64 - 2.0));
+                let mut rec = ingestbench::metrics::Recorder::new();
+                let now = std::time::Instant::now();
+                for k in 0..100u64 {
+                    rec.record_ok(
+                        Duration::from_micros(1000 * t + 10 * k + 100 * mi as u64),
+                        10240,
+                        now,
+                    );
+                }
+                rec.record_node("node1");
+                let duration = Duration::from_secs_f64(100.0 / x);
+                let o = ingestbench::run::RunOutcome {
+                    run: r,
+                    duration,
+                    recorder: rec.clone(),
+                    folder: format!("f/{m}/{t}/{r}"),
+                    fatal: None,
+                };
+                runs.push(CellRun {
+                    cell: CellKey {
+                        method: m.to_string(),
+                        connection: "reuse".into(),
+                        size: "small".into(),
+                        threads: t,
+                    },
+                    record: ingestbench::report::run_record(&o),
+                    latency_histogram_us: ingestbench::metrics::encode_hist(&rec.latency_us),
+                    client_cpu_s: 0.1,
+                });
+            }
+        }
+    }
+    summarize(&plan, &runs)
+}
+
+#[test]
+fn exporters_match_their_snapshots() {
+    let s = fixed_summary();
+    assert_eq!(s.relative.len(), 5);
+    assert!(
+        s.relative.iter().all(|r| (r.diff_pct + 10.0).abs() < 0.5),
+        "{:?}",
+        s.relative
+    );
+    let snap_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    for e in export::all() {
+        let got = e.render(&s);
+        let path = snap_dir.join(e.file_name());
+        if update {
+            std::fs::create_dir_all(&snap_dir).unwrap();
+            std::fs::write(&path, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            panic!(
+                "missing snapshot {} (UPDATE_SNAPSHOTS=1 cargo test --test sweep writes it)",
+                path.display()
+            )
+        });
+        assert!(
+            got == want,
+            "{} differs from its snapshot; review and UPDATE_SNAPSHOTS=1 if intended",
+            e.file_name()
+        );
+    }
+}
