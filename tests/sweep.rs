@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use ingestbench::cli::{Cli, Command as Cmd};
-use ingestbench::report::export::{self, Exporter};
+use ingestbench::report::export;
 use ingestbench::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, summarize};
 
 fn bin() -> Command {

@@ -152,7 +152,7 @@ pub fn schedule(cells: &[CellKey], runs: u32, order: Order, seed: u64) -> Vec<(C
         }
     }
     if order == Order::Random {
-        let mut rng = crate::fixtures::Rng::new(seed ^ 0x5EED_0F_5EED);
+        let mut rng = crate::fixtures::Rng::new(seed ^ 0x5EED_0F5E_ED00);
         for i in (1..out.len()).rev() {
             let j = rng.below(i as u64 + 1) as usize;
             out.swap(i, j);
