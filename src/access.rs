@@ -4,6 +4,8 @@
 //! the one HTTP client a method uses. It knows nothing of any repository API.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -83,6 +85,9 @@ pub struct AccessMethod {
     pub headers: std::collections::BTreeMap<String, String>,
     /// Response header naming the backend node, if the path has one.
     pub node_header: Option<String>,
+    /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
+    /// e.g. `JSESSIONID`.
+    pub node_cookie: Option<String>,
     /// Where the method came from (not in the file).
     #[serde(skip)]
     pub source: PathBuf,
@@ -200,7 +205,7 @@ impl AccessMethod {
         embedded: Option<(&str, Option<&str>)>,
         timeout: Duration,
         workers: usize,
-    ) -> Result<(reqwest::Url, reqwest::Client)> {
+    ) -> Result<(reqwest::Url, reqwest::Client, ConnectionCounter)> {
         let (url_text, embedded_ca) = match (self.is_embedded(), embedded) {
             (true, Some((u, ca))) => (u.to_string(), ca),
             (true, None) => bail!(
@@ -288,7 +293,9 @@ impl AccessMethod {
             );
         }
         b = b.default_headers(headers);
-        Ok((url, b.build().context("building the HTTP client")?))
+        let counter = ConnectionCounter::default();
+        b = b.connector_layer(counter.clone());
+        Ok((url, b.build().context("building the HTTP client")?, counter))
     }
 }
 
@@ -315,6 +322,43 @@ pub fn resolve(spec: &str, dir: &Path) -> Result<AccessMethod> {
         );
     }
     AccessMethod::load(&file)
+}
+
+/// Counts the connections a client opens: every call of its connector is a new TCP (and
+/// TLS) connection. One atomic add per connection, nothing per request.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionCounter(pub Arc<AtomicU64>);
+
+impl ConnectionCounter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl<S> tower_layer::Layer<S> for ConnectionCounter {
+    type Service = Counted<S>;
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted { inner, n: self.0.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Counted<S> {
+    inner: S,
+    n: Arc<AtomicU64>,
+}
+
+impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+    fn call(&mut self, req: R) -> S::Future {
+        self.n.fetch_add(1, Ordering::Relaxed);
+        self.inner.call(req)
+    }
 }
 
 /// Every method file in `dir`, by name.

@@ -325,6 +325,7 @@ fn fixed_summary() -> ingestbench::report::sweep::SweepSummary {
                     recorder: rec.clone(),
                     folder: format!("f/{m}/{t}/{r}"),
                     fatal: None,
+                    new_connections: 4,
                 };
                 runs.push(CellRun {
                     cell: CellKey {

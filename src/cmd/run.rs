@@ -16,7 +16,7 @@ use crate::run::{self, CellPlan, Live, Manifest};
 use crate::{Outcome, host, report, target, timefmt};
 
 /// Builds the HTTP client for uploads: one per access method, shared by all workers.
-pub fn http_client(plan: &RunPlan, workers: usize) -> Result<reqwest::Client> {
+pub fn http_client(plan: &RunPlan, workers: usize) -> Result<(reqwest::Client, crate::access::ConnectionCounter)> {
     let mut b = reqwest::Client::builder()
         .timeout(plan.common.timeout)
         .connect_timeout(Duration::from_secs(10).min(plan.common.timeout))
@@ -30,7 +30,9 @@ pub fn http_client(plan: &RunPlan, workers: usize) -> Result<reqwest::Client> {
             .with_context(|| format!("--ca-cert {}: not a PEM certificate", ca.display()))?;
         b = b.add_root_certificate(cert);
     }
-    b.build().context("building the HTTP client")
+    let counter = crate::access::ConnectionCounter::default();
+    b = b.connector_layer(counter.clone());
+    Ok((b.build().context("building the HTTP client")?, counter))
 }
 
 /// `run`: returns the outcome and the result (for tests).
@@ -67,7 +69,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             (url, secret)
         }
     };
-    let client = http_client(&plan, plan.threads as usize)?;
+    let (client, counter) = http_client(&plan, plan.threads as usize)?;
     let proto = Arc::new(
         Alfresco::connect(
             client,
@@ -82,6 +84,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
                 node_header: Some(reqwest::header::HeaderName::from_static(
                     target::NODE_HEADER,
                 )),
+                node_cookie: None,
             },
         )
         .await?,
@@ -110,6 +113,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         folder: format!("ingestbench/{id}"),
         nonce: plan.common.seed ^ rand_u64(),
         tag: None,
+        connections: Some(counter),
     };
 
     let live = Arc::new(Live::default());

@@ -354,7 +354,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
 
     // One client (and login) per method and connection policy.
     let max_threads = *spec.threads.iter().max().unwrap_or(&1) as usize;
-    let mut clients: HashMap<(String, String), Arc<Alfresco>> = HashMap::new();
+    let mut clients: HashMap<(String, String), (Arc<Alfresco>, crate::access::ConnectionCounter)> = HashMap::new();
     for m in &spec.methods {
         for conn in spec.connections_of(m) {
             if !pending
@@ -373,7 +373,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 };
                 (url, t.ca_pem.clone())
             });
-            let (url, client) = mm.client(
+            let (url, client, counter) = mm.client(
                 emb.as_ref().map(|(u, c)| (u.as_str(), c.as_deref())),
                 spec.common.timeout,
                 max_threads,
@@ -389,11 +389,12 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                     profile: spec.common.profile.clone(),
                     versioning: spec.common.versioning,
                     node_header: m.node_header(),
+                    node_cookie: m.node_cookie.clone(),
                 },
             )
             .await
             .with_context(|| format!("access method {} ({})", m.name, m.source.display()))?;
-            clients.insert((m.name.clone(), conn.name().to_string()), Arc::new(proto));
+            clients.insert((m.name.clone(), conn.name().to_string()), (Arc::new(proto), counter));
         }
     }
     let fixtures: HashMap<String, Arc<Fixtures>> = spec
@@ -426,7 +427,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             cell.size,
             cell.threads
         ));
-        let proto = clients[&(cell.method.clone(), cell.connection.clone())].clone();
+        let (proto, counter) = clients[&(cell.method.clone(), cell.connection.clone())].clone();
         let fx = fixtures[&cell.size].clone();
         let cell_plan = CellPlan {
             docs: spec.docs,
@@ -448,6 +449,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                     .rsplit_once("_r")
                     .map_or(String::new(), |x| x.0.to_string()),
             )),
+            connections: Some(counter),
         };
         let cpu0 = host::process_cpu_seconds();
         let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest).await?;

@@ -57,6 +57,8 @@ pub struct AlfrescoOptions {
     pub versioning: bool,
     /// Response header naming the backend node, if the access path sets one.
     pub node_header: Option<HeaderName>,
+    /// Or a cookie carrying a `.route` suffix (`JSESSIONID=abc.node1`).
+    pub node_cookie: Option<String>,
 }
 
 pub struct Alfresco {
@@ -242,13 +244,7 @@ impl Alfresco {
             .await
             .map_err(|e| UploadError::transport(&e))?;
         let status = resp.status();
-        let node = self
-            .opts
-            .node_header
-            .as_ref()
-            .and_then(|h| resp.headers().get(h))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let node = super::node_of(resp.headers(), self.opts.node_header.as_ref(), self.opts.node_cookie.as_deref());
         let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
         Ok((status, node, body))
     }

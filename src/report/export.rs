@@ -39,7 +39,7 @@ impl Exporter for Json {
     }
 }
 
-pub const CSV_HEADER: &str = "method,connection,size,threads,runs,docs_per_sec,docs_per_sec_mean,docs_per_sec_stddev,mb_per_sec,latency_p50_ms,latency_p95_ms,latency_p99_ms,docs_ok,docs_failed,error_pct,client_cpu_share";
+pub const CSV_HEADER: &str = "method,connection,size,threads,runs,docs_per_sec,docs_per_sec_mean,docs_per_sec_stddev,mb_per_sec,latency_p50_ms,latency_p95_ms,latency_p99_ms,docs_ok,docs_failed,error_pct,new_connections,client_cpu_share";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -59,7 +59,7 @@ impl Exporter for Csv {
         for c in &s.cells {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&c.method),
                 c.connection,
                 c.size,
@@ -75,6 +75,7 @@ impl Exporter for Csv {
                 c.docs_ok,
                 c.docs_failed,
                 c.error_pct,
+                c.new_connections,
                 c.client_cpu_share
             );
         }
@@ -298,7 +299,7 @@ impl Exporter for Markdown {
                 .collect();
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {:.1} | {:.1} ± {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+                "| {} | {} | {} | {} | {} | {:.1} | {:.1} ± {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
                 c.method,
                 c.connection,
                 c.size,
@@ -312,6 +313,7 @@ impl Exporter for Markdown {
                 c.latency_ms.p95,
                 c.latency_ms.p99,
                 c.error_pct,
+                c.new_connections,
                 nodes.join(", ")
             );
         }

@@ -306,7 +306,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         }
         o.push_str("</table>\n");
     }
-    o.push_str("<h2>All cells</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>runs</th><th>docs/s</th><th>mean ± σ</th><th>MB/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors %</th><th>nodes</th></tr>\n");
+    o.push_str("<h2>All cells</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>runs</th><th>docs/s</th><th>mean ± σ</th><th>MB/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors %</th><th>connections</th><th>nodes</th></tr>\n");
     for c in &s.cells {
         let nodes: Vec<String> = c
             .node_split
@@ -315,7 +315,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             .collect();
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
             esc(&c.method),
             c.connection,
             c.size,
@@ -329,6 +329,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             c.latency_ms.p95,
             c.latency_ms.p99,
             c.error_pct,
+            c.new_connections,
             nodes.join(", ")
         );
     }

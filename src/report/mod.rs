@@ -53,6 +53,9 @@ pub struct RunRecord {
     pub node_split: std::collections::BTreeMap<String, u64>,
     /// The run's folder below the parent.
     pub folder: String,
+    /// TCP (+TLS) connections the client opened during the run.
+    #[serde(default)]
+    pub new_connections: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -126,6 +129,7 @@ pub fn run_record(o: &RunOutcome) -> RunRecord {
         errors: o.recorder.errors(),
         node_split: o.recorder.nodes.clone(),
         folder: o.folder.clone(),
+        new_connections: o.new_connections,
     }
 }
 

@@ -106,6 +106,8 @@ pub struct CellSummary {
     pub node_split: BTreeMap<String, u64>,
     /// client CPU seconds / (run seconds × cores), over the cell's runs.
     pub client_cpu_share: f64,
+    /// TCP (+TLS) connections opened over the cell's runs.
+    pub new_connections: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -300,6 +302,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         BTreeMap::new();
     let mut nodes = BTreeMap::new();
     let (mut ok, mut failed, mut bytes, mut dur, mut cpu) = (0u64, 0u64, 0u64, 0.0f64, 0.0f64);
+    let mut conns = 0u64;
     for r in &runs {
         if let Ok(h) = decode_hist(&r.latency_histogram_us) {
             match &mut hist {
@@ -321,6 +324,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         bytes += r.record.bytes_ok;
         dur += r.record.duration_s;
         cpu += r.client_cpu_s;
+        conns += r.record.new_connections;
     }
     let n = runs.len().max(1) as f64;
     let mean_dur = dur / n;
@@ -354,10 +358,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         },
         errors: errors.into_values().collect(),
         node_split: nodes,
-        client_cpu_share: if dur > 0.0 {
-            round3(cpu / (dur * cpus.max(1) as f64))
-        } else {
-            0.0
-        },
+        client_cpu_share: if dur > 0.0 { round3(cpu / (dur * cpus.max(1) as f64)) } else { 0.0 },
+        new_connections: conns,
     }
 }

@@ -46,6 +46,8 @@ pub struct CellPlan {
     pub nonce: u64,
     /// Cell name written into the manifest (sweeps).
     pub tag: Option<Arc<str>>,
+    /// The client's connection counter, read before and after each run.
+    pub connections: Option<crate::access::ConnectionCounter>,
 }
 
 impl CellPlan {
@@ -77,6 +79,8 @@ pub struct RunOutcome {
     pub folder: String,
     /// Set when the repository rejected the input outright (see [`fatal_rejection`]).
     pub fatal: Option<String>,
+    /// Connections the client opened during the run.
+    pub new_connections: u64,
 }
 
 /// A client error before any success means the input is wrong (unknown property, bad
@@ -148,6 +152,7 @@ pub async fn run_once<P: Protocol>(
         start_index += q;
         handles.push(tokio::spawn(worker(ctx)));
     }
+    let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
     barrier.wait().await;
     let started = Instant::now();
     let mut merged = Recorder::new();
@@ -167,6 +172,7 @@ pub async fn run_once<P: Protocol>(
         recorder: merged,
         folder: run_folder.to_string(),
         fatal: fatal.get().cloned(),
+        new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
     })
 }
 
