@@ -8,6 +8,9 @@ set -euo pipefail
 declare -A NEED=(
   [pdfinfo]=poppler-utils
   [chromium]=chromium
+  [nginx]=nginx
+  [apache2]=apache2
+  [openssl]=openssl
 )
 
 missing=()

@@ -338,7 +338,10 @@ impl ConnectionCounter {
 impl<S> tower_layer::Layer<S> for ConnectionCounter {
     type Service = Counted<S>;
     fn layer(&self, inner: S) -> Counted<S> {
-        Counted { inner, n: self.0.clone() }
+        Counted {
+            inner,
+            n: self.0.clone(),
+        }
     }
 }
 
@@ -352,7 +355,10 @@ impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
     type Response = S::Response;
     type Error = S::Error;
     type Future = S::Future;
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
     fn call(&mut self, req: R) -> S::Future {

@@ -16,7 +16,10 @@ use crate::run::{self, CellPlan, Live, Manifest};
 use crate::{Outcome, host, report, target, timefmt};
 
 /// Builds the HTTP client for uploads: one per access method, shared by all workers.
-pub fn http_client(plan: &RunPlan, workers: usize) -> Result<(reqwest::Client, crate::access::ConnectionCounter)> {
+pub fn http_client(
+    plan: &RunPlan,
+    workers: usize,
+) -> Result<(reqwest::Client, crate::access::ConnectionCounter)> {
     let mut b = reqwest::Client::builder()
         .timeout(plan.common.timeout)
         .connect_timeout(Duration::from_secs(10).min(plan.common.timeout))

@@ -307,6 +307,15 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     if a.dry_run {
         return Ok((Outcome::Success, summarize(&plan, &done)));
     }
+    // Credentials before anything is written: the embedded target takes admin/admin unless
+    // a password was given; every other method needs one.
+    let given =
+        spec.common.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some();
+    let secret = if spec.methods.iter().all(AccessMethod::is_embedded) && !given {
+        Secret::new("admin")
+    } else {
+        password(&spec.common)?
+    };
     std::fs::create_dir_all(dir.join("runs"))
         .with_context(|| format!("--results-dir: cannot create {}", dir.display()))?;
     if a.resume.is_none() {
@@ -342,19 +351,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     } else {
         None
     };
-    let secret = if spec.methods.iter().all(AccessMethod::is_embedded)
-        && embedded.as_ref().is_some_and(|_| {
-            spec.common.password_file.is_none()
-                && std::env::var_os("INGESTBENCH_PASSWORD").is_none()
-        }) {
-        Secret::new("admin")
-    } else {
-        password(&spec.common)?
-    };
-
     // One client (and login) per method and connection policy.
     let max_threads = *spec.threads.iter().max().unwrap_or(&1) as usize;
-    let mut clients: HashMap<(String, String), (Arc<Alfresco>, crate::access::ConnectionCounter)> = HashMap::new();
+    let mut clients: HashMap<(String, String), (Arc<Alfresco>, crate::access::ConnectionCounter)> =
+        HashMap::new();
     for m in &spec.methods {
         for conn in spec.connections_of(m) {
             if !pending
@@ -394,7 +394,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             )
             .await
             .with_context(|| format!("access method {} ({})", m.name, m.source.display()))?;
-            clients.insert((m.name.clone(), conn.name().to_string()), (Arc::new(proto), counter));
+            clients.insert(
+                (m.name.clone(), conn.name().to_string()),
+                (Arc::new(proto), counter),
+            );
         }
     }
     let fixtures: HashMap<String, Arc<Fixtures>> = spec

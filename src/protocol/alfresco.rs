@@ -244,7 +244,11 @@ impl Alfresco {
             .await
             .map_err(|e| UploadError::transport(&e))?;
         let status = resp.status();
-        let node = super::node_of(resp.headers(), self.opts.node_header.as_ref(), self.opts.node_cookie.as_deref());
+        let node = super::node_of(
+            resp.headers(),
+            self.opts.node_header.as_ref(),
+            self.opts.node_cookie.as_deref(),
+        );
         let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
         Ok((status, node, body))
     }

@@ -123,19 +123,30 @@ impl AuthCache {
 
 /// The backend node that served a response: the node header, else the route suffix of a
 /// session cookie (`Set-Cookie: JSESSIONID=1A2B.node2; Path=/` → `node2`).
-pub fn node_of(headers: &reqwest::header::HeaderMap, header: Option<&reqwest::header::HeaderName>, cookie: Option<&str>) -> Option<String> {
-    if let Some(v) = header.and_then(|h| headers.get(h)).and_then(|v| v.to_str().ok()) {
+pub fn node_of(
+    headers: &reqwest::header::HeaderMap,
+    header: Option<&reqwest::header::HeaderName>,
+    cookie: Option<&str>,
+) -> Option<String> {
+    if let Some(v) = header
+        .and_then(|h| headers.get(h))
+        .and_then(|v| v.to_str().ok())
+    {
         return Some(v.to_string());
     }
     let name = cookie?;
-    headers.get_all(reqwest::header::SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
-        let (k, v) = c.split(';').next()?.split_once('=')?;
-        if k.trim() != name {
-            return None;
-        }
-        let (_, route) = v.trim().rsplit_once('.')?;
-        (!route.is_empty()).then(|| route.to_string())
-    })
+    headers
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| {
+            let (k, v) = c.split(';').next()?.split_once('=')?;
+            if k.trim() != name {
+                return None;
+            }
+            let (_, route) = v.trim().rsplit_once('.')?;
+            (!route.is_empty()).then(|| route.to_string())
+        })
 }
 
 /// A request body made of shared chunks, with an exact length (so `Content-Length` is sent
@@ -267,12 +278,21 @@ mod tests {
         use reqwest::header::{HeaderMap, HeaderName, HeaderValue, SET_COOKIE};
         let mut h = HeaderMap::new();
         h.append(SET_COOKIE, HeaderValue::from_static("other=1; Path=/"));
-        h.append(SET_COOKIE, HeaderValue::from_static("JSESSIONID=8F1A2B3C.node2; Path=/alfresco; HttpOnly"));
-        assert_eq!(node_of(&h, None, Some("JSESSIONID")).as_deref(), Some("node2"));
+        h.append(
+            SET_COOKIE,
+            HeaderValue::from_static("JSESSIONID=8F1A2B3C.node2; Path=/alfresco; HttpOnly"),
+        );
+        assert_eq!(
+            node_of(&h, None, Some("JSESSIONID")).as_deref(),
+            Some("node2")
+        );
         let name = HeaderName::from_static("x-node");
         assert_eq!(node_of(&h, Some(&name), None), None);
         h.insert(name.clone(), HeaderValue::from_static("n1"));
-        assert_eq!(node_of(&h, Some(&name), Some("JSESSIONID")).as_deref(), Some("n1"));
+        assert_eq!(
+            node_of(&h, Some(&name), Some("JSESSIONID")).as_deref(),
+            Some("n1")
+        );
     }
 
     #[test]

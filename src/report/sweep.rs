@@ -358,7 +358,11 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         },
         errors: errors.into_values().collect(),
         node_split: nodes,
-        client_cpu_share: if dur > 0.0 { round3(cpu / (dur * cpus.max(1) as f64)) } else { 0.0 },
+        client_cpu_share: if dur > 0.0 {
+            round3(cpu / (dur * cpus.max(1) as f64))
+        } else {
+            0.0
+        },
         new_connections: conns,
     }
 }

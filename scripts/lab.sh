@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# A local lab of real access paths on loopback: two embedded target nodes sharing one store
+# (a two-node cluster, each naming itself in x-ingestbench-node), a local CA and server
+# certificate, and in front of them real nginx (default) or Apache httpd (mod_proxy_balancer +
+# mod_ssl):
+#   https-lb    HTTPS + round-robin load balancer over both nodes   127.0.0.1:$BASE+443
+#   http-lb     HTTP  + round-robin load balancer over both nodes   127.0.0.1:$BASE+80
+#   direct      node 1 itself                                       127.0.0.1:$BASE+81
+#   https-proxy HTTPS plain reverse proxy to node 1                 127.0.0.1:$BASE+444
+#   http-proxy  HTTP  plain reverse proxy to node 1                 127.0.0.1:$BASE+82
+# (node 2 listens on $BASE+91). Writes matching access-method files (pointing at the lab CA)
+# to access-methods/lab/ and prints them.
+#
+#   scripts/lab.sh up [--frontend nginx|httpd]    # idempotent
+#   scripts/lab.sh status
+#   scripts/lab.sh down                           # stops everything it started, by pid
+#
+# Environment: LAB_DIR (default .lab), LAB_BASE_PORT (default 18000), LAB_METHODS_DIR
+# (default access-methods/lab), INGESTBENCH_BIN (default: cargo build --release).
+# Servers run with private configs under $LAB_DIR; nothing in /etc is touched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+LAB=$(realpath -m "${LAB_DIR:-$ROOT/.lab}")
+METHODS=$(realpath -m "${LAB_METHODS_DIR:-$ROOT/access-methods/lab}")
+BASE=${LAB_BASE_PORT:-18000}
+P_HTTPS_LB=$((BASE + 443)) P_HTTP_LB=$((BASE + 80)) P_NODE1=$((BASE + 81)) P_NODE2=$((BASE + 91))
+P_HTTPS_PROXY=$((BASE + 444)) P_HTTP_PROXY=$((BASE + 82))
+
+die() { echo "lab: $*" >&2; exit 2; }
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() {
+  for _ in $(seq 200); do port_open "$1" && return 0; sleep 0.05; done
+  die "nothing answers on 127.0.0.1:$1 after 10 s ($2); see $LAB/logs/"
+}
+
+need() { # command package
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [ "$(id -u)" = 0 ] || die "$1 is missing: install the Debian package $2 (as root: apt-get install $2)"
+  echo "lab: installing $2" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "$2" >/dev/null
+}
+
+pidfiles() { ls "$LAB"/run/*.pid 2>/dev/null || true; }
+
+status() {
+  [ -d "$LAB/run" ] || { echo "lab: down (no $LAB)"; return 0; }
+  local any=0
+  for p in $(pidfiles); do
+    if alive "$p"; then echo "  $(basename "$p" .pid): running, pid $(cat "$p")"; any=1
+    else echo "  $(basename "$p" .pid): not running (stale pid file)"; fi
+  done
+  [ "$any" = 1 ] && echo "lab: up ($(cat "$LAB/run/frontend" 2>/dev/null || echo '?')), methods in $METHODS" || echo "lab: down"
+}
+
+down() {
+  [ -d "$LAB/run" ] || { echo "lab: down"; return 0; }
+  local fe; fe=$(cat "$LAB/run/frontend" 2>/dev/null || true)
+  if alive "$LAB/run/frontend.pid"; then
+    case "$fe" in
+      nginx) nginx -p "$LAB/nginx" -c "$LAB/nginx/nginx.conf" -s stop 2>/dev/null || true ;;
+      httpd) apache2 -f "$LAB/httpd/httpd.conf" -k stop 2>/dev/null || true ;;
+    esac
+  fi
+  for p in $(pidfiles); do
+    alive "$p" && kill "$(cat "$p")" 2>/dev/null || true
+  done
+  for p in $(pidfiles); do
+    for _ in $(seq 100); do alive "$p" || break; sleep 0.05; done
+    if alive "$p"; then kill -9 "$(cat "$p")" 2>/dev/null || true; sleep 0.1; fi
+    alive "$p" && die "could not stop pid $(cat "$p") ($p)"
+    rm -f "$p"
+  done
+  # Apache children outlive the parent for a moment: wait until none holds a lab port.
+  for port in $P_HTTPS_LB $P_HTTP_LB $P_HTTPS_PROXY $P_HTTP_PROXY $P_NODE1 $P_NODE2; do
+    for _ in $(seq 100); do port_open "$port" || break; sleep 0.05; done
+    port_open "$port" && die "something still listens on 127.0.0.1:$port"
+  done
+  rm -f "$LAB/run/frontend"
+  echo "lab: down"
+}
+
+tls() {
+  mkdir -p "$LAB/tls"
+  [ -s "$LAB/tls/server.pem" ] && return 0
+  need openssl openssl
+  ( cd "$LAB/tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj "/CN=ingestbench lab CA" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext.cnf
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 30 -extfile ext.cnf 2>/dev/null )
+}
+
+start_node() { # name port
+  local pidf="$LAB/run/$1.pid"
+  alive "$pidf" && return 0
+  port_open "$2" && die "port $2 (for $1) is in use; set LAB_BASE_PORT to move the lab"
+  rm -f "$LAB/run/$1.port"
+  nohup "$BIN" target --listen "127.0.0.1:$2" --data-dir "$LAB/store" --node-name "$1" \
+    --port-file "$LAB/run/$1.port" >"$LAB/logs/$1.log" 2>&1 &
+  echo $! >"$pidf"
+  wait_port "$2" "target $1"
+}
+
+nginx_conf() {
+  mkdir -p "$LAB/nginx/tmp" "$LAB/nginx/logs"
+  cat >"$LAB/nginx/nginx.conf" <<CONF
+user root;
+worker_processes 2;
+pid $LAB/run/frontend.pid;
+error_log $LAB/logs/nginx-error.log warn;
+events { worker_connections 2048; }
+http {
+  access_log off;
+  client_body_temp_path $LAB/nginx/tmp/body;
+  proxy_temp_path $LAB/nginx/tmp/proxy;
+  fastcgi_temp_path $LAB/nginx/tmp/fastcgi;
+  uwsgi_temp_path $LAB/nginx/tmp/uwsgi;
+  scgi_temp_path $LAB/nginx/tmp/scgi;
+  client_max_body_size 0;
+  client_body_buffer_size 1m;
+  keepalive_requests 100000;
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host \$host:\$server_port;
+  proxy_read_timeout 300s;
+  proxy_send_timeout 300s;
+  # A zone shares the round-robin position between the worker processes.
+  upstream nodes { zone nodes 64k; server 127.0.0.1:$P_NODE1; server 127.0.0.1:$P_NODE2; keepalive 128; }
+  upstream node1 { zone node1 64k; server 127.0.0.1:$P_NODE1; keepalive 128; }
+  server {
+    listen 127.0.0.1:$P_HTTPS_LB ssl http2;
+    ssl_certificate $LAB/tls/server.pem; ssl_certificate_key $LAB/tls/server.key;
+    location / { proxy_pass http://nodes; }
+  }
+  server { listen 127.0.0.1:$P_HTTP_LB; location / { proxy_pass http://nodes; } }
+  server {
+    listen 127.0.0.1:$P_HTTPS_PROXY ssl http2;
+    ssl_certificate $LAB/tls/server.pem; ssl_certificate_key $LAB/tls/server.key;
+    location / { proxy_pass http://node1; }
+  }
+  server { listen 127.0.0.1:$P_HTTP_PROXY; location / { proxy_pass http://node1; } }
+}
+CONF
+}
+
+httpd_conf() {
+  mkdir -p "$LAB/httpd"
+  local m=/usr/lib/apache2/modules
+  cat >"$LAB/httpd/httpd.conf" <<CONF
+ServerRoot "$LAB/httpd"
+ServerName localhost
+PidFile $LAB/run/frontend.pid
+DefaultRuntimeDir $LAB/httpd
+ErrorLog $LAB/logs/httpd-error.log
+LogLevel warn
+User nobody
+Group nogroup
+LoadModule mpm_event_module $m/mod_mpm_event.so
+LoadModule authz_core_module $m/mod_authz_core.so
+LoadModule headers_module $m/mod_headers.so
+LoadModule proxy_module $m/mod_proxy.so
+LoadModule proxy_http_module $m/mod_proxy_http.so
+LoadModule proxy_balancer_module $m/mod_proxy_balancer.so
+LoadModule slotmem_shm_module $m/mod_slotmem_shm.so
+LoadModule lbmethod_byrequests_module $m/mod_lbmethod_byrequests.so
+LoadModule socache_shmcb_module $m/mod_socache_shmcb.so
+LoadModule ssl_module $m/mod_ssl.so
+LimitRequestBody 0
+Timeout 300
+KeepAlive On
+MaxKeepAliveRequests 0
+SSLSessionCache shmcb:$LAB/httpd/ssl_scache(512000)
+Listen 127.0.0.1:$P_HTTPS_LB https
+Listen 127.0.0.1:$P_HTTP_LB http
+Listen 127.0.0.1:$P_HTTPS_PROXY https
+Listen 127.0.0.1:$P_HTTP_PROXY http
+<Proxy "balancer://nodes">
+  BalancerMember "http://127.0.0.1:$P_NODE1"
+  BalancerMember "http://127.0.0.1:$P_NODE2"
+  ProxySet lbmethod=byrequests
+</Proxy>
+<VirtualHost 127.0.0.1:$P_HTTPS_LB>
+  SSLEngine on
+  SSLCertificateFile $LAB/tls/server.pem
+  SSLCertificateKeyFile $LAB/tls/server.key
+  ProxyPass "/" "balancer://nodes/"
+</VirtualHost>
+<VirtualHost 127.0.0.1:$P_HTTP_LB>
+  ProxyPass "/" "balancer://nodes/"
+</VirtualHost>
+<VirtualHost 127.0.0.1:$P_HTTPS_PROXY>
+  SSLEngine on
+  SSLCertificateFile $LAB/tls/server.pem
+  SSLCertificateKeyFile $LAB/tls/server.key
+  ProxyPass "/" "http://127.0.0.1:$P_NODE1/"
+</VirtualHost>
+<VirtualHost 127.0.0.1:$P_HTTP_PROXY>
+  ProxyPass "/" "http://127.0.0.1:$P_NODE1/"
+</VirtualHost>
+CONF
+}
+
+method() { # name description url
+  local tls=""
+  case "$3" in https:*) tls=$'\n[tls]\nca_cert = "ca.pem"\ninsecure = false' ;; esac
+  cat >"$METHODS/$1.toml" <<TOML
+# Written by scripts/lab.sh up ($FRONTEND); the lab CA is ca.pem beside this file.
+name = "$1"
+description = "$2"
+url = "$3"
+connection = "reuse"
+node_header = "x-ingestbench-node"$tls
+TOML
+}
+
+up() {
+  mkdir -p "$LAB/run" "$LAB/logs" "$LAB/store"
+  if alive "$LAB/run/frontend.pid"; then
+    local running; running=$(cat "$LAB/run/frontend")
+    [ "$running" = "$FRONTEND" ] || die "the lab is up with $running; run 'scripts/lab.sh down' first"
+  fi
+  case "$FRONTEND" in
+    nginx) need nginx nginx ;;
+    httpd) need apache2 apache2 ;;
+    *) die "--frontend $FRONTEND: use nginx or httpd" ;;
+  esac
+  if [ -z "${INGESTBENCH_BIN:-}" ]; then
+    cargo build --release --locked -q
+    BIN="$ROOT/target/release/ingestbench"
+  else
+    BIN=$INGESTBENCH_BIN
+  fi
+  [ -x "$BIN" ] || die "INGESTBENCH_BIN=$BIN is not an executable"
+  tls
+  start_node node1 "$P_NODE1"
+  start_node node2 "$P_NODE2"
+  if ! alive "$LAB/run/frontend.pid"; then
+    for port in $P_HTTPS_LB $P_HTTP_LB $P_HTTPS_PROXY $P_HTTP_PROXY; do
+      port_open "$port" && die "port $port is in use; set LAB_BASE_PORT to move the lab"
+    done
+    case "$FRONTEND" in
+      nginx) nginx_conf; nginx -p "$LAB/nginx" -c "$LAB/nginx/nginx.conf" 2>>"$LAB/logs/nginx-error.log" ;;
+      httpd) httpd_conf; apache2 -f "$LAB/httpd/httpd.conf" -k start 2>>"$LAB/logs/httpd-error.log" ;;
+    esac
+    echo "$FRONTEND" >"$LAB/run/frontend"
+    for port in $P_HTTPS_LB $P_HTTP_LB $P_HTTPS_PROXY $P_HTTP_PROXY; do wait_port "$port" "$FRONTEND"; done
+  fi
+  mkdir -p "$METHODS"
+  cp "$LAB/tls/ca.pem" "$METHODS/ca.pem"
+  method https-lb "HTTPS via $FRONTEND load balancer (2 nodes)" "https://localhost:$P_HTTPS_LB"
+  method http-lb "HTTP via $FRONTEND load balancer (2 nodes)" "http://127.0.0.1:$P_HTTP_LB"
+  method direct "HTTP direct to node 1" "http://127.0.0.1:$P_NODE1"
+  method https-proxy "HTTPS via $FRONTEND reverse proxy to node 1" "https://localhost:$P_HTTPS_PROXY"
+  method http-proxy "HTTP via $FRONTEND reverse proxy to node 1" "http://127.0.0.1:$P_HTTP_PROXY"
+  echo "lab: up with $FRONTEND; access methods in $METHODS:"
+  for f in "$METHODS"/*.toml; do echo "  $(basename "$f" .toml): $(grep '^url' "$f" | cut -d'"' -f2)"; done
+  echo "lab: try  ingestbench sweep --access-methods-dir $METHODS --threads 1,4 --sizes small --docs 100"
+}
+
+CMD=${1:-}
+shift || true
+FRONTEND=nginx
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --frontend) FRONTEND=${2:-}; shift 2 ;;
+    --frontend=*) FRONTEND=${1#*=}; shift ;;
+    *) die "unknown argument $1 (usage: scripts/lab.sh up|down|status [--frontend nginx|httpd])" ;;
+  esac
+done
+case "$CMD" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) die "usage: scripts/lab.sh up|down|status [--frontend nginx|httpd]" ;;
+esac

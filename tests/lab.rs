@@ -1,0 +1,219 @@
+//! The lab of real access paths (scripts/lab.sh) with real nginx and real Apache httpd in
+//! front of two embedded target nodes sharing one store: a sweep over all five lab methods,
+//! then the node split, stored-exactly-once and TLS checks, then lab down leaves nothing.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use ingestbench::report::sweep::SweepSummary;
+use ingestbench::run::{Manifest, ManifestEntry};
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn lab(dir: &Path, base: u16, args: &[&str]) -> std::process::Output {
+    let o = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/lab.sh"))
+        .args(args)
+        .env("LAB_DIR", dir.join("lab"))
+        .env("LAB_METHODS_DIR", dir.join("methods"))
+        .env("LAB_BASE_PORT", base.to_string())
+        .env("INGESTBENCH_BIN", env!("CARGO_BIN_EXE_ingestbench"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "lab.sh {args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn pid_alive(pid: &str) -> bool {
+    Path::new(&format!("/proc/{}", pid.trim())).exists()
+}
+
+fn check_frontend(frontend: &str, base: u16) {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path(), base, &["up", "--frontend", frontend]);
+    let pids: Vec<String> = std::fs::read_dir(dir.path().join("lab/run"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(pids.len(), 3, "two nodes and the front end");
+    // Idempotent: a second `up` changes nothing.
+    lab(dir.path(), base, &["up", "--frontend", frontend]);
+
+    let results = dir.path().join("results");
+    let o = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args([
+            "sweep",
+            "--quiet",
+            "--access-methods",
+            "https-lb,http-lb,direct,https-proxy,http-proxy",
+            "--connection",
+            "reuse,new",
+        ])
+        .args([
+            "--threads",
+            "1,4",
+            "--sizes",
+            "small,average",
+            "--docs",
+            "100",
+            "--runs",
+            "3",
+        ])
+        .arg("--access-methods-dir")
+        .arg(dir.path().join("methods"))
+        .arg("--results-dir")
+        .arg(&results)
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let result = std::panic::catch_unwind(|| {
+        assert!(
+            o.status.success(),
+            "{frontend} sweep: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let sweep = std::fs::read_dir(&results)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let s: SweepSummary =
+            serde_json::from_str(&std::fs::read_to_string(sweep.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s.cells.len(), 5 * 2 * 2 * 2);
+        let mut acknowledged = 0;
+        for c in &s.cells {
+            assert_eq!((c.docs_ok, c.docs_failed), (300, 0), "{frontend} {c:?}");
+            acknowledged += c.docs_ok;
+            let n1 = *c.node_split.get("node1").unwrap_or(&0) as f64;
+            let n2 = *c.node_split.get("node2").unwrap_or(&0) as f64;
+            if c.method.ends_with("-lb") {
+                assert!(
+                    (n1 / (n1 + n2) - 0.5).abs() <= 0.10,
+                    "{frontend} {} {} t{}: split {n1}/{n2}",
+                    c.method,
+                    c.size,
+                    c.threads
+                );
+            } else {
+                assert_eq!(
+                    (n1, n2),
+                    (300.0, 0.0),
+                    "{frontend} {}: all on node 1",
+                    c.method
+                );
+            }
+            if c.connection == "new" {
+                assert!(
+                    c.new_connections >= 300,
+                    "{frontend} {}: a connection per document ({})",
+                    c.method,
+                    c.new_connections
+                );
+            } else {
+                assert!(
+                    c.new_connections <= 3 * c.threads,
+                    "{frontend} {}: keep-alive ({})",
+                    c.method,
+                    c.new_connections
+                );
+            }
+        }
+        // Every acknowledged document is stored exactly once, where the manifest says.
+        let entries: Vec<ManifestEntry> = Manifest::read(&sweep.join("manifest.jsonl")).unwrap();
+        assert_eq!(entries.len() as u64, acknowledged);
+        let ids: HashSet<_> = entries.iter().map(|e| e.id.clone().unwrap()).collect();
+        assert_eq!(ids.len() as u64, acknowledged, "no id twice");
+        let store = ingestbench::target::store::Store::open(&dir.path().join("lab/store")).unwrap();
+        assert_eq!(
+            store.count_documents().unwrap(),
+            acknowledged,
+            "the cluster's store holds each document once"
+        );
+        for e in entries.iter().step_by(97) {
+            let n = store.get(e.id.as_ref().unwrap()).unwrap().expect("stored");
+            assert_eq!((n.name.as_str(), n.size), (e.name.as_str(), e.size));
+        }
+        // The HTTPS methods verified the lab CA (none is insecure), and without it TLS fails.
+        let methods: Vec<ingestbench::access::AccessMethod> =
+            serde_json::from_str(&std::fs::read_to_string(sweep.join("methods.json")).unwrap())
+                .unwrap();
+        for m in methods.iter().filter(|m| m.url.starts_with("https")) {
+            assert!(!m.tls.insecure && m.tls.ca_cert.is_some(), "{}", m.name);
+        }
+        let https = methods
+            .iter()
+            .find(|m| m.name == "https-lb")
+            .unwrap()
+            .url
+            .clone();
+        let o = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args(["run", "--quiet", "--docs", "1", "--url", &https])
+            .arg("--results-dir")
+            .arg(dir.path().join("r2"))
+            .env("INGESTBENCH_PASSWORD", "admin")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .to_lowercase()
+                .contains("certificate"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // The relative table states the costs against direct with an interval.
+        let md = std::fs::read_to_string(sweep.join("report.md")).unwrap();
+        assert!(
+            md.contains("Relative cost against direct") && md.contains("https-lb is"),
+            "{md}"
+        );
+    });
+    lab(dir.path(), base, &["down"]);
+    for p in &pids {
+        assert!(
+            !pid_alive(p),
+            "{frontend}: pid {p} still running after down"
+        );
+    }
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+#[test]
+fn lab_sweeps_through_real_nginx_and_real_httpd() {
+    let missing: Vec<&str> = ["nginx", "apache2", "openssl"]
+        .into_iter()
+        .filter(|c| !have(c))
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{missing:?} required in CI: scripts/deps.sh installs them"
+        );
+        eprintln!("skipping: {missing:?} not installed (scripts/deps.sh installs them)");
+        return;
+    }
+    // One after the other: both use the same kinds of ports.
+    check_frontend("nginx", 21000);
+    check_frontend("httpd", 22000);
+}
