@@ -300,6 +300,11 @@ impl Protocol for Alfresco {
         }
     }
 
+    /// Alfresco creates missing folders itself (`relativePath`), so the path is the reference.
+    async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
+        Ok(path.to_string())
+    }
+
     fn auth_cache(&self) -> AuthCache {
         self.auth.cache()
     }

@@ -50,7 +50,7 @@ pub struct Uploaded {
 
 /// One repository API, as seen by an upload worker.
 pub trait Protocol: Send + Sync + 'static {
-    /// Uploads one document into `folder` (a path relative to the run's parent), with the
+    /// Uploads one document into `folder` (as returned by `prepare_folder`), with the
     /// profile's metadata. Counts as success only on the API's documented success status
     /// with the new id read from the body.
     fn upload(
@@ -59,6 +59,10 @@ pub trait Protocol: Send + Sync + 'static {
         folder: &str,
         auth: &mut AuthCache,
     ) -> impl Future<Output = Result<Uploaded, UploadError>> + Send;
+
+    /// Makes sure the folder at `path` (relative to the run's parent, `/`-separated) exists
+    /// and returns what `upload` takes as its `folder`. Called before the start barrier.
+    fn prepare_folder(&self, path: &str) -> impl Future<Output = anyhow::Result<String>> + Send;
 
     /// A fresh per-worker auth cache.
     fn auth_cache(&self) -> AuthCache;

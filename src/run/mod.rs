@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use tokio::sync::Barrier;
 use tokio::time::Instant;
 
@@ -128,7 +128,20 @@ pub async fn run_once<P: Protocol>(
 ) -> Result<RunOutcome> {
     let quotas = split_quota(plan.docs, plan.threads);
     let barrier = Arc::new(Barrier::new(quotas.len() + 1));
-    let run_folder = Arc::new(plan.run_folder(run));
+    let run_folder = plan.run_folder(run);
+    // Folders are created (or resolved) before the start barrier, so workers only index a
+    // shared table: (path for the manifest, the protocol's reference for the upload).
+    let n_folders = plan.docs.div_ceil(plan.docs_per_folder);
+    let mut folders = Vec::with_capacity(n_folders as usize);
+    for k in 0..n_folders {
+        let path = format!("{run_folder}/{k:04}");
+        let reference = proto
+            .prepare_folder(&path)
+            .await
+            .with_context(|| format!("creating the folder {path}"))?;
+        folders.push((path, reference));
+    }
+    let folders = Arc::new(folders);
     let run_tag = plan.run_tag(run);
     let ok_so_far = Arc::new(AtomicU64::new(0));
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
@@ -140,7 +153,7 @@ pub async fn run_once<P: Protocol>(
             fixtures: fixtures.clone(),
             barrier: barrier.clone(),
             live: live.clone(),
-            run_folder: run_folder.clone(),
+            folders: folders.clone(),
             docs_per_folder: plan.docs_per_folder,
             run,
             run_tag,
@@ -170,7 +183,7 @@ pub async fn run_once<P: Protocol>(
         run,
         duration,
         recorder: merged,
-        folder: run_folder.to_string(),
+        folder: run_folder,
         fatal: fatal.get().cloned(),
         new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
     })
@@ -181,7 +194,7 @@ struct WorkerCtx<P> {
     fixtures: Arc<Fixtures>,
     barrier: Arc<Barrier>,
     live: Arc<Live>,
-    run_folder: Arc<String>,
+    folders: Arc<Vec<(String, String)>>,
     docs_per_folder: u64,
     run: u32,
     run_tag: u64,
@@ -195,20 +208,14 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
     let mut rec = Recorder::new();
     let mut auth = ctx.proto.auth_cache();
     ctx.barrier.wait().await;
-    // Folder paths change once per `docs_per_folder` documents: build each once.
-    let mut folder_index = u64::MAX;
-    let mut folder = String::new();
     for index in ctx.range.clone() {
         if ctx.live.stop.load(Ordering::Relaxed) {
             break;
         }
-        if index / ctx.docs_per_folder != folder_index {
-            folder_index = index / ctx.docs_per_folder;
-            folder = format!("{}/{folder_index:04}", ctx.run_folder);
-        }
+        let (folder, folder_ref) = &ctx.folders[(index / ctx.docs_per_folder) as usize];
         let t0 = Instant::now();
         let doc = ctx.fixtures.doc(ctx.run_tag, index);
-        let result = ctx.proto.upload(&doc, &folder, &mut auth).await;
+        let result = ctx.proto.upload(&doc, folder_ref, &mut auth).await;
         let done = Instant::now();
         let latency = done - t0;
         let size = doc.template.doc_len();
@@ -220,7 +227,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
                 }
                 ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
                 ctx.manifest
-                    .ok(ctx.run, &doc, &folder, &up.id, up.node.as_deref());
+                    .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
             }
             Err(e) => {
                 if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0
@@ -228,7 +235,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
                     let _ = ctx.fatal.set(e.message.clone());
                     ctx.live.stop.store(true, Ordering::Relaxed);
                 }
-                ctx.manifest.failed(ctx.run, &doc, &folder, &e);
+                ctx.manifest.failed(ctx.run, &doc, folder, &e);
                 rec.record_err(e, done.into_std());
                 ctx.live.failed.fetch_add(1, Ordering::Relaxed);
             }
