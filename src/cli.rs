@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::access::ConnectionPolicy;
 use crate::fixtures::SizeClass;
-use crate::protocol::alfresco::AuthMode;
+use crate::protocol::{AuthMode, ProtocolKind};
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -105,14 +105,21 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
 
-    /// How to authenticate: ticket (log in once, reuse the ticket) or basic (every request).
-    #[arg(long, value_enum, default_value = "ticket")]
-    pub auth: AuthMode,
+    /// The repository API: alfresco (REST v1) or liferay (headless-delivery v1.0).
+    #[arg(long, value_enum, default_value = "alfresco")]
+    pub protocol: ProtocolKind,
 
-    /// Parent folder: -my- (the user's home), -root-, -shared- or a folder node id. Each
-    /// invocation creates its own folder below it.
-    #[arg(long, default_value = "-my-", value_name = "NODE")]
-    pub parent: String,
+    /// How to authenticate. Alfresco: ticket (default: log in once, reuse the ticket) or
+    /// basic. Liferay: basic (default) or oauth2 (client credentials: --user is the client
+    /// id, the password its secret).
+    #[arg(long, value_enum)]
+    pub auth: Option<AuthMode>,
+
+    /// Where documents go. Alfresco: the parent folder, -my- (default, the user's home),
+    /// -root-, -shared- or a folder node id. Liferay: the site id or key (default guest).
+    /// Each invocation creates its own folder below it.
+    #[arg(long, value_name = "NODE|SITE")]
+    pub parent: Option<String>,
 
     /// Bytes of a small document (units: B, KiB, MiB, KB, MB).
     #[arg(long, default_value = "10KiB", value_name = "SIZE")]
@@ -130,10 +137,11 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 1, value_name = "SEED")]
     pub seed: u64,
 
-    /// Metadata profile: acme (custom type, needs fixtures/alfresco/acme-model.xml
-    /// deployed), basic (stock properties only) or a profile TOML file.
-    #[arg(long, default_value = "acme", value_name = "NAME|FILE")]
-    pub profile: String,
+    /// Metadata profile: acme (Alfresco default: custom type, needs
+    /// fixtures/alfresco/acme-model.xml deployed), basic (Alfresco stock properties only),
+    /// liferay (Liferay default) or a profile TOML file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
 
     /// Most documents in one folder; more go to the next numbered folder.
     #[arg(long, default_value_t = 500, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -297,6 +305,10 @@ pub struct TargetArgs {
     /// Most requests processed at once; the rest queue (0 = unlimited).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_concurrent: usize,
+
+    /// Lifetime of Liferay OAuth2 tokens issued by /o/oauth2/token.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    pub token_lifetime_s: f64,
 
     /// Bind addresses other than loopback (the target has test users; think twice).
     #[arg(long)]

@@ -11,7 +11,7 @@ use crate::cli::RunArgs;
 use crate::fixtures::Fixtures;
 use crate::plan::{self, RunPlan};
 use crate::protocol::Secret;
-use crate::protocol::alfresco::{Alfresco, AlfrescoOptions};
+use crate::protocol::{Repo, RepoOptions};
 use crate::run::{self, CellPlan, Live, Manifest};
 use crate::{Outcome, host, report, target, timefmt};
 
@@ -74,9 +74,10 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     };
     let (client, counter) = http_client(&plan, plan.threads as usize)?;
     let proto = Arc::new(
-        Alfresco::connect(
+        Repo::connect(
+            plan.common.protocol,
             client,
-            AlfrescoOptions {
+            RepoOptions {
                 url: url.clone(),
                 user: plan.common.user.clone(),
                 password: secret,
@@ -133,7 +134,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
 
     let stored_docs = match &embedded {
         Some(t) => Some(
-            t.count_documents_under_home(&plan.common.user, &cell.folder)
+            t.count_documents_under(plan.common.protocol, &plan.common.user, &cell.folder)
                 .await?,
         ),
         None => None,

@@ -16,7 +16,7 @@ use crate::cli::{Order, SweepArgs};
 use crate::fixtures::{Fixtures, Profile, SizeClass};
 use crate::plan::sweep::{SweepPlanSpec, schedule};
 use crate::protocol::Secret;
-use crate::protocol::alfresco::{Alfresco, AlfrescoOptions, AuthMode};
+use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
 use crate::report::export;
 use crate::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, SweepSummary, summarize};
 use crate::report::{SCHEMA_VERSION, Tool};
@@ -134,13 +134,18 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
         .unwrap_or(&plan.profile);
     let sizes_of = |n: &str| plan.sizes.iter().find(|(s, _)| s == n).map(|x| x.1);
     let defaults = crate::fixtures::Sizes::default();
+    let protocol = match plan.protocol.as_str() {
+        "liferay" => ProtocolKind::Liferay,
+        _ => ProtocolKind::Alfresco,
+    };
     let common = crate::plan::CommonPlan {
+        protocol,
         user: plan.user.clone(),
         password_file: a.common.password_file.clone(),
-        auth: if plan.auth == "basic" {
-            AuthMode::Basic
-        } else {
-            AuthMode::Ticket
+        auth: match plan.auth.as_str() {
+            "basic" => AuthMode::Basic,
+            "oauth2" => AuthMode::Oauth2,
+            _ => AuthMode::Ticket,
         },
         parent: plan.parent.clone(),
         sizes: crate::fixtures::Sizes {
@@ -233,7 +238,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                     Order::Random => "random".into(),
                 },
                 baseline: spec.baseline.clone(),
-                protocol: "alfresco".into(),
+                protocol: c.protocol.name().into(),
                 auth: c.auth.name().into(),
                 user: c.user.clone(),
                 parent: c.parent.clone(),
@@ -353,7 +358,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     // One client (and login) per method and connection policy.
     let max_threads = *spec.threads.iter().max().unwrap_or(&1) as usize;
-    let mut clients: HashMap<(String, String), (Arc<Alfresco>, crate::access::ConnectionCounter)> =
+    let mut clients: HashMap<(String, String), (Arc<Repo>, crate::access::ConnectionCounter)> =
         HashMap::new();
     for m in &spec.methods {
         for conn in spec.connections_of(m) {
@@ -378,9 +383,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 spec.common.timeout,
                 max_threads,
             )?;
-            let proto = Alfresco::connect(
+            let proto = Repo::connect(
+                spec.common.protocol,
                 client,
-                AlfrescoOptions {
+                RepoOptions {
                     url,
                     user: spec.common.user.clone(),
                     password: secret.clone(),

@@ -66,6 +66,7 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
             per_mib: Duration::from_secs_f64(a.cost_per_mib_ms / 1000.0),
             max_concurrent: a.max_concurrent,
         },
+        token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
     };
     let handle = target::start(cfg).await?;
     if let Some(ca) = &handle.ca_pem {

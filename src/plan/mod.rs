@@ -12,11 +12,12 @@ use serde::Serialize;
 
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
-use crate::protocol::alfresco::AuthMode;
+use crate::protocol::{AuthMode, ProtocolKind};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
 pub struct CommonPlan {
+    pub protocol: ProtocolKind,
     pub user: String,
     pub password_file: Option<PathBuf>,
     pub auth: AuthMode,
@@ -48,20 +49,49 @@ impl TryFrom<&CommonArgs> for CommonPlan {
         if a.user.is_empty() {
             bail!("--user must not be empty");
         }
-        if a.parent.is_empty() || a.parent.contains('/') {
+        let kind = a.protocol;
+        let parent = a
+            .parent
+            .clone()
+            .unwrap_or_else(|| kind.default_parent().to_string());
+        if parent.is_empty() || parent.contains('/') {
             bail!(
-                "--parent `{}`: use -my-, -root-, -shared- or a node id (no paths)",
-                a.parent
+                "--parent `{parent}`: use -my-, -root-, -shared- or a node id (Alfresco), or a site id or key (Liferay); no paths"
+            );
+        }
+        let auth = a.auth.unwrap_or(kind.default_auth());
+        if !kind.auth_modes().contains(&auth) {
+            bail!(
+                "--auth {}: {} takes {}",
+                auth.name(),
+                kind.name(),
+                kind.auth_modes()
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            );
+        }
+        let profile = Profile::load(a.profile.as_deref().unwrap_or(kind.default_profile()))?;
+        if profile.protocol != kind.name() {
+            bail!(
+                "--profile {}: the profile is for {}, not {}; use --profile {} or a {} profile",
+                profile.source,
+                profile.protocol,
+                kind.name(),
+                kind.default_profile(),
+                kind.name()
             );
         }
         Ok(CommonPlan {
+            protocol: kind,
             user: a.user.clone(),
             password_file: a.password_file.clone(),
-            auth: a.auth,
-            parent: a.parent.clone(),
+            auth,
+            parent,
             sizes,
             seed: a.seed,
-            profile: Arc::new(Profile::load(&a.profile)?),
+            profile: Arc::new(profile),
             docs_per_folder: a.docs_per_folder,
             versioning: !a.no_versioning,
             timeout: Duration::from_secs_f64(a.timeout),
@@ -115,7 +145,7 @@ impl RunPlan {
     pub fn record(&self) -> PlanRecord {
         let c = &self.common;
         PlanRecord {
-            protocol: "alfresco".into(),
+            protocol: c.protocol.name().into(),
             auth: c.auth.name().into(),
             user: c.user.clone(),
             parent: c.parent.clone(),

@@ -97,6 +97,20 @@ impl SweepPlanSpec {
                 methods.push(m);
             }
         }
+        for m in &methods {
+            if let Some(p) = m.protocol
+                && p != common.protocol
+            {
+                bail!(
+                    "access method {} ({}) is for {}, but the sweep speaks {}; pass --protocol {} or choose other methods",
+                    m.name,
+                    m.source.display(),
+                    p.name(),
+                    common.protocol.name(),
+                    p.name()
+                );
+            }
+        }
         let mut connections = a.connection.clone();
         connections.dedup();
         Ok(SweepPlanSpec {

@@ -6,64 +6,26 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use base64::Engine;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 
 use super::{
-    AuthCache, ChunkBody, MultipartHead, Protocol, Secret, SharedAuth, Uploaded,
-    multipart_content_type, multipart_tail,
+    AuthCache, AuthMode, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded,
+    multipart_content_type, multipart_tail, unreachable_err,
 };
-use crate::fixtures::{Doc, Profile};
-use crate::metrics::{UploadError, error_chain};
+use crate::fixtures::Doc;
+use crate::metrics::UploadError;
 
 pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1";
 pub const AUTH_PATH: &str = "/alfresco/api/-default-/public/authentication/versions/1";
 
-/// How requests authenticate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AuthMode {
-    /// Log in once (POST /tickets), send the ticket, log in again once on 401.
-    Ticket,
-    /// HTTP Basic user:password on every request (the server re-authenticates each time).
-    Basic,
-}
-
-impl AuthMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            AuthMode::Ticket => "ticket",
-            AuthMode::Basic => "basic",
-        }
-    }
-}
-
-/// Everything the client needs to talk to one Alfresco.
-#[derive(Debug, Clone)]
-pub struct AlfrescoOptions {
-    /// Server root, e.g. `http://localhost:8080` (the API paths are appended).
-    pub url: reqwest::Url,
-    pub user: String,
-    pub password: Secret,
-    pub auth: AuthMode,
-    /// Parent folder: `-my-`, `-root-`, `-shared-` or a node id.
-    pub parent: String,
-    pub profile: Arc<Profile>,
-    /// `false` sends `versioningEnabled=false` (one version write less per document).
-    pub versioning: bool,
-    /// Response header naming the backend node, if the access path sets one.
-    pub node_header: Option<HeaderName>,
-    /// Or a cookie carrying a `.route` suffix (`JSESSIONID=abc.node1`).
-    pub node_cookie: Option<String>,
-}
-
 pub struct Alfresco {
     client: reqwest::Client,
-    opts: AlfrescoOptions,
+    opts: RepoOptions,
     core: String,
     children_url: String,
     auth: Arc<SharedAuth>,
@@ -122,13 +84,16 @@ pub fn error_message(status: u16, body: &[u8]) -> String {
 impl Alfresco {
     /// Logs in (ticket mode) and checks that the parent folder exists, so a wrong URL,
     /// password or parent is a setup error before any measurement starts.
-    pub async fn connect(client: reqwest::Client, opts: AlfrescoOptions) -> Result<Alfresco> {
+    pub async fn connect(client: reqwest::Client, opts: RepoOptions) -> Result<Alfresco> {
         let root = opts.url.as_str().trim_end_matches('/').to_string();
         let core = format!("{root}{CORE_PATH}");
         let children_url = format!("{core}/nodes/{}/children", opts.parent);
         let header = match opts.auth {
-            AuthMode::Basic => basic(&opts.user, opts.password.expose()),
+            AuthMode::Basic => super::basic_header(&opts.user, opts.password.expose()),
             AuthMode::Ticket => login(&client, &root, &opts).await?,
+            AuthMode::Oauth2 => {
+                bail!("--auth oauth2 is for Liferay; Alfresco takes ticket or basic")
+            }
         };
         let a = Alfresco {
             client,
@@ -310,26 +275,8 @@ impl Protocol for Alfresco {
     }
 }
 
-fn basic(user: &str, password: &str) -> HeaderValue {
-    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-    let mut v = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header");
-    v.set_sensitive(true);
-    v
-}
-
-fn unreachable_err(url: &reqwest::Url, e: &reqwest::Error) -> anyhow::Error {
-    anyhow!(
-        "cannot reach {url}: {}; check --url and that the repository is running",
-        error_chain(e)
-    )
-}
-
 /// POST /tickets; returns the header that carries the ticket (`Basic base64(ticket)`).
-async fn login(
-    client: &reqwest::Client,
-    root: &str,
-    opts: &AlfrescoOptions,
-) -> Result<HeaderValue> {
+async fn login(client: &reqwest::Client, root: &str, opts: &RepoOptions) -> Result<HeaderValue> {
     let url = format!("{root}{AUTH_PATH}/tickets");
     let body = serde_json::json!({ "userId": opts.user, "password": opts.password.expose() });
     let resp = client

@@ -4,6 +4,7 @@
 //! builder, credentials that never print, and the per-worker auth cache.
 
 pub mod alfresco;
+pub mod liferay;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -18,6 +19,174 @@ use reqwest::header::HeaderValue;
 
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+
+/// The repository APIs ingestbench speaks.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ProtocolKind {
+    /// Alfresco public REST API v1.
+    Alfresco,
+    /// Liferay headless-delivery v1.0.
+    Liferay,
+}
+
+impl ProtocolKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolKind::Alfresco => "alfresco",
+            ProtocolKind::Liferay => "liferay",
+        }
+    }
+    /// The metadata profile used when none is given.
+    pub fn default_profile(self) -> &'static str {
+        match self {
+            ProtocolKind::Alfresco => "acme",
+            ProtocolKind::Liferay => "liferay",
+        }
+    }
+    /// Where documents go when no `--parent` is given.
+    pub fn default_parent(self) -> &'static str {
+        match self {
+            ProtocolKind::Alfresco => "-my-",
+            ProtocolKind::Liferay => "guest",
+        }
+    }
+    pub fn default_auth(self) -> AuthMode {
+        match self {
+            ProtocolKind::Alfresco => AuthMode::Ticket,
+            ProtocolKind::Liferay => AuthMode::Basic,
+        }
+    }
+    pub fn auth_modes(self) -> &'static [AuthMode] {
+        match self {
+            ProtocolKind::Alfresco => &[AuthMode::Ticket, AuthMode::Basic],
+            ProtocolKind::Liferay => &[AuthMode::Basic, AuthMode::Oauth2],
+        }
+    }
+}
+
+/// How requests authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Alfresco: log in once (POST /tickets), send the ticket, log in again once on 401.
+    Ticket,
+    /// HTTP Basic user:password on every request.
+    Basic,
+    /// Liferay: OAuth2 client credentials (--user is the client id, the password its
+    /// secret); the token is renewed before it expires and once on 403.
+    Oauth2,
+}
+
+impl AuthMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthMode::Ticket => "ticket",
+            AuthMode::Basic => "basic",
+            AuthMode::Oauth2 => "oauth2",
+        }
+    }
+}
+
+/// Everything a client needs to talk to one repository; each protocol uses what applies.
+#[derive(Debug, Clone)]
+pub struct RepoOptions {
+    /// Server root, e.g. `http://localhost:8080` (the API paths are appended).
+    pub url: reqwest::Url,
+    pub user: String,
+    pub password: Secret,
+    pub auth: AuthMode,
+    /// Alfresco: parent folder (`-my-`, `-root-`, `-shared-` or a node id). Liferay: the site
+    /// (id or key).
+    pub parent: String,
+    pub profile: std::sync::Arc<crate::fixtures::Profile>,
+    /// Alfresco: `false` sends `versioningEnabled=false`.
+    pub versioning: bool,
+    /// Response header naming the backend node, if the access path sets one.
+    pub node_header: Option<reqwest::header::HeaderName>,
+    /// Or a cookie carrying a `.route` suffix (`JSESSIONID=abc.node1`).
+    pub node_cookie: Option<String>,
+}
+
+/// A connected client of any protocol (static dispatch, no boxing on the hot path).
+pub enum Repo {
+    Alfresco(alfresco::Alfresco),
+    Liferay(liferay::Liferay),
+}
+
+impl Repo {
+    /// Logs in and checks the parent (folder or site), so bad credentials, URLs and
+    /// parents are setup errors before anything is measured.
+    pub async fn connect(
+        kind: ProtocolKind,
+        client: reqwest::Client,
+        opts: RepoOptions,
+    ) -> anyhow::Result<Repo> {
+        if !kind.auth_modes().contains(&opts.auth) {
+            anyhow::bail!(
+                "--auth {}: {} takes {}",
+                opts.auth.name(),
+                kind.name(),
+                kind.auth_modes()
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            );
+        }
+        Ok(match kind {
+            ProtocolKind::Alfresco => {
+                Repo::Alfresco(alfresco::Alfresco::connect(client, opts).await?)
+            }
+            ProtocolKind::Liferay => Repo::Liferay(liferay::Liferay::connect(client, opts).await?),
+        })
+    }
+}
+
+impl Protocol for Repo {
+    async fn upload(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        auth: &mut AuthCache,
+    ) -> Result<Uploaded, UploadError> {
+        match self {
+            Repo::Alfresco(r) => r.upload(doc, folder, auth).await,
+            Repo::Liferay(r) => r.upload(doc, folder, auth).await,
+        }
+    }
+    async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
+        match self {
+            Repo::Alfresco(r) => r.prepare_folder(path).await,
+            Repo::Liferay(r) => r.prepare_folder(path).await,
+        }
+    }
+    fn auth_cache(&self) -> AuthCache {
+        match self {
+            Repo::Alfresco(r) => r.auth_cache(),
+            Repo::Liferay(r) => r.auth_cache(),
+        }
+    }
+}
+
+/// A setup error for a transport failure: names the URL and what to check.
+pub fn unreachable_err(url: &reqwest::Url, e: &reqwest::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot reach {url}: {}; check --url and that the repository is running",
+        crate::metrics::error_chain(e)
+    )
+}
+
+/// `Authorization: Basic base64(user:password)`, marked sensitive.
+pub fn basic_header(user: &str, password: &str) -> HeaderValue {
+    use base64::Engine;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    let mut v = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header");
+    v.set_sensitive(true);
+    v
+}
 
 /// A secret (password, ticket, token). Its `Debug` and `Display` never show the value.
 #[derive(Clone, Default)]
@@ -239,6 +408,20 @@ impl MultipartHead {
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\"\r\n\r\n");
         self.buf.extend_from_slice(value.as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+        self
+    }
+    /// A field with its own content type (Liferay's `document` JSON part).
+    pub fn typed(&mut self, name: &str, content_type: &str, value: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(b"--");
+        self.buf.extend_from_slice(BOUNDARY.as_bytes());
+        self.buf
+            .extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"\"\r\nContent-Type: ");
+        self.buf.extend_from_slice(content_type.as_bytes());
+        self.buf.extend_from_slice(b"\r\n\r\n");
+        self.buf.extend_from_slice(value);
         self.buf.extend_from_slice(b"\r\n");
         self
     }

@@ -250,8 +250,13 @@ pub fn summary_text(r: &RunResult) -> String {
     if r.client_cpu_share > 0.8 {
         let _ = writeln!(
             s,
-            "  warning: ingestbench used {:.0}% of all cores; the client may be the bottleneck",
-            r.client_cpu_share * 100.0
+            "  warning: ingestbench used {:.0}% of all cores{}; the client may be the bottleneck",
+            r.client_cpu_share * 100.0,
+            if r.target.embedded {
+                " (including the in-process embedded target)"
+            } else {
+                ""
+            }
         );
     }
     s

@@ -82,11 +82,13 @@ fn store_failure(e: StoreError) -> Resp {
             "framework.exception.ConstraintViolated",
             &format!("{n} is not a folder"),
         ),
-        StoreError::Duplicate(n) => error(
-            409,
-            "framework.exception.ConstraintViolated",
-            &format!("{n} already exists."),
-        ),
+        StoreError::Duplicate(n) | StoreError::DuplicateTitle(n) | StoreError::DuplicateErc(n) => {
+            error(
+                409,
+                "framework.exception.ConstraintViolated",
+                &format!("{n} already exists."),
+            )
+        }
         StoreError::Internal(m) => error(500, "framework.exception.ApiDefault", &m),
     }
 }
@@ -101,7 +103,7 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
 }
 
-fn query_params(q: Option<&str>) -> Vec<(String, String)> {
+pub(super) fn query_params(q: Option<&str>) -> Vec<(String, String)> {
     q.unwrap_or("")
         .split('&')
         .filter(|s| !s.is_empty())
@@ -514,6 +516,8 @@ async fn create(
             aspects: json!(aspects).to_string(),
             served_by: state.node_name.clone(),
             content: Some(file.data.clone()),
+            title: None,
+            erc: None,
         };
         match blocking(&state.store, move |s| s.create(new)).await {
             Ok(n) => return json_resp(201, &json!({"entry": node_json(&n)})),
@@ -588,6 +592,8 @@ async fn create_json(
         aspects: json!(aspects).to_string(),
         served_by: state.node_name.clone(),
         content: (!is_folder).then(Bytes::new),
+        title: None,
+        erc: None,
     };
     match blocking(&state.store, move |s| s.create(new)).await {
         Ok(n) => json_resp(201, &json!({"entry": node_json(&n)})),

@@ -5,6 +5,7 @@
 //! `--url` is given, and in-process by tests. It must stay as strict as the real servers.
 
 mod alfresco;
+mod liferay;
 pub mod model;
 pub mod multipart;
 pub mod store;
@@ -71,6 +72,8 @@ pub struct TargetConfig {
     /// Content models (XML text, source) on top of the stock dictionary.
     pub models: Vec<(String, String)>,
     pub perf: PerfModel,
+    /// Lifetime of Liferay OAuth2 tokens.
+    pub token_lifetime: Duration,
 }
 
 impl TargetConfig {
@@ -88,6 +91,7 @@ impl TargetConfig {
                 "built-in acme-model.xml".into(),
             )],
             perf: PerfModel::default(),
+            token_lifetime: liferay::DEFAULT_TOKEN_LIFETIME,
         }
     }
 }
@@ -149,6 +153,9 @@ pub(crate) struct State {
     tickets: Mutex<HashMap<String, String>>,
     /// Successful ticket logins served by this node.
     logins: std::sync::atomic::AtomicU64,
+    /// Liferay OAuth2 tokens: token → (client, expiry).
+    lr_tokens: Mutex<HashMap<String, (String, Instant)>>,
+    token_lifetime: Duration,
     capacity: Capacity,
 }
 
@@ -177,13 +184,24 @@ impl TargetHandle {
             .await?
             .map_err(|e| anyhow::anyhow!("{e:?}"))
     }
-    /// Documents anywhere below the folder at `path` under the user's home (`-my-`).
-    pub async fn count_documents_under_home(&self, user: &str, path: &str) -> Result<u64> {
+    /// Documents anywhere below the folder at `path`, relative to where `protocol` puts
+    /// documents by default: Alfresco `-my-` (the user's home), Liferay the site's root.
+    pub async fn count_documents_under(
+        &self,
+        protocol: crate::protocol::ProtocolKind,
+        user: &str,
+        path: &str,
+    ) -> Result<u64> {
         let store = self.state.store.clone();
         let (user, path) = (user.to_string(), path.to_string());
         tokio::task::spawn_blocking(move || -> Result<u64, store::StoreError> {
-            let home = store.user_home(&user)?;
-            match store.resolve_path(&home, &path)? {
+            let root = match protocol {
+                crate::protocol::ProtocolKind::Alfresco => store.user_home(&user)?,
+                crate::protocol::ProtocolKind::Liferay => {
+                    store.system_folder(store::COMPANY_HOME, liferay::SITE_FOLDER)?
+                }
+            };
+            match store.resolve_path(&root, &path)? {
                 Some(n) => store.count_documents_under(&n.id),
                 None => Ok(0),
             }
@@ -191,6 +209,13 @@ impl TargetHandle {
         .await?
         .map_err(|e| anyhow::anyhow!("{e:?}"))
     }
+
+    /// Fault injection: forget every Liferay OAuth2 token (as if all had expired).
+    pub fn token_expirer(&self) -> impl Fn() + Send + 'static {
+        let state = self.state.clone();
+        move || state.lr_tokens.lock().expect("tokens").clear()
+    }
+
     /// Fault injection: a closure that forgets every login ticket (as a ticket expiring
     /// on the server does), so the next request with one gets 401.
     pub fn ticket_expirer(&self) -> impl Fn() + Send + 'static {
@@ -234,6 +259,8 @@ pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
         node_name: cfg.node_name.clone(),
         tickets: Mutex::new(HashMap::new()),
         logins: std::sync::atomic::AtomicU64::new(0),
+        lr_tokens: Mutex::new(HashMap::new()),
+        token_lifetime: cfg.token_lifetime,
         capacity: Capacity::new(cfg.perf),
     });
     let mut tasks = Vec::new();
@@ -311,10 +338,17 @@ async fn handle(
         }
     };
     let len = body.len();
-    let mut resp = state
-        .capacity
-        .serve(len, alfresco::route(&state, &parts, body))
-        .await;
+    let mut resp = if parts.uri.path().starts_with("/o/") {
+        state
+            .capacity
+            .serve(len, liferay::route(&state, &parts, body))
+            .await
+    } else {
+        state
+            .capacity
+            .serve(len, alfresco::route(&state, &parts, body))
+            .await
+    };
     resp.headers_mut().insert(
         NODE_HEADER,
         hyper::header::HeaderValue::from_str(&state.node_name)

@@ -29,9 +29,13 @@ CREATE TABLE IF NOT EXISTS nodes (
   mime TEXT,
   properties TEXT NOT NULL DEFAULT '{}',
   aspects TEXT NOT NULL DEFAULT '[]',
-  served_by TEXT NOT NULL DEFAULT ''
+  served_by TEXT NOT NULL DEFAULT '',
+  title TEXT,
+  title_key TEXT,
+  erc TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_child ON nodes(parent_id, name_key);
+
 CREATE TABLE IF NOT EXISTS tickets (ticket TEXT PRIMARY KEY, user_id TEXT NOT NULL, created_at INTEGER NOT NULL);
 ";
 
@@ -52,6 +56,12 @@ pub struct Node {
     /// JSON array text.
     pub aspects: String,
     pub served_by: String,
+    /// The integer id (Liferay's `id`; SQLite's rowid).
+    pub num: i64,
+    /// Liferay title (unique per folder, case-insensitive), absent for Alfresco nodes.
+    pub title: Option<String>,
+    /// Liferay external reference code (unique), absent for Alfresco nodes.
+    pub erc: Option<String>,
 }
 
 /// A document (or folder, with no content) to create.
@@ -67,6 +77,8 @@ pub struct NewNode {
     pub aspects: String,
     pub served_by: String,
     pub content: Option<Bytes>,
+    pub title: Option<String>,
+    pub erc: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -77,6 +89,10 @@ pub enum StoreError {
     NotAFolder(String),
     /// The name exists in the folder.
     Duplicate(String),
+    /// The title exists in the folder (Liferay).
+    DuplicateTitle(String),
+    /// The external reference code exists (Liferay).
+    DuplicateErc(String),
     /// Anything else (I/O, database).
     Internal(String),
 }
@@ -86,7 +102,13 @@ pub struct Store {
     pool: Mutex<Vec<Connection>>,
 }
 
-const COLS: &str = "id, parent_id, name, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by";
+const COLS: &str = "id, parent_id, name, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by, rowid, title, erc";
+
+/// Indexes on columns added after the first release (created after the migration).
+const LATE_INDEXES: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS nodes_title ON nodes(parent_id, title_key);
+CREATE UNIQUE INDEX IF NOT EXISTS nodes_erc ON nodes(erc);
+";
 
 fn row_to_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
@@ -102,6 +124,9 @@ fn row_to_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
         properties: r.get(9)?,
         aspects: r.get(10)?,
         served_by: r.get(11)?,
+        num: r.get(12)?,
+        title: r.get(13)?,
+        erc: r.get(14)?,
     })
 }
 
@@ -124,6 +149,16 @@ impl Store {
         let conn = store.connect()?;
         conn.execute_batch(SCHEMA)
             .context("creating the store schema")?;
+        // Stores made before the Liferay columns existed get them now.
+        let has_title: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('nodes') WHERE name = 'title_key'")?
+            .exists([])?;
+        if !has_title {
+            conn.execute_batch("ALTER TABLE nodes ADD COLUMN title TEXT; ALTER TABLE nodes ADD COLUMN title_key TEXT; ALTER TABLE nodes ADD COLUMN erc TEXT;")
+                .context("upgrading the store schema")?;
+        }
+        conn.execute_batch(LATE_INDEXES)
+            .context("creating the store indexes")?;
         let now = crate::timefmt::now_ms();
         for (id, parent, name) in [
             (COMPANY_HOME, None, "Company Home"),
@@ -185,10 +220,16 @@ impl Store {
 
     /// The home folder of `user` (`User Homes/<user>`), created on first use.
     pub fn user_home(&self, user: &str) -> Result<String, StoreError> {
+        self.system_folder(USER_HOMES, user)
+    }
+
+    /// The folder `name` below `parent`, created by `System` on first use (safe when several
+    /// nodes race to create it).
+    pub fn system_folder(&self, parent: &str, name: &str) -> Result<String, StoreError> {
         self.with(|c| {
-            let key = user.to_lowercase();
+            let key = name.to_lowercase();
             let find = |c: &Connection| {
-                c.query_row("SELECT id FROM nodes WHERE parent_id = ?1 AND name_key = ?2", params![USER_HOMES, key], |r| r.get::<_, String>(0))
+                c.query_row("SELECT id FROM nodes WHERE parent_id = ?1 AND name_key = ?2", params![parent, key], |r| r.get::<_, String>(0))
                     .optional()
             };
             if let Some(id) = find(c).map_err(internal)? {
@@ -197,10 +238,56 @@ impl Store {
             let id = uuid::Uuid::new_v4().to_string();
             c.execute(
                 "INSERT OR IGNORE INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator) VALUES (?1, ?2, ?3, ?4, 'cm:folder', 1, ?5, 'System')",
-                params![id, USER_HOMES, user, key, crate::timefmt::now_ms()],
+                params![id, parent, name, key, crate::timefmt::now_ms()],
             )
             .map_err(internal)?;
-            find(c).map_err(internal)?.ok_or_else(|| internal("user home vanished"))
+            find(c).map_err(internal)?.ok_or_else(|| internal("system folder vanished"))
+        })
+    }
+
+    /// A node by its integer id (Liferay ids).
+    pub fn get_by_num(&self, num: i64) -> Result<Option<Node>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {COLS} FROM nodes WHERE rowid = ?1"),
+                [num],
+                row_to_node,
+            )
+            .optional()
+            .map_err(internal)
+        })
+    }
+
+    /// A node by its external reference code.
+    pub fn get_by_erc(&self, erc: &str) -> Result<Option<Node>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {COLS} FROM nodes WHERE erc = ?1"),
+                [erc],
+                row_to_node,
+            )
+            .optional()
+            .map_err(internal)
+        })
+    }
+
+    /// One page of child documents (`folders` = false) or folders (true), by name.
+    pub fn children_of_kind(
+        &self,
+        parent: &str,
+        folders: bool,
+        skip: u64,
+        max: u64,
+    ) -> Result<(Vec<Node>, u64), StoreError> {
+        self.with(|c| {
+            let total: i64 = c
+                .query_row("SELECT COUNT(*) FROM nodes WHERE parent_id = ?1 AND is_folder = ?2", params![parent, folders as i64], |r| r.get(0))
+                .map_err(internal)?;
+            let mut st = c
+                .prepare_cached(&format!("SELECT {COLS} FROM nodes WHERE parent_id = ?1 AND is_folder = ?2 ORDER BY name_key LIMIT ?3 OFFSET ?4"))
+                .map_err(internal)?;
+            let rows = st.query_map(params![parent, folders as i64, max as i64, skip as i64], row_to_node).map_err(internal)?;
+            Ok((rows.collect::<rusqlite::Result<Vec<_>>>().map_err(internal)?, total as u64))
         })
     }
 
@@ -246,14 +333,39 @@ impl Store {
                     }
                 };
             }
-            let inserted = tx.execute(
-                "INSERT INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![id, parent, n.name, n.name.to_lowercase(), n.node_type, n.is_folder as i64, now, n.creator, size as i64, n.mime, n.properties, n.aspects, n.served_by],
+                        let inserted = tx.execute(
+                "INSERT INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by, title, title_key, erc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    id,
+                    parent,
+                    n.name,
+                    n.name.to_lowercase(),
+                    n.node_type,
+                    n.is_folder as i64,
+                    now,
+                    n.creator,
+                    size as i64,
+                    n.mime,
+                    n.properties,
+                    n.aspects,
+                    n.served_by,
+                    n.title,
+                    n.title.as_ref().map(|t| t.to_lowercase()),
+                    n.erc
+                ],
             );
+            let tx_rowid = tx.last_insert_rowid();
             match inserted {
                 Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
-                    return Err(StoreError::Duplicate(n.name.clone()));
+                                Err(rusqlite::Error::SqliteFailure(e, msg)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+                    let msg = msg.unwrap_or_default();
+                    return Err(if msg.contains("title_key") {
+                        StoreError::DuplicateTitle(n.title.clone().unwrap_or_default())
+                    } else if msg.contains("erc") {
+                        StoreError::DuplicateErc(n.erc.clone().unwrap_or_default())
+                    } else {
+                        StoreError::Duplicate(n.name.clone())
+                    });
                 }
                 Err(e) => return Err(internal(e)),
             }
@@ -271,6 +383,9 @@ impl Store {
                 properties: n.properties.clone(),
                 aspects: n.aspects.clone(),
                 served_by: n.served_by.clone(),
+                num: tx_rowid,
+                title: n.title.clone(),
+                erc: n.erc.clone(),
             })
         });
         if r.is_err() && n.content.is_some() {
@@ -428,6 +543,8 @@ mod tests {
             aspects: "[]".into(),
             served_by: "n1".into(),
             content: Some(Bytes::from_static(b"hello")),
+            title: None,
+            erc: None,
         }
     }
 

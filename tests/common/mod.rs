@@ -43,6 +43,11 @@ pub fn validate(root: &Value, schema: &Value, v: &Value, at: &str, out: &mut Vec
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         return validate(root, resolve(root, r), v, at, out);
     }
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        for s in all {
+            validate(root, s, v, at, out);
+        }
+    }
     if let Some(t) = schema.get("type") {
         let types: Vec<&str> = match t {
             Value::String(s) => vec![s.as_str()],

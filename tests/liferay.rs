@@ -1,0 +1,494 @@
+//! Liferay headless-delivery: the client's requests and the embedded target's answers
+//! against `../shared/specs/liferay/headless-delivery-documents.yaml`, a 300-document run read
+//! back by id with its metadata, and OAuth2 token expiry survived mid-run.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use bytes::Bytes;
+use clap::Parser;
+use ingestbench::cli::{Cli, Command};
+use ingestbench::run::{Manifest, ManifestEntry};
+use ingestbench::target::multipart;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn spec() -> Value {
+    common::spec("liferay/headless-delivery-documents.yaml")
+}
+
+fn schema(s: &Value, name: &str) -> Value {
+    s["components"]["schemas"][name].clone()
+}
+
+fn run_args(args: &[&str]) -> ingestbench::cli::RunArgs {
+    let mut v = vec!["ingestbench", "run", "--quiet", "--protocol", "liferay"];
+    v.extend_from_slice(args);
+    match Cli::try_parse_from(v).unwrap().command {
+        Command::Run(a) => a,
+        _ => unreachable!(),
+    }
+}
+
+/// Does `path` match a spec path template (with `{param}` segments) for `method`?
+fn spec_op<'a>(s: &'a Value, path: &str, method: &str) -> Option<&'a Value> {
+    let rel = path.strip_prefix("/o/headless-delivery")?;
+    let rel = rel.split('?').next()?;
+    s["paths"].as_object()?.iter().find_map(|(tmpl, ops)| {
+        let a: Vec<&str> = tmpl.split('/').collect();
+        let b: Vec<&str> = rel.split('/').collect();
+        (a.len() == b.len() && a.iter().zip(&b).all(|(t, p)| t.starts_with('{') || t == p))
+            .then(|| ops.get(method))
+            .flatten()
+    })
+}
+
+type Seen = Arc<Mutex<Vec<(String, String, Vec<(String, String)>, Bytes)>>>;
+
+/// A raw HTTP listener answering like Liferay and recording every request.
+async fn capture() -> (String, Seen) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    tokio::spawn(async move {
+        let next = Arc::new(std::sync::atomic::AtomicI64::new(100));
+        loop {
+            let (mut sock, _) = l.accept().await.unwrap();
+            let (seen, next) = (s2.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let head_end = loop {
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break p;
+                        }
+                        let mut chunk = [0u8; 65536];
+                        let n = sock.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                    let mut lines = head.split("\r\n");
+                    let mut rl = lines.next().unwrap().split(' ');
+                    let (method, path) = (
+                        rl.next().unwrap().to_string(),
+                        rl.next().unwrap().to_string(),
+                    );
+                    let headers: Vec<(String, String)> = lines
+                        .filter_map(|l| l.split_once(':'))
+                        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                        .collect();
+                    let len: usize = headers
+                        .iter()
+                        .find(|(k, _)| k == "content-length")
+                        .map_or(0, |(_, v)| v.parse().unwrap());
+                    while buf.len() < head_end + 4 + len {
+                        let mut chunk = [0u8; 65536];
+                        let n = sock.read(&mut chunk).await.unwrap();
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let body = Bytes::copy_from_slice(&buf[head_end + 4..head_end + 4 + len]);
+                    buf.drain(..head_end + 4 + len);
+                    let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let reply = if method == "GET" {
+                        json!({"items": [], "page": 1, "pageSize": 1, "lastPage": 1, "totalCount": 0})
+                    } else {
+                        json!({"id": id, "name": "x"})
+                    };
+                    seen.lock().unwrap().push((method, path, headers, body));
+                    let reply = reply.to_string();
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                    sock.write_all(resp.as_bytes()).await.unwrap();
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_sends_what_the_spec_declares() {
+    let s = spec();
+    let (url, seen) = capture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = common::password_file(dir.path(), "test");
+    let (outcome, _) = ingestbench::run_command(&run_args(&[
+        "--url",
+        &url,
+        "--user",
+        "test@liferay.com",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "3",
+        "--threads",
+        "1",
+        "--runs",
+        "1",
+        "--results-dir",
+        dir.path().to_str().unwrap(),
+    ]))
+    .await
+    .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let seen = seen.lock().unwrap();
+    let doc_schema = schema(&s, "Document");
+    let mut uploads = 0;
+    for (method, path, headers, body) in seen.iter() {
+        let op = spec_op(&s, path, &method.to_lowercase())
+            .unwrap_or_else(|| panic!("{method} {path} is not in the spec"));
+        let h = |k: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or("")
+        };
+        assert!(h("authorization").starts_with("Basic "));
+        if path.ends_with("/documents") && method == "POST" {
+            uploads += 1;
+            assert_eq!(
+                op["requestBody"]["$ref"],
+                json!("#/components/requestBodies/DocumentMultipart")
+            );
+            let boundary = multipart::boundary(h("content-type")).expect("multipart/form-data");
+            let parts = multipart::parse(body, &boundary).unwrap();
+            let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(
+                names,
+                vec!["document", "file"],
+                "exactly the declared parts"
+            );
+            let file = &parts[1];
+            assert!(file.filename.is_some());
+            let ext = file
+                .filename
+                .as_deref()
+                .unwrap()
+                .rsplit('.')
+                .next()
+                .unwrap();
+            let want = match ext {
+                "pdf" => "application/pdf",
+                "xml" => "text/xml",
+                _ => "text/plain",
+            };
+            assert_eq!(
+                file.content_type.as_deref(),
+                Some(want),
+                "the file part carries its real type"
+            );
+            let d: Value = serde_json::from_slice(&parts[0].data).expect("document is JSON");
+            common::assert_valid(&s, &doc_schema, &d);
+            let declared = doc_schema["properties"].as_object().unwrap();
+            for k in d.as_object().unwrap().keys() {
+                assert!(declared.contains_key(k), "document field {k} is declared");
+            }
+            assert_eq!(d["fileName"], json!(file.filename.clone().unwrap()));
+            assert_eq!(d["viewableBy"], json!("Anyone"));
+            assert!(
+                d["externalReferenceCode"].is_string()
+                    && d["customFields"].as_array().unwrap().len() == 5
+            );
+            assert_eq!(
+                d["documentType"]["contentFields"].as_array().unwrap().len(),
+                5
+            );
+        } else if method == "POST" {
+            let d: Value = serde_json::from_slice(body).unwrap();
+            common::assert_valid(&s, &schema(&s, "DocumentFolder"), &d);
+        }
+    }
+    assert_eq!(uploads, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_target_answers_like_liferay() {
+    let s = spec();
+    let (target, _dir) = common::target().await;
+    let base = format!("{}/o/headless-delivery/v1.0", target.http_url().unwrap());
+    let c = reqwest::Client::new();
+    let auth = |r: reqwest::RequestBuilder| r.basic_auth("admin", Some("admin"));
+    let f = auth(c.post(format!("{base}/sites/guest/document-folders")))
+        .json(&json!({"name": "f1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(f.status(), 200);
+    let fv: Value = f.json().await.unwrap();
+    common::assert_valid(&s, &schema(&s, "DocumentFolder"), &fv);
+    let fid = fv["id"].as_i64().unwrap();
+    let dup = auth(c.post(format!("{base}/sites/guest/document-folders")))
+        .json(&json!({"name": "f1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dup.status(), 409);
+    let form = |file: &str, doc: Option<&str>| {
+        let mut f = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(b"hello".to_vec())
+                .file_name(file.to_string())
+                .mime_str("text/plain")
+                .unwrap(),
+        );
+        if let Some(d) = doc {
+            f = f.text("document", d.to_string());
+        }
+        f
+    };
+    let url = format!("{base}/document-folders/{fid}/documents");
+    let ok = auth(c.post(&url)).multipart(form("a.txt", Some(r#"{"title":"A","customFields":[{"name":"caseNumber","customValue":{"data":7}}],"documentType":{"name":"Nope","contentFields":[]}}"#))).send().await.unwrap();
+    assert_eq!(ok.status(), 200, "200, not 201");
+    let dv: Value = ok.json().await.unwrap();
+    common::assert_valid(&s, &schema(&s, "Document"), &dv);
+    assert_eq!(
+        (
+            dv["title"].as_str(),
+            dv["encodingFormat"].as_str(),
+            dv["sizeInBytes"].as_i64()
+        ),
+        (Some("A"), Some("text/plain"), Some(5))
+    );
+    assert!(
+        dv.get("documentType").is_none(),
+        "an unknown document type is dropped silently"
+    );
+    for (file, doc, want) in [
+        ("b.txt", Some(r#"{"title":"A"}"#), 409),     // title clash
+        ("a.txt", Some(r#"{"title":"B"}"#), 409),     // file name clash
+        ("c.txt", Some(r#"{"title": "#), 400),        // malformed JSON
+        ("d.txt", Some(r#"{"bogus": 1}"#), 400),      // unknown property
+        ("e.txt", Some(r#"{"keywords": "x"}"#), 400), // wrong type
+    ] {
+        let r = auth(c.post(&url))
+            .multipart(form(file, doc))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), want, "{file} {doc:?}");
+        let p: Value = r.json().await.unwrap();
+        assert!(
+            p["status"].is_string() && p["title"].is_string(),
+            "a Problem: {p}"
+        );
+    }
+    // Guest (no or an expired token): writes 403, lists empty, never 401.
+    let r = c
+        .post(&url)
+        .multipart(form("g.txt", None))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = c.get(&url).bearer_auth("expired").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["totalCount"], json!(0));
+    // Read back, list, by ERC, delete.
+    let id = dv["id"].as_i64().unwrap();
+    let g: Value = auth(c.get(format!("{base}/documents/{id}?nestedFields=contentValue")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(g["contentValue"].as_str().unwrap())
+            .unwrap(),
+        b"hello"
+    );
+    let page: Value = auth(c.get(&url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    common::assert_valid(&s, &schema(&s, "PageDocument"), &page);
+    assert_eq!(page["totalCount"], json!(1));
+    let erc = dv["externalReferenceCode"].as_str().unwrap();
+    assert_eq!(
+        auth(c.get(format!(
+            "{base}/sites/20117/documents/by-external-reference-code/{erc}"
+        )))
+        .send()
+        .await
+        .unwrap()
+        .status(),
+        200
+    );
+    assert_eq!(
+        auth(c.get(format!("{base}/sites/nope/documents")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    assert_eq!(
+        auth(c.delete(format!("{base}/documents/{id}")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        204
+    );
+    assert_eq!(
+        auth(c.get(format!("{base}/documents/{id}")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+}
+
+/// Reads every manifest document back by id and checks name, size, content and metadata.
+async fn read_back(base: &str, user: (&str, &str), manifest: &[ManifestEntry]) {
+    let c = reqwest::Client::new();
+    for e in manifest {
+        assert!(e.ok);
+        let d: Value = c
+            .get(format!(
+                "{base}/o/headless-delivery/v1.0/documents/{}?nestedFields=contentValue",
+                e.id.as_ref().unwrap()
+            ))
+            .basic_auth(user.0, Some(user.1))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(d["fileName"], json!(e.name));
+        assert_eq!(d["sizeInBytes"], json!(e.size));
+        assert_eq!(d["encodingFormat"], json!(e.mime));
+        assert_eq!(d["externalReferenceCode"], json!(e.marker));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(d["contentValue"].as_str().unwrap())
+            .unwrap();
+        let sha: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(sha, e.sha256);
+        let custom = d["customFields"].as_array().unwrap();
+        assert!(
+            custom
+                .iter()
+                .any(|f| f["name"] == "documentId" && f["customValue"]["data"] == json!(e.marker))
+        );
+        assert!(
+            custom
+                .iter()
+                .any(|f| f["name"] == "caseNumber" && f["customValue"]["data"].is_i64())
+        );
+        assert_eq!(d["documentType"]["name"], json!("IngestBench Document"));
+        assert_eq!(
+            d["documentType"]["contentFields"].as_array().unwrap().len(),
+            5
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_stores_300_documents_with_metadata_read_back_by_id() {
+    let (target, dir) = common::target().await;
+    let url = target.http_url().unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let (outcome, result) = ingestbench::run_command(&run_args(&[
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "300",
+        "--threads",
+        "4",
+        "--runs",
+        "1",
+        "--docs-per-folder",
+        "100",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]))
+    .await
+    .unwrap();
+    assert_eq!(
+        (outcome, result.docs_ok, result.plan.protocol.as_str()),
+        (ingestbench::Outcome::Success, 300, "liferay")
+    );
+    assert_eq!(target.count_documents().await.unwrap(), 300);
+    let m = Manifest::read(
+        &results
+            .join(format!("run-{}", result.id))
+            .join("manifest.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(m.len(), 300);
+    read_back(&url, ("admin", "admin"), &m).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth2_token_expiry_mid_run_costs_no_upload() {
+    // Tokens live 1 s on the server; we also revoke them all every 100 ms mid-run.
+    let (target, dir) =
+        common::target_with(|c| c.token_lifetime = std::time::Duration::from_millis(1000)).await;
+    let url = target.http_url().unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let expire = target.token_expirer();
+    let killer = tokio::spawn(async move {
+        for _ in 0..15 {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            expire();
+        }
+    });
+    let (outcome, result) = ingestbench::run_command(&run_args(&[
+        "--url",
+        &url,
+        "--auth",
+        "oauth2",
+        "--user",
+        "admin",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "600",
+        "--threads",
+        "4",
+        "--runs",
+        "1",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--small-size",
+        "2KiB",
+    ]))
+    .await
+    .unwrap();
+    killer.await.unwrap();
+    assert_eq!(
+        outcome,
+        ingestbench::Outcome::Success,
+        "{:?}",
+        result.errors
+    );
+    assert_eq!(result.docs_ok, 600);
+    assert!(
+        target.logins() > 2,
+        "tokens were renewed ({} issued)",
+        target.logins()
+    );
+}
