@@ -49,6 +49,9 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let mut embedded = None;
     let (url, secret) = match &plan.url {
         Some(u) => (u.clone(), password(&plan.common)?),
+        None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => {
+            bail!("--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository")
+        }
         None => {
             let dir = match &plan.target_data_dir {
                 Some(d) => d.clone(),

@@ -4,6 +4,7 @@
 //! builder, credentials that never print, and the per-worker auth cache.
 
 pub mod alfresco;
+pub mod cmis;
 pub mod liferay;
 
 use std::convert::Infallible;
@@ -30,6 +31,8 @@ pub enum ProtocolKind {
     Alfresco,
     /// Liferay headless-delivery v1.0.
     Liferay,
+    /// CMIS 1.1 browser binding (--url is the service URL, e.g. http://host/cmis/browser).
+    Cmis,
 }
 
 impl ProtocolKind {
@@ -37,6 +40,7 @@ impl ProtocolKind {
         match self {
             ProtocolKind::Alfresco => "alfresco",
             ProtocolKind::Liferay => "liferay",
+            ProtocolKind::Cmis => "cmis",
         }
     }
     /// The metadata profile used when none is given.
@@ -44,6 +48,7 @@ impl ProtocolKind {
         match self {
             ProtocolKind::Alfresco => "acme",
             ProtocolKind::Liferay => "liferay",
+            ProtocolKind::Cmis => "cmis",
         }
     }
     /// Where documents go when no `--parent` is given.
@@ -51,18 +56,20 @@ impl ProtocolKind {
         match self {
             ProtocolKind::Alfresco => "-my-",
             ProtocolKind::Liferay => "guest",
+            ProtocolKind::Cmis => "/",
         }
     }
     pub fn default_auth(self) -> AuthMode {
         match self {
             ProtocolKind::Alfresco => AuthMode::Ticket,
-            ProtocolKind::Liferay => AuthMode::Basic,
+            ProtocolKind::Liferay | ProtocolKind::Cmis => AuthMode::Basic,
         }
     }
     pub fn auth_modes(self) -> &'static [AuthMode] {
         match self {
             ProtocolKind::Alfresco => &[AuthMode::Ticket, AuthMode::Basic],
             ProtocolKind::Liferay => &[AuthMode::Basic, AuthMode::Oauth2],
+            ProtocolKind::Cmis => &[AuthMode::Basic],
         }
     }
 }
@@ -99,7 +106,7 @@ pub struct RepoOptions {
     pub password: Secret,
     pub auth: AuthMode,
     /// Alfresco: parent folder (`-my-`, `-root-`, `-shared-` or a node id). Liferay: the site
-    /// (id or key).
+    /// (id or key). CMIS: a folder path (`/` = the root folder).
     pub parent: String,
     pub profile: std::sync::Arc<crate::fixtures::Profile>,
     /// Alfresco: `false` sends `versioningEnabled=false`.
@@ -114,6 +121,7 @@ pub struct RepoOptions {
 pub enum Repo {
     Alfresco(alfresco::Alfresco),
     Liferay(liferay::Liferay),
+    Cmis(cmis::Cmis),
 }
 
 impl Repo {
@@ -141,6 +149,7 @@ impl Repo {
                 Repo::Alfresco(alfresco::Alfresco::connect(client, opts).await?)
             }
             ProtocolKind::Liferay => Repo::Liferay(liferay::Liferay::connect(client, opts).await?),
+            ProtocolKind::Cmis => Repo::Cmis(cmis::Cmis::connect(client, opts).await?),
         })
     }
 }
@@ -155,18 +164,21 @@ impl Protocol for Repo {
         match self {
             Repo::Alfresco(r) => r.upload(doc, folder, auth).await,
             Repo::Liferay(r) => r.upload(doc, folder, auth).await,
+            Repo::Cmis(r) => r.upload(doc, folder, auth).await,
         }
     }
     async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
         match self {
             Repo::Alfresco(r) => r.prepare_folder(path).await,
             Repo::Liferay(r) => r.prepare_folder(path).await,
+            Repo::Cmis(r) => r.prepare_folder(path).await,
         }
     }
     fn auth_cache(&self) -> AuthCache {
         match self {
             Repo::Alfresco(r) => r.auth_cache(),
             Repo::Liferay(r) => r.auth_cache(),
+            Repo::Cmis(r) => r.auth_cache(),
         }
     }
 }

@@ -200,6 +200,8 @@ impl TargetHandle {
                 crate::protocol::ProtocolKind::Liferay => {
                     store.system_folder(store::COMPANY_HOME, liferay::SITE_FOLDER)?
                 }
+                // The embedded target does not speak CMIS.
+                crate::protocol::ProtocolKind::Cmis => return Ok(0),
             };
             match store.resolve_path(&root, &path)? {
                 Some(n) => store.count_documents_under(&n.id),

@@ -1,0 +1,256 @@
+//! CMIS 1.1 browser binding (as implemented by Apache Chemistry OpenCMIS, which Alfresco
+//! embeds): repository discovery from the service URL (`rootFolderUrl`), folders per run via
+//! `cmisaction=createFolder`, documents via `cmisaction=createDocument` with indexed
+//! `propertyId[i]` / `propertyValue[i]` controls and `succinct=true`; success is **201** with
+//! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. Traps in
+//! `shared/reference/content-apis.md` §3.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use serde_json::Value;
+
+use super::{
+    AuthCache, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded, basic_header, multipart_content_type, multipart_tail,
+    unreachable_err,
+};
+use crate::fixtures::Doc;
+use crate::metrics::UploadError;
+
+pub struct Cmis {
+    client: reqwest::Client,
+    opts: RepoOptions,
+    root_folder_url: String,
+    /// Object id of the folder runs go below (`--parent`, a path; `/` = the root).
+    parent_id: String,
+    auth: Arc<SharedAuth>,
+    /// Folder path → object id, filled before the start barrier only.
+    folders: std::sync::Mutex<HashMap<String, String>>,
+}
+
+/// `"<status> <exception>: <message>"` from a browser-binding error body.
+pub fn error_message(status: u16, body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) if v.get("exception").is_some() => format!(
+            "{status} {}: {}",
+            v["exception"].as_str().unwrap_or("?"),
+            v.get("message").and_then(Value::as_str).unwrap_or("")
+        ),
+        _ => format!("{status} {}", String::from_utf8_lossy(&body[..body.len().min(200)]).trim()),
+    }
+}
+
+fn object_id(v: &Value) -> Option<String> {
+    v.get("succinctProperties")
+        .and_then(|p| p.get("cmis:objectId"))
+        .or_else(|| v.pointer("/properties/cmis:objectId/value"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// `application/x-www-form-urlencoded` body from pairs.
+fn form(pairs: &[(&str, &str)]) -> String {
+    let enc = |s: &str| {
+        let mut o = String::new();
+        for b in s.bytes() {
+            match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => o.push(b as char),
+                _ => o.push_str(&format!("%{b:02X}")),
+            }
+        }
+        o
+    };
+    pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
+}
+
+impl Cmis {
+    pub async fn connect(client: reqwest::Client, opts: RepoOptions) -> Result<Cmis> {
+        let header = basic_header(&opts.user, opts.password.expose());
+        let resp = client.get(opts.url.clone()).header(AUTHORIZATION, header.clone()).send().await.map_err(|e| unreachable_err(&opts.url, &e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.unwrap_or_default();
+        match status {
+            StatusCode::OK => {}
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => bail!(
+                "credentials rejected for `{}` at {} ({}): check --user and the password (INGESTBENCH_PASSWORD or --password-file)",
+                opts.user,
+                opts.url,
+                status.as_u16()
+            ),
+            s => bail!("{}: {}; --url must be a CMIS browser binding service URL (…/browser)", opts.url, error_message(s.as_u16(), &body)),
+        }
+        let repos: Value = serde_json::from_slice(&body).with_context(|| format!("{}: not JSON; --url must be a CMIS 1.1 browser binding service URL", opts.url))?;
+        let root_folder_url = repos
+            .as_object()
+            .and_then(|m| m.values().find_map(|r| r.get("rootFolderUrl").and_then(Value::as_str)))
+            .map(str::to_string)
+            .with_context(|| format!("{}: no repository with a rootFolderUrl in the service document", opts.url))?;
+        let c = Cmis {
+            client,
+            root_folder_url,
+            parent_id: String::new(),
+            auth: Arc::new(SharedAuth::new(header)),
+            folders: std::sync::Mutex::new(HashMap::new()),
+            opts,
+        };
+        let parent = c.opts.parent.clone();
+        let obj = c.object_by_path(&parent).await?.with_context(|| format!("--parent {parent}: no such folder in the repository (give a path such as / or /benchmarks)"))?;
+        if obj.pointer("/succinctProperties/cmis:baseTypeId").and_then(Value::as_str) != Some("cmis:folder") {
+            bail!("--parent {parent}: not a folder");
+        }
+        let id = object_id(&obj).context("the parent folder has no cmis:objectId")?;
+        Ok(Cmis { parent_id: id, ..c })
+    }
+
+    fn header(&self) -> reqwest::header::HeaderValue {
+        self.auth.cache().header().clone()
+    }
+
+    /// The object at `path` below the root (`/` = the root), or None on 404.
+    async fn object_by_path(&self, path: &str) -> Result<Option<Value>> {
+        let p = path.trim_matches('/');
+        let url = if p.is_empty() { self.root_folder_url.clone() } else { format!("{}/{p}", self.root_folder_url) };
+        let resp = self
+            .client
+            .get(&url)
+            .query(&[("cmisselector", "object"), ("succinct", "true")])
+            .header(AUTHORIZATION, self.header())
+            .send()
+            .await
+            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.unwrap_or_default();
+        match status {
+            StatusCode::OK => Ok(Some(serde_json::from_slice(&body).with_context(|| format!("{url}: not a CMIS object"))?)),
+            StatusCode::NOT_FOUND => Ok(None),
+            s => bail!("{url}: {}", error_message(s.as_u16(), &body)),
+        }
+    }
+
+    async fn create_folder(&self, parent_id: &str, parent_path: &str, name: &str) -> Result<String> {
+        let body = form(&[
+            ("cmisaction", "createFolder"),
+            ("propertyId[0]", "cmis:objectTypeId"),
+            ("propertyValue[0]", "cmis:folder"),
+            ("propertyId[1]", "cmis:name"),
+            ("propertyValue[1]", name),
+            ("succinct", "true"),
+        ]);
+        let resp = self
+            .client
+            .post(&self.root_folder_url)
+            .query(&[("objectId", parent_id)])
+            .header(AUTHORIZATION, self.header())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.unwrap_or_default();
+        match status {
+            StatusCode::CREATED | StatusCode::OK => {
+                let v: Value = serde_json::from_slice(&bytes).context("createFolder: not JSON")?;
+                object_id(&v).context("createFolder: no cmis:objectId in the answer")
+            }
+            StatusCode::CONFLICT => {
+                let path = format!("{}/{name}", parent_path.trim_end_matches('/'));
+                let obj = self.object_by_path(&path).await?.with_context(|| format!("folder {path} exists (409) but cannot be read"))?;
+                object_id(&obj).context("existing folder without cmis:objectId")
+            }
+            s => bail!("creating folder {name}: {}", error_message(s.as_u16(), &bytes)),
+        }
+    }
+}
+
+impl Protocol for Cmis {
+    async fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> Result<Uploaded, UploadError> {
+        let profile = &self.opts.profile;
+        let mut head = MultipartHead::new();
+        head.text("cmisaction", "createDocument")
+            .text("propertyId[0]", "cmis:objectTypeId")
+            .text("propertyValue[0]", &profile.node_type)
+            .text("propertyId[1]", "cmis:name")
+            .text("propertyValue[1]", &doc.name);
+        let mut i = 2;
+        for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
+            head.text(&format!("propertyId[{i}]"), &p.name);
+            if p.values.len() == 1 && !profile.properties.iter().any(|s| s.name == p.name && s.multiple) {
+                head.text(&format!("propertyValue[{i}]"), &p.values[0]);
+            } else {
+                for (j, v) in p.values.iter().enumerate() {
+                    head.text(&format!("propertyValue[{i}][{j}]"), v);
+                }
+            }
+            i += 1;
+        }
+        head.text("succinct", "true");
+        let head = head.file("content", &doc.name, doc.template.kind.mime_type());
+        let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
+        let resp = self
+            .client
+            .post(&self.root_folder_url)
+            .query(&[("objectId", folder)])
+            .header(AUTHORIZATION, auth.header().clone())
+            .header(CONTENT_TYPE, multipart_content_type())
+            .body(reqwest::Body::wrap(body))
+            .send()
+            .await
+            .map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let node = super::node_of(resp.headers(), self.opts.node_header.as_ref(), self.opts.node_cookie.as_deref());
+        let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        match status {
+            StatusCode::CREATED => {
+                let v: Value = serde_json::from_slice(&bytes).map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
+                let id = object_id(&v).ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))?;
+                Ok(Uploaded { id, node })
+            }
+            s if s.is_success() => Err(UploadError::protocol(format!("{} instead of 201 Created", s.as_u16()))),
+            s => Err(UploadError::http(s.as_u16(), error_message(s.as_u16(), &bytes))),
+        }
+    }
+
+    async fn prepare_folder(&self, path: &str) -> Result<String> {
+        let mut parent_id = self.parent_id.clone();
+        let mut parent_path = self.opts.parent.trim_end_matches('/').to_string();
+        let mut sofar = String::new();
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            if !sofar.is_empty() {
+                sofar.push('/');
+            }
+            sofar.push_str(seg);
+            let known = self.folders.lock().expect("folders").get(&sofar).cloned();
+            let id = match known {
+                Some(id) => id,
+                None => {
+                    let id = self.create_folder(&parent_id, &parent_path, seg).await?;
+                    self.folders.lock().expect("folders").insert(sofar.clone(), id.clone());
+                    id
+                }
+            };
+            parent_id = id;
+            parent_path = format!("{parent_path}/{seg}");
+        }
+        Ok(parent_id)
+    }
+
+    fn auth_cache(&self) -> AuthCache {
+        self.auth.cache()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_and_ids() {
+        assert_eq!(error_message(409, br#"{"exception":"nameConstraintViolation","message":"x exists"}"#), "409 nameConstraintViolation: x exists");
+        assert_eq!(object_id(&serde_json::json!({"succinctProperties": {"cmis:objectId": "a;1.0"}})).as_deref(), Some("a;1.0"));
+        assert_eq!(form(&[("a b", "c&d")]), "a%20b=c%26d");
+    }
+}
