@@ -11,6 +11,9 @@ declare -A NEED=(
   [nginx]=nginx
   [apache2]=apache2
   [openssl]=openssl
+  [curl]=curl
+  [mvn]=maven
+  [jar]=default-jdk-headless
 )
 
 missing=()

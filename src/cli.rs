@@ -40,6 +40,10 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render the reports of a sweep directory from its saved results.
     Report(ReportArgs),
+    /// Read back every document a run or sweep uploaded (by id, from its manifest) and check
+    /// it: exists, name, size, SHA-256 of the content, the metadata sent; and that the run
+    /// folders hold nothing else. Exit 1 when anything is missing, corrupt or duplicated.
+    Verify(VerifyArgs),
     /// Serve the embedded reference target (Alfresco REST v1 emulation, durable store).
     Target(TargetArgs),
 }
@@ -89,6 +93,11 @@ pub struct RunArgs {
     /// temporary directory removed at exit).
     #[arg(long, value_name = "DIR")]
     pub target_data_dir: Option<PathBuf>,
+
+    /// After the runs, read every document back by id and check name, size, content hash
+    /// and metadata (writes verify.json; exit 1 when anything is missing or wrong).
+    #[arg(long)]
+    pub verify: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,
@@ -238,6 +247,43 @@ pub struct SweepArgs {
 pub enum Order {
     Interleaved,
     Random,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(after_help = EXIT_CODES)]
+pub struct VerifyArgs {
+    /// A results directory: results/run-<id> or results/sweep-<id>.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Repository URL (default: the one recorded in the results).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// CA certificate (PEM) for an https:// URL.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// For a sweep: the access method to read through (default: the first that is not the
+    /// embedded target).
+    #[arg(long, value_name = "NAME")]
+    pub access_method: Option<String>,
+
+    /// User (default: the one recorded in the results).
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+
+    /// File whose first line is the password (else INGESTBENCH_PASSWORD, else a prompt).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+
+    /// Documents read back at once.
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub concurrency: u64,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Re-render a sweep's reports from its saved run results.

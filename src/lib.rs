@@ -15,6 +15,7 @@ pub mod report;
 pub mod run;
 pub mod target;
 pub mod timefmt;
+pub mod verify;
 
 use anyhow::Result;
 
@@ -45,6 +46,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Run(args) => run_command(&args).await.map(|(o, _)| o),
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),
         Command::Report(args) => cmd::report::report_command(&args),
+        Command::Verify(args) => cmd::verify::verify_command(&args).await,
         Command::Target(args) => cmd::target::target_command(args).await,
     }
 }

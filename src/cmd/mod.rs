@@ -6,6 +6,7 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod target;
+pub mod verify;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,23 @@ pub fn rand_u64() -> u64 {
     let u = uuid::Uuid::new_v4();
     let b = u.as_bytes();
     u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+/// A plain progress bar for `total` items (hidden when quiet or not on a terminal).
+pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(total);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {pos}/{len}  ETA {eta}",
+        )
+        .expect("template")
+        .progress_chars("=> "),
+    );
+    b.set_prefix(what.to_string());
+    Some(b)
 }
 
 /// The progress bar: reads the live counters on a timer (never per upload). Hidden when

@@ -50,7 +50,9 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let (url, secret) = match &plan.url {
         Some(u) => (u.clone(), password(&plan.common)?),
         None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => {
-            bail!("--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository")
+            bail!(
+                "--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository"
+            )
         }
         None => {
             let dir = match &plan.target_data_dir {
@@ -130,10 +132,33 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         live.clone(),
     );
     let cpu0 = host::process_cpu_seconds();
-    let outcomes = run::run_cell(proto, fixtures, &cell, live.clone(), &manifest).await;
+    let outcomes = run::run_cell(proto.clone(), fixtures, &cell, live.clone(), &manifest).await;
     let cpu = host::process_cpu_seconds() - cpu0;
     progress.finish().await;
     let outcomes = outcomes?;
+
+    let verified = if args.verify && outcomes.iter().all(|o| o.fatal.is_none()) {
+        let entries = Manifest::read(manifest.path())?;
+        let expect = Arc::new(crate::verify::Expect {
+            protocol: plan.common.protocol,
+            profile: plan.common.profile.clone(),
+            seed: plan.common.seed,
+        });
+        let bar = super::bar(entries.len() as u64, plan.common.quiet, "verifying");
+        let repos = std::collections::HashMap::from([(String::new(), proto.clone())]);
+        Some(
+            crate::verify::verify(
+                repos,
+                expect,
+                entries,
+                (plan.threads as usize).clamp(1, 16),
+                bar,
+            )
+            .await,
+        )
+    } else {
+        None
+    };
 
     let stored_docs = match &embedded {
         Some(t) => Some(
@@ -159,6 +184,8 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         },
         &outcomes,
     );
+    let mut result = result;
+    result.verify = verified;
     let json = serde_json::to_string_pretty(&result)?;
     let result_path = results.join("result.json");
     std::fs::write(&result_path, &json)
@@ -186,7 +213,15 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             result_path.display()
         );
     }
-    let outcome = if result.docs_failed == 0 && !live.stop.load(Ordering::Relaxed) {
+    if let Some(v) = &result.verify {
+        std::fs::write(
+            results.join("verify.json"),
+            serde_json::to_string_pretty(v)?,
+        )?;
+    }
+    let verified_clean = result.verify.as_ref().is_none_or(|v| v.clean());
+    let outcome = if result.docs_failed == 0 && verified_clean && !live.stop.load(Ordering::Relaxed)
+    {
         Outcome::Success
     } else {
         Outcome::Failures

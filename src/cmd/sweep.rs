@@ -136,6 +136,7 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
     let defaults = crate::fixtures::Sizes::default();
     let protocol = match plan.protocol.as_str() {
         "liferay" => ProtocolKind::Liferay,
+        "cmis" => ProtocolKind::Cmis,
         _ => ProtocolKind::Alfresco,
     };
     let common = crate::plan::CommonPlan {

@@ -54,9 +54,15 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             .parent
             .clone()
             .unwrap_or_else(|| kind.default_parent().to_string());
-                let path_ok = if kind == ProtocolKind::Cmis { parent.starts_with('/') } else { !parent.is_empty() && !parent.contains('/') };
+        let path_ok = if kind == ProtocolKind::Cmis {
+            parent.starts_with('/')
+        } else {
+            !parent.is_empty() && !parent.contains('/')
+        };
         if !path_ok {
-            bail!("--parent `{parent}`: use -my-, -root-, -shared- or a node id (Alfresco), a site id or key (Liferay), or a folder path such as / (CMIS)");
+            bail!(
+                "--parent `{parent}`: use -my-, -root-, -shared- or a node id (Alfresco), a site id or key (Liferay), or a folder path such as / (CMIS)"
+            );
         }
         let auth = a.auth.unwrap_or(kind.default_auth());
         if !kind.auth_modes().contains(&auth) {

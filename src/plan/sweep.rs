@@ -98,6 +98,12 @@ impl SweepPlanSpec {
             }
         }
         for m in &methods {
+            if m.is_embedded() && common.protocol == crate::protocol::ProtocolKind::Cmis {
+                bail!(
+                    "access method {}: the embedded target does not speak CMIS; use a method pointing at a CMIS repository (scripts/cmis.sh up)",
+                    m.name
+                );
+            }
             if let Some(p) = m.protocol
                 && p != common.protocol
             {

@@ -219,6 +219,88 @@ impl Alfresco {
     }
 }
 
+impl Alfresco {
+    /// Reads a node back by id: name, size, content hash, properties.
+    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
+        let header = self.auth.cache().header().clone();
+        let resp = self
+            .client
+            .get(format!("{}/nodes/{id}", self.core))
+            .header(AUTHORIZATION, header.clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(None),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
+        let e = &v["entry"];
+        let content = self
+            .client
+            .get(format!("{}/nodes/{id}/content", self.core))
+            .header(AUTHORIZATION, header)
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        if !content.status().is_success() {
+            return Err(error_message(
+                content.status().as_u16(),
+                &content.bytes().await.unwrap_or_default(),
+            ));
+        }
+        let bytes = content
+            .bytes()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        let props = e["properties"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), super::json_strings(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(super::Fetched {
+            name: e["name"].as_str().unwrap_or("").to_string(),
+            size: bytes.len() as u64,
+            sha256: super::sha256_hex(&bytes),
+            props,
+        }))
+    }
+
+    /// Children of the folder at `path` below the parent (a DB query, not search).
+    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        let resp = self
+            .client
+            .get(format!("{}/nodes/{}/children", self.core, self.opts.parent))
+            .query(&[("relativePath", path), ("maxItems", "1")])
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(None),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
+        Ok(v.pointer("/list/pagination/totalItems")
+            .and_then(serde_json::Value::as_u64))
+    }
+}
+
 impl Protocol for Alfresco {
     async fn upload(
         &self,

@@ -14,8 +14,8 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
 use super::{
-    AuthCache, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded, basic_header, multipart_content_type, multipart_tail,
-    unreachable_err,
+    AuthCache, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded, basic_header,
+    multipart_content_type, multipart_tail, unreachable_err,
 };
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -39,7 +39,10 @@ pub fn error_message(status: u16, body: &[u8]) -> String {
             v["exception"].as_str().unwrap_or("?"),
             v.get("message").and_then(Value::as_str).unwrap_or("")
         ),
-        _ => format!("{status} {}", String::from_utf8_lossy(&body[..body.len().min(200)]).trim()),
+        _ => format!(
+            "{status} {}",
+            String::from_utf8_lossy(&body[..body.len().min(200)]).trim()
+        ),
     }
 }
 
@@ -57,19 +60,30 @@ fn form(pairs: &[(&str, &str)]) -> String {
         let mut o = String::new();
         for b in s.bytes() {
             match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => o.push(b as char),
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    o.push(b as char)
+                }
                 _ => o.push_str(&format!("%{b:02X}")),
             }
         }
         o
     };
-    pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 impl Cmis {
     pub async fn connect(client: reqwest::Client, opts: RepoOptions) -> Result<Cmis> {
         let header = basic_header(&opts.user, opts.password.expose());
-        let resp = client.get(opts.url.clone()).header(AUTHORIZATION, header.clone()).send().await.map_err(|e| unreachable_err(&opts.url, &e))?;
+        let resp = client
+            .get(opts.url.clone())
+            .header(AUTHORIZATION, header.clone())
+            .send()
+            .await
+            .map_err(|e| unreachable_err(&opts.url, &e))?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         match status {
@@ -80,14 +94,31 @@ impl Cmis {
                 opts.url,
                 status.as_u16()
             ),
-            s => bail!("{}: {}; --url must be a CMIS browser binding service URL (…/browser)", opts.url, error_message(s.as_u16(), &body)),
+            s => bail!(
+                "{}: {}; --url must be a CMIS browser binding service URL (…/browser)",
+                opts.url,
+                error_message(s.as_u16(), &body)
+            ),
         }
-        let repos: Value = serde_json::from_slice(&body).with_context(|| format!("{}: not JSON; --url must be a CMIS 1.1 browser binding service URL", opts.url))?;
+        let repos: Value = serde_json::from_slice(&body).with_context(|| {
+            format!(
+                "{}: not JSON; --url must be a CMIS 1.1 browser binding service URL",
+                opts.url
+            )
+        })?;
         let root_folder_url = repos
             .as_object()
-            .and_then(|m| m.values().find_map(|r| r.get("rootFolderUrl").and_then(Value::as_str)))
+            .and_then(|m| {
+                m.values()
+                    .find_map(|r| r.get("rootFolderUrl").and_then(Value::as_str))
+            })
             .map(str::to_string)
-            .with_context(|| format!("{}: no repository with a rootFolderUrl in the service document", opts.url))?;
+            .with_context(|| {
+                format!(
+                    "{}: no repository with a rootFolderUrl in the service document",
+                    opts.url
+                )
+            })?;
         let c = Cmis {
             client,
             root_folder_url,
@@ -98,7 +129,11 @@ impl Cmis {
         };
         let parent = c.opts.parent.clone();
         let obj = c.object_by_path(&parent).await?.with_context(|| format!("--parent {parent}: no such folder in the repository (give a path such as / or /benchmarks)"))?;
-        if obj.pointer("/succinctProperties/cmis:baseTypeId").and_then(Value::as_str) != Some("cmis:folder") {
+        if obj
+            .pointer("/succinctProperties/cmis:baseTypeId")
+            .and_then(Value::as_str)
+            != Some("cmis:folder")
+        {
             bail!("--parent {parent}: not a folder");
         }
         let id = object_id(&obj).context("the parent folder has no cmis:objectId")?;
@@ -112,7 +147,11 @@ impl Cmis {
     /// The object at `path` below the root (`/` = the root), or None on 404.
     async fn object_by_path(&self, path: &str) -> Result<Option<Value>> {
         let p = path.trim_matches('/');
-        let url = if p.is_empty() { self.root_folder_url.clone() } else { format!("{}/{p}", self.root_folder_url) };
+        let url = if p.is_empty() {
+            self.root_folder_url.clone()
+        } else {
+            format!("{}/{p}", self.root_folder_url)
+        };
         let resp = self
             .client
             .get(&url)
@@ -124,13 +163,21 @@ impl Cmis {
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         match status {
-            StatusCode::OK => Ok(Some(serde_json::from_slice(&body).with_context(|| format!("{url}: not a CMIS object"))?)),
+            StatusCode::OK => Ok(Some(
+                serde_json::from_slice(&body)
+                    .with_context(|| format!("{url}: not a CMIS object"))?,
+            )),
             StatusCode::NOT_FOUND => Ok(None),
             s => bail!("{url}: {}", error_message(s.as_u16(), &body)),
         }
     }
 
-    async fn create_folder(&self, parent_id: &str, parent_path: &str, name: &str) -> Result<String> {
+    async fn create_folder(
+        &self,
+        parent_id: &str,
+        parent_path: &str,
+        name: &str,
+    ) -> Result<String> {
         let body = form(&[
             ("cmisaction", "createFolder"),
             ("propertyId[0]", "cmis:objectTypeId"),
@@ -158,16 +205,120 @@ impl Cmis {
             }
             StatusCode::CONFLICT => {
                 let path = format!("{}/{name}", parent_path.trim_end_matches('/'));
-                let obj = self.object_by_path(&path).await?.with_context(|| format!("folder {path} exists (409) but cannot be read"))?;
+                let obj = self
+                    .object_by_path(&path)
+                    .await?
+                    .with_context(|| format!("folder {path} exists (409) but cannot be read"))?;
                 object_id(&obj).context("existing folder without cmis:objectId")
             }
-            s => bail!("creating folder {name}: {}", error_message(s.as_u16(), &bytes)),
+            s => bail!(
+                "creating folder {name}: {}",
+                error_message(s.as_u16(), &bytes)
+            ),
         }
     }
 }
 
+impl Cmis {
+    /// Reads an object back by id: name, size, content hash, succinct properties.
+    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
+        let get = |selector: &'static str| {
+            self.client
+                .get(&self.root_folder_url)
+                .query(&[
+                    ("objectId", id),
+                    ("cmisselector", selector),
+                    ("succinct", "true"),
+                ])
+                .header(AUTHORIZATION, self.header())
+                .send()
+        };
+        let resp = get("object")
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(None),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        let content = get("content")
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        if !content.status().is_success() {
+            return Err(error_message(
+                content.status().as_u16(),
+                &content.bytes().await.unwrap_or_default(),
+            ));
+        }
+        let bytes = content
+            .bytes()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        let p = &v["succinctProperties"];
+        let props = p
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), super::json_strings(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(super::Fetched {
+            name: p["cmis:name"].as_str().unwrap_or("").to_string(),
+            size: bytes.len() as u64,
+            sha256: super::sha256_hex(&bytes),
+            props,
+        }))
+    }
+
+    /// Children of the folder at `path` below the parent; None when it does not exist.
+    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        let full = format!(
+            "{}/{}",
+            self.opts.parent.trim_matches('/'),
+            path.trim_matches('/')
+        );
+        let url = format!("{}/{}", self.root_folder_url, full.trim_matches('/'));
+        let resp = self
+            .client
+            .get(&url)
+            .query(&[
+                ("cmisselector", "children"),
+                ("maxItems", "1"),
+                ("succinct", "true"),
+            ])
+            .header(AUTHORIZATION, self.header())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(None),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        Ok(v["numItems"].as_u64())
+    }
+}
+
 impl Protocol for Cmis {
-    async fn upload(&self, doc: &Doc<'_>, folder: &str, auth: &mut AuthCache) -> Result<Uploaded, UploadError> {
+    async fn upload(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        auth: &mut AuthCache,
+    ) -> Result<Uploaded, UploadError> {
         let profile = &self.opts.profile;
         let mut head = MultipartHead::new();
         head.text("cmisaction", "createDocument")
@@ -175,17 +326,21 @@ impl Protocol for Cmis {
             .text("propertyValue[0]", &profile.node_type)
             .text("propertyId[1]", "cmis:name")
             .text("propertyValue[1]", &doc.name);
-        let mut i = 2;
-        for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
+        // Controls 0 and 1 are the type and the name; the profile's properties follow.
+        for (i, p) in (2..).zip(profile.values(doc.seed, doc.index, doc.marker_str())) {
             head.text(&format!("propertyId[{i}]"), &p.name);
-            if p.values.len() == 1 && !profile.properties.iter().any(|s| s.name == p.name && s.multiple) {
+            if p.values.len() == 1
+                && !profile
+                    .properties
+                    .iter()
+                    .any(|s| s.name == p.name && s.multiple)
+            {
                 head.text(&format!("propertyValue[{i}]"), &p.values[0]);
             } else {
                 for (j, v) in p.values.iter().enumerate() {
                     head.text(&format!("propertyValue[{i}][{j}]"), v);
                 }
             }
-            i += 1;
         }
         head.text("succinct", "true");
         let head = head.file("content", &doc.name, doc.template.kind.mime_type());
@@ -201,16 +356,28 @@ impl Protocol for Cmis {
             .await
             .map_err(|e| UploadError::transport(&e))?;
         let status = resp.status();
-        let node = super::node_of(resp.headers(), self.opts.node_header.as_ref(), self.opts.node_cookie.as_deref());
+        let node = super::node_of(
+            resp.headers(),
+            self.opts.node_header.as_ref(),
+            self.opts.node_cookie.as_deref(),
+        );
         let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
         match status {
             StatusCode::CREATED => {
-                let v: Value = serde_json::from_slice(&bytes).map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
-                let id = object_id(&v).ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))?;
+                let v: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
+                let id = object_id(&v)
+                    .ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))?;
                 Ok(Uploaded { id, node })
             }
-            s if s.is_success() => Err(UploadError::protocol(format!("{} instead of 201 Created", s.as_u16()))),
-            s => Err(UploadError::http(s.as_u16(), error_message(s.as_u16(), &bytes))),
+            s if s.is_success() => Err(UploadError::protocol(format!(
+                "{} instead of 201 Created",
+                s.as_u16()
+            ))),
+            s => Err(UploadError::http(
+                s.as_u16(),
+                error_message(s.as_u16(), &bytes),
+            )),
         }
     }
 
@@ -228,7 +395,10 @@ impl Protocol for Cmis {
                 Some(id) => id,
                 None => {
                     let id = self.create_folder(&parent_id, &parent_path, seg).await?;
-                    self.folders.lock().expect("folders").insert(sofar.clone(), id.clone());
+                    self.folders
+                        .lock()
+                        .expect("folders")
+                        .insert(sofar.clone(), id.clone());
                     id
                 }
             };
@@ -249,8 +419,18 @@ mod tests {
 
     #[test]
     fn errors_and_ids() {
-        assert_eq!(error_message(409, br#"{"exception":"nameConstraintViolation","message":"x exists"}"#), "409 nameConstraintViolation: x exists");
-        assert_eq!(object_id(&serde_json::json!({"succinctProperties": {"cmis:objectId": "a;1.0"}})).as_deref(), Some("a;1.0"));
+        assert_eq!(
+            error_message(
+                409,
+                br#"{"exception":"nameConstraintViolation","message":"x exists"}"#
+            ),
+            "409 nameConstraintViolation: x exists"
+        );
+        assert_eq!(
+            object_id(&serde_json::json!({"succinctProperties": {"cmis:objectId": "a;1.0"}}))
+                .as_deref(),
+            Some("a;1.0")
+        );
         assert_eq!(form(&[("a b", "c&d")]), "a%20b=c%26d");
     }
 }

@@ -186,7 +186,7 @@ impl Liferay {
                     // (Liferay refuses a second document with the same title in a folder).
                     let v = p.values.first().cloned().unwrap_or_default();
                     let v = if p.name == "title" {
-                        format!("{v} ({})", doc.name)
+                        unique_title(&v, &doc.name)
                     } else {
                         v
                     };
@@ -286,6 +286,12 @@ impl Liferay {
     }
 }
 
+/// Liferay refuses a second document with the same title in a folder: the profile's title
+/// plus the (unique) file name.
+pub fn unique_title(title: &str, file_name: &str) -> String {
+    format!("{title} ({file_name})")
+}
+
 /// A property's value as JSON of its type (custom fields are typed expando columns).
 fn typed(p: &PropValue) -> Value {
     let one = |s: &String| match p.ty {
@@ -358,6 +364,100 @@ fn form_encode(s: &str) -> String {
         }
     }
     out
+}
+
+impl Liferay {
+    /// Reads a document back by id: name, size, content hash and metadata keyed like the
+    /// profile (`title`, `description`, `keywords`, `customField:x`, `contentField:x`).
+    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
+        let url = format!("{}/documents/{id}?nestedFields=contentValue", self.api);
+        let resp = self
+            .client
+            .get(&url)
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(None),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let d: Value = resp.json().await.map_err(|e| e.to_string())?;
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(d["contentValue"].as_str().unwrap_or(""))
+            .map_err(|e| e.to_string())?;
+        let mut props = std::collections::BTreeMap::new();
+        let s = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        for k in ["title", "description"] {
+            if let Some(v) = d.get(k) {
+                props.insert(k.to_string(), vec![s(v)]);
+            }
+        }
+        if let Some(k) = d["keywords"].as_array() {
+            props.insert("keywords".into(), k.iter().map(s).collect());
+        }
+        for f in d["customFields"].as_array().into_iter().flatten() {
+            let data = &f["customValue"]["data"];
+            let vals = match data {
+                Value::Array(a) => a.iter().map(s).collect(),
+                v => vec![s(v)],
+            };
+            props.insert(
+                format!("customField:{}", f["name"].as_str().unwrap_or("")),
+                vals,
+            );
+        }
+        for f in d
+            .pointer("/documentType/contentFields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let data = s(&f["contentFieldValue"]["data"]);
+            props.insert(
+                format!("contentField:{}", f["name"].as_str().unwrap_or("")),
+                data.split(',').map(str::to_string).collect(),
+            );
+        }
+        Ok(Some(super::Fetched {
+            name: d["fileName"].as_str().unwrap_or("").to_string(),
+            size: bytes.len() as u64,
+            sha256: super::sha256_hex(&bytes),
+            props,
+        }))
+    }
+
+    /// Documents in the folder at `path` (read-only lookups), None when it does not exist.
+    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        let mut parent: Option<i64> = None;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            match self.find_folder(parent, seg).await {
+                Ok(id) => parent = Some(id),
+                Err(_) => return Ok(None),
+            }
+        }
+        let Some(id) = parent else { return Ok(None) };
+        let url = format!("{}/document-folders/{id}/documents?pageSize=1", self.api);
+        let resp = self
+            .client
+            .get(&url)
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        Ok(v["totalCount"].as_u64())
+    }
 }
 
 impl Protocol for Liferay {

@@ -183,6 +183,54 @@ impl Protocol for Repo {
     }
 }
 
+/// A document read back by id, for verification.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub name: String,
+    pub size: u64,
+    /// SHA-256 of the content read back, lowercase hex.
+    pub sha256: String,
+    /// Metadata by the profile's property names, values as strings.
+    pub props: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl Repo {
+    /// Reads a document back by id (never by search, which lags); None when it is gone.
+    pub async fn fetch(&self, id: &str) -> Result<Option<Fetched>, String> {
+        match self {
+            Repo::Alfresco(r) => r.fetch(id).await,
+            Repo::Liferay(r) => r.fetch(id).await,
+            Repo::Cmis(r) => r.fetch(id).await,
+        }
+    }
+    /// Documents in the run folder at `path` (relative to the parent); None when missing.
+    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        match self {
+            Repo::Alfresco(r) => r.count_folder(path).await,
+            Repo::Liferay(r) => r.count_folder(path).await,
+            Repo::Cmis(r) => r.count_folder(path).await,
+        }
+    }
+}
+
+/// SHA-256 of bytes, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    crate::fixtures::body::hex(&sha2::Sha256::digest(bytes))
+}
+
+/// A JSON value as the strings a profile compares against (arrays: one per element).
+pub fn json_strings(v: &serde_json::Value) -> Vec<String> {
+    let one = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match v {
+        serde_json::Value::Array(a) => a.iter().map(one).collect(),
+        other => vec![one(other)],
+    }
+}
+
 /// A setup error for a transport failure: names the URL and what to check.
 pub fn unreachable_err(url: &reqwest::Url, e: &reqwest::Error) -> anyhow::Error {
     anyhow::anyhow!(

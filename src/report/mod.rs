@@ -97,6 +97,9 @@ pub struct RunResult {
     /// Set when the run stopped because the repository rejected the documents outright.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aborted: Option<String>,
+    /// With `--verify`: what reading every document back found.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verify: Option<crate::verify::VerifyReport>,
 }
 
 pub struct Inputs {
@@ -184,6 +187,7 @@ pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
         client_cpu_share: round3(rate(inp.client_cpu_s, total_time * cpus)),
         manifest: inp.manifest,
         aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
+        verify: None,
     }
 }
 
@@ -245,6 +249,12 @@ pub fn summary_text(r: &RunResult) -> String {
                 e.count,
                 e.sample
             );
+        }
+    }
+    if let Some(v) = &r.verify {
+        let _ = writeln!(s, "  {}", v.summary());
+        for p in v.problems.iter().take(5) {
+            let _ = writeln!(s, "    {} {} ({}): {}", p.kind, p.name, p.id, p.detail);
         }
     }
     if r.client_cpu_share > 0.8 {

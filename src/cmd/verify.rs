@@ -1,0 +1,206 @@
+//! `ingestbench verify DIR`: read back what a run or sweep uploaded, from its manifest.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::password;
+use crate::cli::VerifyArgs;
+use crate::fixtures::Profile;
+use crate::plan::CommonPlan;
+use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
+use crate::report::RunResult;
+use crate::run::Manifest;
+use crate::verify::{Expect, verify};
+use crate::{Outcome, plan};
+
+fn kind(name: &str) -> ProtocolKind {
+    match name {
+        "liferay" => ProtocolKind::Liferay,
+        "cmis" => ProtocolKind::Cmis,
+        _ => ProtocolKind::Alfresco,
+    }
+}
+
+fn auth(name: &str) -> AuthMode {
+    match name {
+        "basic" => AuthMode::Basic,
+        "oauth2" => AuthMode::Oauth2,
+        _ => AuthMode::Ticket,
+    }
+}
+
+/// What verification needs from a results directory: protocol, profile, seed, the
+/// recorded user/auth/parent, a URL (and TLS settings for a sweep's method).
+struct Recorded {
+    protocol: ProtocolKind,
+    profile: String,
+    seed: u64,
+    user: String,
+    auth: AuthMode,
+    parent: String,
+    url: Option<String>,
+    method: Option<crate::access::AccessMethod>,
+}
+
+fn recorded(a: &VerifyArgs) -> Result<Recorded> {
+    let dir = &a.dir;
+    if dir.join("result.json").is_file() {
+        let p = dir.join("result.json");
+        let r: RunResult = serde_json::from_str(&std::fs::read_to_string(&p)?)
+            .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
+        if r.target.embedded && a.url.is_none() {
+            bail!(
+                "{}: the run used the embedded target, which stopped with it; use `run --verify`, or keep its store (--target-data-dir), serve it with `ingestbench target --data-dir DIR` and pass --url",
+                dir.display()
+            );
+        }
+        return Ok(Recorded {
+            protocol: kind(&r.plan.protocol),
+            profile: r.plan.profile.clone(),
+            seed: r.plan.seed,
+            user: r.plan.user.clone(),
+            auth: auth(&r.plan.auth),
+            parent: r.plan.parent.clone(),
+            url: Some(r.target.url.clone()),
+            method: None,
+        });
+    }
+    if crate::plan::sweep::is_sweep_dir(dir) {
+        let (p, _) = super::sweep::load_dir(dir)?;
+        let methods: Vec<crate::access::AccessMethod> = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("methods.json")).context("methods.json")?,
+        )?;
+        let m = match &a.access_method {
+            Some(n) => methods
+                .iter()
+                .find(|m| &m.name == n)
+                .cloned()
+                .with_context(|| format!("--access-method {n}: not a method of this sweep"))?,
+            None => match methods.iter().find(|m| !m.is_embedded()) {
+                Some(m) => m.clone(),
+                None if a.url.is_some() => methods[0].clone(),
+                None => bail!(
+                    "{}: the sweep only used the embedded target, which stopped with it; serve its store and pass --url",
+                    dir.display()
+                ),
+            },
+        };
+        return Ok(Recorded {
+            protocol: kind(&p.protocol),
+            profile: p.profile.clone(),
+            seed: p.seed,
+            user: p.user.clone(),
+            auth: auth(&p.auth),
+            parent: p.parent.clone(),
+            url: None,
+            method: Some(m),
+        });
+    }
+    bail!(
+        "{}: not a results directory (no result.json or plan.json); give results/run-<id> or results/sweep-<id>",
+        dir.display()
+    )
+}
+
+pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
+    let rec = recorded(a)?;
+    let profile = Arc::new(Profile::load(
+        rec.profile
+            .strip_prefix("built-in:")
+            .unwrap_or(&rec.profile),
+    )?);
+    let common = CommonPlan {
+        protocol: rec.protocol,
+        user: a.user.clone().unwrap_or(rec.user.clone()),
+        password_file: a.password_file.clone(),
+        auth: rec.auth,
+        parent: rec.parent.clone(),
+        sizes: Default::default(),
+        seed: rec.seed,
+        profile: profile.clone(),
+        docs_per_folder: 500,
+        versioning: true,
+        timeout: Duration::from_secs(60),
+        quiet: a.quiet,
+    };
+    let secret = password(&common)?;
+    let plain_url = a.url.as_deref().or(if rec.method.is_none() {
+        rec.url.as_deref()
+    } else {
+        None
+    });
+    let (url, client) = match (plain_url, &rec.method) {
+        (Some(u), _) => {
+            let u = plan::parse_url(u)?;
+            let mut b = reqwest::Client::builder().timeout(Duration::from_secs(120));
+            if let Some(ca) = &a.ca_cert {
+                let pem =
+                    std::fs::read(ca).with_context(|| format!("--ca-cert {}", ca.display()))?;
+                b = b.add_root_certificate(
+                    reqwest::Certificate::from_pem(&pem)
+                        .with_context(|| format!("--ca-cert {}: not PEM", ca.display()))?,
+                );
+            }
+            (u, b.build()?)
+        }
+        (None, Some(m)) => {
+            let (u, c, _) = m.client(None, Duration::from_secs(120), a.concurrency as usize)?;
+            (u, c)
+        }
+        (None, None) => bail!("no URL to verify against; pass --url"),
+    };
+    let repo = Repo::connect(
+        rec.protocol,
+        client,
+        RepoOptions {
+            url,
+            user: common.user.clone(),
+            password: secret,
+            auth: rec.auth,
+            parent: rec.parent.clone(),
+            profile: profile.clone(),
+            versioning: true,
+            node_header: None,
+            node_cookie: None,
+        },
+    )
+    .await?;
+    let entries = Manifest::read(&a.dir.join("manifest.jsonl"))?;
+    let bar = super::bar(entries.len() as u64, a.quiet, "verifying");
+    let repos = HashMap::from([(String::new(), Arc::new(repo))]);
+    let report = verify(
+        repos,
+        Arc::new(Expect {
+            protocol: rec.protocol,
+            profile,
+            seed: rec.seed,
+        }),
+        entries,
+        a.concurrency as usize,
+        bar,
+    )
+    .await;
+    write_report(&a.dir, &report)?;
+    println!("{}", report.summary());
+    for p in report.problems.iter().take(20) {
+        println!(
+            "  {} {} ({}) in {}: {}",
+            p.kind, p.name, p.id, p.folder, p.detail
+        );
+    }
+    Ok(if report.clean() {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
+fn write_report(dir: &Path, r: &crate::verify::VerifyReport) -> Result<()> {
+    let p = dir.join("verify.json");
+    std::fs::write(&p, serde_json::to_string_pretty(r)?)
+        .with_context(|| format!("writing {}", p.display()))
+}

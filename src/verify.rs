@@ -1,0 +1,306 @@
+//! Nothing lost: read back every document the manifest lists, by id (never by search, which
+//! lags), and check it exists with the same name, size and SHA-256 of its content and the
+//! metadata that was sent (properties the server adds are tolerated); then count each run
+//! folder's documents so anything the manifest does not account for (a retry that had
+//! committed, a duplicate) shows up. Concurrent, with a progress bar; pure data out.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fixtures::{Profile, PropType};
+use crate::protocol::{ProtocolKind, Repo};
+use crate::run::ManifestEntry;
+use crate::timefmt;
+
+/// At most this many problems are listed one by one.
+const MAX_LISTED: usize = 200;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Problem {
+    /// missing, corrupt, metadata, error, duplicate
+    pub kind: String,
+    pub name: String,
+    pub id: String,
+    pub folder: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// Acknowledged documents read back.
+    pub checked: u64,
+    pub ok: u64,
+    pub missing: u64,
+    /// Present, but the name, size or content hash differs.
+    pub corrupt: u64,
+    /// Present and intact, but a property sent is absent or different.
+    pub metadata_mismatch: u64,
+    /// Could not be read (transport or server error).
+    pub errors: u64,
+    /// Documents in the run folders that no acknowledged upload accounts for, plus ids the
+    /// manifest lists twice.
+    pub duplicates: u64,
+    /// Uploads the manifest lists as failed (not expected to be there).
+    pub failed_uploads: u64,
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    pub fn clean(&self) -> bool {
+        self.missing + self.corrupt + self.metadata_mismatch + self.errors + self.duplicates == 0
+    }
+
+    pub fn summary(&self) -> String {
+        format!(
+            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates ({} uploads listed as failed)",
+            self.checked,
+            self.ok,
+            self.missing,
+            self.corrupt,
+            self.metadata_mismatch,
+            self.errors,
+            self.duplicates,
+            self.failed_uploads
+        )
+    }
+
+    fn add(&mut self, kind: &str, e: &ManifestEntry, detail: String) {
+        match kind {
+            "missing" => self.missing += 1,
+            "corrupt" => self.corrupt += 1,
+            "metadata" => self.metadata_mismatch += 1,
+            "duplicate" => self.duplicates += 1,
+            _ => self.errors += 1,
+        }
+        if self.problems.len() < MAX_LISTED {
+            self.problems.push(Problem {
+                kind: kind.into(),
+                name: e.name.clone(),
+                id: e.id.clone().unwrap_or_default(),
+                folder: e.folder.clone(),
+                detail,
+            });
+        }
+    }
+
+    fn merge(&mut self, o: VerifyReport) {
+        self.checked += o.checked;
+        self.ok += o.ok;
+        self.missing += o.missing;
+        self.corrupt += o.corrupt;
+        self.metadata_mismatch += o.metadata_mismatch;
+        self.errors += o.errors;
+        self.duplicates += o.duplicates;
+        self.failed_uploads += o.failed_uploads;
+        for p in o.problems {
+            if self.problems.len() < MAX_LISTED {
+                self.problems.push(p);
+            }
+        }
+    }
+}
+
+/// Are two values of a property's type the same (numbers numerically, dates as instants)?
+pub fn same_value(ty: PropType, sent: &str, got: &str) -> bool {
+    match ty {
+        PropType::Int | PropType::Long => {
+            sent.trim().parse::<i64>().ok() == got.trim().parse::<i64>().ok()
+                && sent.trim().parse::<i64>().is_ok()
+        }
+        PropType::Float | PropType::Double => {
+            match (sent.trim().parse::<f64>(), got.trim().parse::<f64>()) {
+                (Ok(a), Ok(b)) => (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0),
+                _ => false,
+            }
+        }
+        PropType::Date | PropType::DateTime => {
+            let t = |s: &str| timefmt::parse_iso(s.trim()).or_else(|| s.trim().parse::<i64>().ok());
+            t(sent).is_some() && t(sent) == t(got)
+        }
+        PropType::Boolean => sent.trim().eq_ignore_ascii_case(got.trim()),
+        PropType::Text => sent == got,
+    }
+}
+
+/// What to check against, besides the manifest.
+pub struct Expect {
+    pub protocol: ProtocolKind,
+    pub profile: Arc<Profile>,
+    pub seed: u64,
+}
+
+fn check_one(
+    expect: &Expect,
+    e: &ManifestEntry,
+    got: &crate::protocol::Fetched,
+    rep: &mut VerifyReport,
+) {
+    if got.name != e.name || got.size != e.size || got.sha256 != e.sha256 {
+        let detail = format!(
+            "expected {} ({} bytes, sha256 {}), found {} ({} bytes, sha256 {})",
+            e.name,
+            e.size,
+            &e.sha256[..12.min(e.sha256.len())],
+            got.name,
+            got.size,
+            &got.sha256[..12.min(got.sha256.len())]
+        );
+        rep.add("corrupt", e, detail);
+        return;
+    }
+    for p in expect.profile.values(expect.seed, e.index, &e.marker) {
+        let want: Vec<String> = if expect.protocol == ProtocolKind::Liferay && p.name == "title" {
+            p.values
+                .iter()
+                .map(|v| crate::protocol::liferay::unique_title(v, &e.name))
+                .collect()
+        } else {
+            p.values.clone()
+        };
+        let same = got.props.get(&p.name).is_some_and(|have| {
+            have.len() == want.len() && want.iter().zip(have).all(|(a, b)| same_value(p.ty, a, b))
+        });
+        if !same {
+            rep.add(
+                "metadata",
+                e,
+                format!(
+                    "{}: sent {:?}, found {:?}",
+                    p.name,
+                    want,
+                    got.props.get(&p.name)
+                ),
+            );
+            return;
+        }
+    }
+    rep.ok += 1;
+}
+
+/// Reads back every acknowledged entry with `concurrency` requests at once. `repos` maps a
+/// manifest cell (or "" for `run`) to the client to read it through.
+pub async fn verify(
+    repos: HashMap<String, Arc<Repo>>,
+    expect: Arc<Expect>,
+    entries: Vec<ManifestEntry>,
+    concurrency: usize,
+    progress: Option<indicatif::ProgressBar>,
+) -> VerifyReport {
+    let entries = Arc::new(entries);
+    let repos = Arc::new(repos);
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency.max(1) {
+        let (entries, repos, next, expect, done, progress) = (
+            entries.clone(),
+            repos.clone(),
+            next.clone(),
+            expect.clone(),
+            done.clone(),
+            progress.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut rep = VerifyReport::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(e) = entries.get(i) else { break };
+                if !e.ok {
+                    rep.failed_uploads += 1;
+                    continue;
+                }
+                rep.checked += 1;
+                let repo = repos
+                    .get(e.cell.as_deref().unwrap_or(""))
+                    .or_else(|| repos.values().next())
+                    .expect("a client");
+                match repo.fetch(e.id.as_deref().unwrap_or("")).await {
+                    Ok(Some(got)) => check_one(&expect, e, &got, &mut rep),
+                    Ok(None) => rep.add("missing", e, "not found by id".into()),
+                    Err(m) => rep.add("error", e, m),
+                }
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(p) = &progress
+                    && n % 64 == 0
+                {
+                    p.set_position(n);
+                }
+            }
+            rep
+        }));
+    }
+    let mut report = VerifyReport::default();
+    for t in tasks {
+        if let Ok(r) = t.await {
+            report.merge(r);
+        }
+    }
+    // Ids listed twice, then documents in the run folders that nothing accounts for.
+    let mut seen = HashSet::new();
+    for e in entries.iter().filter(|e| e.ok) {
+        if let Some(id) = &e.id
+            && !seen.insert(id.clone())
+        {
+            report.add("duplicate", e, format!("id {id} acknowledged twice"));
+        }
+    }
+    let mut per_folder: BTreeMap<(String, String), (u64, &ManifestEntry)> = BTreeMap::new();
+    for e in entries.iter() {
+        let slot = per_folder
+            .entry((e.cell.clone().unwrap_or_default(), e.folder.clone()))
+            .or_insert((0, e));
+        if e.ok {
+            slot.0 += 1;
+        }
+    }
+    for ((cell, folder), (acked, sample)) in per_folder {
+        let repo = repos
+            .get(&cell)
+            .or_else(|| repos.values().next())
+            .expect("a client");
+        match repo.count_folder(&folder).await {
+            Ok(Some(n)) if n > acked => {
+                for _ in acked..n {
+                    report.add(
+                        "duplicate",
+                        sample,
+                        format!("{folder} holds {n} documents, {acked} acknowledged"),
+                    );
+                }
+            }
+            Ok(_) => {}
+            Err(m) => report.add("error", sample, format!("listing {folder}: {m}")),
+        }
+    }
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_compare_by_type() {
+        assert!(same_value(PropType::Double, "12.50", "12.5"));
+        assert!(!same_value(PropType::Double, "12.50", "12.6"));
+        assert!(same_value(
+            PropType::Date,
+            "2005-03-01",
+            "2005-03-01T00:00:00.000+0000"
+        ));
+        assert!(same_value(
+            PropType::DateTime,
+            "1970-01-01T00:00:01.000Z",
+            "1000"
+        ));
+        assert!(same_value(PropType::Int, "7", "7") && !same_value(PropType::Int, "7", "8"));
+        assert!(same_value(PropType::Boolean, "true", "TRUE"));
+        assert!(!same_value(PropType::Text, "a", "b"));
+    }
+}

@@ -1,0 +1,162 @@
+//! A real CMIS 1.1 repository (Apache Chemistry OpenCMIS InMemory from Maven Central, started
+//! by scripts/cmis.sh): `run` and `sweep` over all three size classes, then every document
+//! read back by id with its name, size, content and metadata.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn cmis(dir: &Path, arg: &str) -> String {
+    let o = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cmis.sh"))
+        .arg(arg)
+        .env("CMIS_DIR", dir.join("cmis"))
+        .env("CMIS_PORT", "23090")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "cmis.sh {arg}: {out}");
+    out
+}
+
+fn ib(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args(args)
+        .env("INGESTBENCH_PASSWORD", "any")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
+    let missing: Vec<&str> = ["java", "mvn", "jar", "curl"]
+        .into_iter()
+        .filter(|c| !have(c))
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{missing:?} required in CI for the OpenCMIS server"
+        );
+        eprintln!("skipping: {missing:?} not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    cmis(dir.path(), "up");
+    let url = "http://127.0.0.1:23090/cmis/browser";
+    let result = std::panic::catch_unwind(|| {
+        // run: 300 documents with the ten typed properties, verified by reading them back.
+        let (code, _, err) = ib(
+            &[
+                "run",
+                "--quiet",
+                "--protocol",
+                "cmis",
+                "--url",
+                url,
+                "--profile",
+                "opencmis",
+                "--docs",
+                "300",
+                "--threads",
+                "4",
+                "--runs",
+                "1",
+                "--verify",
+                "--results-dir",
+                "r",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let run = std::fs::read_dir(dir.path().join("r"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("verify.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            (v["checked"].as_u64(), v["ok"].as_u64()),
+            (Some(300), Some(300)),
+            "{v}"
+        );
+
+        // sweep: all three size classes through an access method file, then `verify DIR`.
+        let methods = dir.path().join("methods");
+        std::fs::create_dir_all(&methods).unwrap();
+        std::fs::write(
+            methods.join("opencmis.toml"),
+            format!("name = \"opencmis\"\nprotocol = \"cmis\"\nurl = \"{url}\"\n"),
+        )
+        .unwrap();
+        let (code, _, err) = ib(
+            &[
+                "sweep",
+                "--quiet",
+                "--protocol",
+                "cmis",
+                "--profile",
+                "opencmis",
+                "--access-methods-dir",
+                "methods",
+                "--access-methods",
+                "opencmis",
+                "--threads",
+                "1,4",
+                "--sizes",
+                "small,average,large",
+                "--docs",
+                "12",
+                "--runs",
+                "1",
+                "--baseline",
+                "opencmis",
+                "--results-dir",
+                "s",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let sweep = std::fs::read_dir(dir.path().join("s"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let csv = std::fs::read_to_string(sweep.join("cells.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 6);
+        let (code, out, err) = ib(&["verify", "--quiet", sweep.to_str().unwrap()], dir.path());
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.contains("72 checked, 72 ok, 0 missing, 0 corrupt, 0 metadata mismatches"),
+            "{out}"
+        );
+    });
+    cmis(dir.path(), "down");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
