@@ -253,3 +253,97 @@ async fn https_with_the_generated_ca_and_a_restart_loses_nothing() {
         .unwrap();
     assert_eq!(again.count_documents().await.unwrap(), 20);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_finds_what_went_missing_corrupt_or_extra() {
+    let (target, dir) = common::target().await;
+    let url = target.http_url().unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let args = run_args(&[
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "60",
+        "--threads",
+        "3",
+        "--runs",
+        "1",
+        "--docs-per-folder",
+        "25",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--verify",
+    ]);
+    let (outcome, result) = ingestbench::run_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    assert!(result.verify.as_ref().unwrap().clean());
+    let run_dir = results.join(format!("run-{}", result.id));
+    let entries = Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let store = target.store();
+    // One document deleted, one corrupted (folder 0000); one stray document in folder 0001.
+    let in_folder = |suffix: &str| {
+        entries
+            .iter()
+            .filter(|e| e.folder.ends_with(suffix))
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (in_folder("/0000")[0], in_folder("/0000")[1]);
+    store.delete_tree(a.id.as_ref().unwrap()).unwrap();
+    std::fs::write(store.content_path(b.id.as_ref().unwrap()), b"tampered").unwrap();
+    let home = store.user_home("admin").unwrap();
+    let folder = store
+        .resolve_path(&home, &in_folder("/0001")[0].folder)
+        .unwrap()
+        .unwrap();
+    store
+        .create(ingestbench::target::store::NewNode {
+            parent_id: folder.id,
+            relative_path: None,
+            name: "stray.txt".into(),
+            node_type: "cm:content".into(),
+            is_folder: false,
+            creator: "admin".into(),
+            mime: Some("text/plain".into()),
+            properties: "{}".into(),
+            aspects: "[]".into(),
+            served_by: "x".into(),
+            content: Some(bytes::Bytes::from_static(b"stray")),
+            title: None,
+            erc: None,
+        })
+        .unwrap();
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "verify",
+        "--quiet",
+        run_dir.to_str().unwrap(),
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+    ])
+    .unwrap();
+    let outcome = ingestbench::run(cli).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Failures, "exit 1");
+    let v: ingestbench::verify::VerifyReport =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("verify.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (v.checked, v.ok, v.missing, v.corrupt, v.duplicates),
+        (60, 58, 1, 1, 1),
+        "{v:?}"
+    );
+    assert!(
+        v.problems
+            .iter()
+            .any(|p| p.kind == "missing" && p.name == a.name)
+    );
+    assert!(
+        v.problems
+            .iter()
+            .any(|p| p.kind == "corrupt" && p.name == b.name)
+    );
+}
