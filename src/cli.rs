@@ -44,6 +44,9 @@ pub enum Command {
     /// it: exists, name, size, SHA-256 of the content, the metadata sent; and that the run
     /// folders hold nothing else. Exit 1 when anything is missing, corrupt or duplicated.
     Verify(VerifyArgs),
+    /// Delete what a run or sweep created: its own folder `ingestbench/<id>` below the parent
+    /// (Alfresco permanently), and nothing else. Asks first; --yes for scripts.
+    Cleanup(CleanupArgs),
     /// Serve the embedded reference target (Alfresco REST v1 emulation, durable store).
     Target(TargetArgs),
 }
@@ -284,6 +287,38 @@ pub struct VerifyArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(after_help = EXIT_CODES)]
+pub struct CleanupArgs {
+    /// A results directory: results/run-<id> or results/sweep-<id>.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Delete without asking (required when not on a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+
+    /// Repository URL (default: the one recorded in the results).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// CA certificate (PEM) for an https:// URL.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// For a sweep: the access method to delete through.
+    #[arg(long, value_name = "NAME")]
+    pub access_method: Option<String>,
+
+    /// User (default: the one recorded in the results).
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+
+    /// File whose first line is the password (else INGESTBENCH_PASSWORD, else a prompt).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
 }
 
 /// Re-render a sweep's reports from its saved run results.

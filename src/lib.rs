@@ -47,6 +47,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),
         Command::Report(args) => cmd::report::report_command(&args),
         Command::Verify(args) => cmd::verify::verify_command(&args).await,
+        Command::Cleanup(args) => cmd::cleanup::cleanup_command(&args).await,
         Command::Target(args) => cmd::target::target_command(args).await,
     }
 }

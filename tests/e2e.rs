@@ -347,3 +347,77 @@ async fn verify_finds_what_went_missing_corrupt_or_extra() {
             .any(|p| p.kind == "corrupt" && p.name == b.name)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_deletes_only_its_own_folder() {
+    let (target, dir) = common::target().await;
+    let url = target.http_url().unwrap();
+    let pw = common::password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let args = run_args(&[
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--docs",
+        "30",
+        "--threads",
+        "3",
+        "--runs",
+        "2",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]);
+    let (_, keep) = ingestbench::run_command(&args).await.unwrap();
+    let (_, gone) = ingestbench::run_command(&args).await.unwrap();
+    assert_eq!(target.count_documents().await.unwrap(), 120);
+    let dir_of = |id: &str| results.join(format!("run-{id}"));
+    // Not on a terminal and no --yes: refused, nothing deleted.
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "cleanup",
+        dir_of(&gone.id).to_str().unwrap(),
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+    ])
+    .unwrap();
+    let err = format!("{:#}", ingestbench::run(cli).await.unwrap_err());
+    assert!(
+        err.contains("--yes") && err.contains("60 documents"),
+        "{err}"
+    );
+    assert_eq!(target.count_documents().await.unwrap(), 120);
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "cleanup",
+        "--yes",
+        dir_of(&gone.id).to_str().unwrap(),
+        "--url",
+        &url,
+        "--password-file",
+        pw.to_str().unwrap(),
+    ])
+    .unwrap();
+    assert_eq!(
+        ingestbench::run(cli).await.unwrap(),
+        ingestbench::Outcome::Success
+    );
+    assert_eq!(
+        target.count_documents().await.unwrap(),
+        60,
+        "only the second run's documents went"
+    );
+    assert_eq!(
+        target
+            .count_documents_under(
+                ingestbench::protocol::ProtocolKind::Alfresco,
+                "admin",
+                &format!("ingestbench/{}", keep.id)
+            )
+            .await
+            .unwrap(),
+        60
+    );
+}

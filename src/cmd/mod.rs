@@ -2,6 +2,7 @@
 //! temporary directories, the progress display. Each command turns its validated plan into
 //! calls of the library modules and maps the result to an [`Outcome`](crate::Outcome).
 
+pub mod cleanup;
 pub mod report;
 pub mod run;
 pub mod sweep;

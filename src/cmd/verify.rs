@@ -35,7 +35,7 @@ fn auth(name: &str) -> AuthMode {
 
 /// What verification needs from a results directory: protocol, profile, seed, the
 /// recorded user/auth/parent, a URL (and TLS settings for a sweep's method).
-struct Recorded {
+pub struct Recorded {
     protocol: ProtocolKind,
     profile: String,
     seed: u64,
@@ -44,9 +44,23 @@ struct Recorded {
     parent: String,
     url: Option<String>,
     method: Option<crate::access::AccessMethod>,
+    /// The invocation's own top folder below the parent (`ingestbench/<id>`).
+    pub folder: String,
 }
 
-fn recorded(a: &VerifyArgs) -> Result<Recorded> {
+/// Where a results directory's documents are, and how to reach them.
+pub struct Target<'a> {
+    pub dir: &'a Path,
+    pub url: Option<&'a str>,
+    pub ca_cert: Option<&'a Path>,
+    pub access_method: Option<&'a str>,
+    pub user: Option<&'a str>,
+    pub password_file: Option<&'a Path>,
+    pub concurrency: usize,
+    pub quiet: bool,
+}
+
+fn recorded(a: &Target<'_>) -> Result<Recorded> {
     let dir = &a.dir;
     if dir.join("result.json").is_file() {
         let p = dir.join("result.json");
@@ -67,6 +81,7 @@ fn recorded(a: &VerifyArgs) -> Result<Recorded> {
             parent: r.plan.parent.clone(),
             url: Some(r.target.url.clone()),
             method: None,
+            folder: format!("ingestbench/{}", r.id),
         });
     }
     if crate::plan::sweep::is_sweep_dir(dir) {
@@ -98,6 +113,7 @@ fn recorded(a: &VerifyArgs) -> Result<Recorded> {
             parent: p.parent.clone(),
             url: None,
             method: Some(m),
+            folder: format!("ingestbench/{}", p.id),
         });
     }
     bail!(
@@ -106,7 +122,8 @@ fn recorded(a: &VerifyArgs) -> Result<Recorded> {
     )
 }
 
-pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
+/// Connects to the repository a results directory was written against.
+pub async fn connect(a: &Target<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
     let rec = recorded(a)?;
     let profile = Arc::new(Profile::load(
         rec.profile
@@ -115,8 +132,8 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
     )?);
     let common = CommonPlan {
         protocol: rec.protocol,
-        user: a.user.clone().unwrap_or(rec.user.clone()),
-        password_file: a.password_file.clone(),
+        user: a.user.map_or(rec.user.clone(), str::to_string),
+        password_file: a.password_file.map(Path::to_path_buf),
         auth: rec.auth,
         parent: rec.parent.clone(),
         sizes: Default::default(),
@@ -128,7 +145,7 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
         quiet: a.quiet,
     };
     let secret = password(&common)?;
-    let plain_url = a.url.as_deref().or(if rec.method.is_none() {
+    let plain_url = a.url.or(if rec.method.is_none() {
         rec.url.as_deref()
     } else {
         None
@@ -148,7 +165,7 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
             (u, b.build()?)
         }
         (None, Some(m)) => {
-            let (u, c, _) = m.client(None, Duration::from_secs(120), a.concurrency as usize)?;
+            let (u, c, _) = m.client(None, Duration::from_secs(120), a.concurrency)?;
             (u, c)
         }
         (None, None) => bail!("no URL to verify against; pass --url"),
@@ -169,6 +186,21 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
         },
     )
     .await?;
+    Ok((repo, rec, profile))
+}
+
+pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
+    let t = Target {
+        dir: &a.dir,
+        url: a.url.as_deref(),
+        ca_cert: a.ca_cert.as_deref(),
+        access_method: a.access_method.as_deref(),
+        user: a.user.as_deref(),
+        password_file: a.password_file.as_deref(),
+        concurrency: a.concurrency as usize,
+        quiet: a.quiet,
+    };
+    let (repo, rec, profile) = connect(&t).await?;
     let entries = Manifest::read(&a.dir.join("manifest.jsonl"))?;
     let bar = super::bar(entries.len() as u64, a.quiet, "verifying");
     let repos = HashMap::from([(String::new(), Arc::new(repo))]);

@@ -275,6 +275,49 @@ impl Alfresco {
         }))
     }
 
+    /// `DELETE nodes/{id}?permanent=true` of the folder at `path` below the parent.
+    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        let header = self.auth.cache().header().clone();
+        let resp = self
+            .client
+            .get(format!("{}/nodes/{}", self.core, self.opts.parent))
+            .query(&[("relativePath", path)])
+            .header(AUTHORIZATION, header.clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(false),
+            s => {
+                return Err(error_message(
+                    s.as_u16(),
+                    &resp.bytes().await.unwrap_or_default(),
+                ));
+            }
+        }
+        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
+        let id = v["entry"]["id"]
+            .as_str()
+            .ok_or("folder without id")?
+            .to_string();
+        let d = self
+            .client
+            .delete(format!("{}/nodes/{id}", self.core))
+            .query(&[("permanent", "true")])
+            .header(AUTHORIZATION, header)
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match d.status() {
+            StatusCode::NO_CONTENT | StatusCode::OK => Ok(true),
+            s => Err(error_message(
+                s.as_u16(),
+                &d.bytes().await.unwrap_or_default(),
+            )),
+        }
+    }
+
     /// Children of the folder at `path` below the parent (a DB query, not search).
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let resp = self

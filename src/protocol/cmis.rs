@@ -277,6 +277,44 @@ impl Cmis {
         }))
     }
 
+    /// `cmisaction=deleteTree` of the folder at `path` below the parent.
+    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        let full = format!(
+            "{}/{}",
+            self.opts.parent.trim_end_matches('/'),
+            path.trim_matches('/')
+        );
+        let Some(obj) = self
+            .object_by_path(&full)
+            .await
+            .map_err(|e| format!("{e:#}"))?
+        else {
+            return Ok(false);
+        };
+        let id = object_id(&obj).ok_or("folder without cmis:objectId")?;
+        let resp = self
+            .client
+            .post(&self.root_folder_url)
+            .query(&[("objectId", id.as_str())])
+            .header(AUTHORIZATION, self.header())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(form(&[
+                ("cmisaction", "deleteTree"),
+                ("allVersions", "true"),
+                ("continueOnFailure", "false"),
+            ]))
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            s if s.is_success() => Ok(true),
+            s => Err(error_message(
+                s.as_u16(),
+                &resp.bytes().await.unwrap_or_default(),
+            )),
+        }
+    }
+
     /// Children of the folder at `path` below the parent; None when it does not exist.
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let full = format!(

@@ -437,6 +437,32 @@ impl Liferay {
         }))
     }
 
+    /// `DELETE /document-folders/{id}` (recursive, permanent) of the folder at `path`.
+    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        let mut parent: Option<i64> = None;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            match self.find_folder(parent, seg).await {
+                Ok(id) => parent = Some(id),
+                Err(_) => return Ok(false),
+            }
+        }
+        let Some(id) = parent else { return Ok(false) };
+        let resp = self
+            .client
+            .delete(format!("{}/document-folders/{id}", self.api))
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| crate::metrics::error_chain(&e))?;
+        match resp.status() {
+            StatusCode::NO_CONTENT | StatusCode::OK => Ok(true),
+            s => Err(error_message(
+                s.as_u16(),
+                &resp.bytes().await.unwrap_or_default(),
+            )),
+        }
+    }
+
     /// Documents in the folder at `path` (read-only lookups), None when it does not exist.
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let mut parent: Option<i64> = None;

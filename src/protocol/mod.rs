@@ -213,6 +213,18 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Deletes the folder at `path` (relative to the parent) with everything below it,
+    /// permanently where the API allows; returns false when it does not exist.
+    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        match self {
+            Repo::Alfresco(r) => r.delete_folder(path).await,
+            Repo::Liferay(r) => r.delete_folder(path).await,
+            Repo::Cmis(r) => r.delete_folder(path).await,
+        }
+    }
+}
+
 /// SHA-256 of bytes, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
