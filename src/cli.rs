@@ -167,6 +167,13 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
 
+    /// Extra attempts per document after a timeout, a lost connection, a 5xx or a 429
+    /// (default 0, so measurements stay honest). Before resending, the document is looked up
+    /// by its name (Liferay: external reference code), so a retry never duplicates it.
+    /// Retries are counted and reported; docs/sec counts each document once.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: u32,
+
     /// No progress bar and no human summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -390,6 +397,26 @@ pub struct TargetArgs {
     /// Lifetime of Liferay OAuth2 tokens issued by /o/oauth2/token.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     pub token_lifetime_s: f64,
+
+    /// Fault injection: share of uploads answered 503 without storing anything.
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    pub fault_5xx: f64,
+
+    /// Fault injection: share of uploads stored, then answered 500 (ambiguous).
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    pub fault_500_after_commit: f64,
+
+    /// Fault injection: share of uploads stored, then answered only after --fault-stall-ms.
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    pub fault_stall: f64,
+
+    /// How long a stalled answer is held.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub fault_stall_ms: u64,
+
+    /// Fault injection: share of uploads stored, then the connection dropped unanswered.
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    pub fault_reset: f64,
 
     /// Bind addresses other than loopback (the target has test users; think twice).
     #[arg(long)]

@@ -122,6 +122,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         folder: format!("ingestbench/{id}"),
         nonce: plan.common.seed ^ rand_u64(),
         tag: None,
+        retries: plan.common.retries,
         connections: Some(counter),
     };
 

@@ -159,6 +159,7 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
         docs_per_folder: plan.docs_per_folder,
         versioning: plan.versioning,
         timeout: Duration::from_secs_f64(plan.timeout_s),
+        retries: a.common.retries,
         quiet: a.common.quiet,
     };
     let connections = plan
@@ -460,6 +461,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                     .map_or(String::new(), |x| x.0.to_string()),
             )),
             connections: Some(counter),
+            retries: spec.common.retries,
         };
         let cpu0 = host::process_cpu_seconds();
         let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest).await?;

@@ -47,6 +47,20 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
             bail!("{flag} {v}: must be a number of milliseconds >= 0");
         }
     }
+    let rates = [
+        (a.fault_5xx, "--fault-5xx"),
+        (a.fault_500_after_commit, "--fault-500-after-commit"),
+        (a.fault_stall, "--fault-stall"),
+        (a.fault_reset, "--fault-reset"),
+    ];
+    for (v, flag) in rates {
+        if !(0.0..=1.0).contains(&v) {
+            bail!("{flag} {v}: a rate from 0 to 1");
+        }
+    }
+    if rates.iter().map(|r| r.0).sum::<f64>() > 1.0 {
+        bail!("the --fault-* rates add up to more than 1");
+    }
     let cfg = target::TargetConfig {
         http_listen: Some(a.listen),
         https_listen: a.tls_listen,
@@ -67,6 +81,13 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
             max_concurrent: a.max_concurrent,
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
+        faults: target::Faults {
+            error_5xx: a.fault_5xx,
+            commit_500: a.fault_500_after_commit,
+            stall: a.fault_stall,
+            stall_for: Duration::from_millis(a.fault_stall_ms),
+            reset: a.fault_reset,
+        },
     };
     let handle = target::start(cfg).await?;
     if let Some(ca) = &handle.ca_pem {

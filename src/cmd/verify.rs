@@ -142,6 +142,7 @@ pub async fn connect(a: &Target<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
         docs_per_folder: 500,
         versioning: true,
         timeout: Duration::from_secs(60),
+        retries: 0,
         quiet: a.quiet,
     };
     let secret = password(&common)?;

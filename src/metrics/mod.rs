@@ -72,6 +72,18 @@ impl UploadError {
             message,
         }
     }
+    /// The request may have been processed: a timeout, a connection lost after sending, a
+    /// 5xx. A retry must look the document up first.
+    pub fn ambiguous(&self) -> bool {
+        matches!(
+            self.class,
+            ErrorClass::Timeout | ErrorClass::Io | ErrorClass::Http5xx
+        )
+    }
+    /// Worth another attempt: ambiguous, or nothing reached the server (connect), or 429.
+    pub fn retryable(&self) -> bool {
+        self.ambiguous() || self.class == ErrorClass::Connect || self.status == Some(429)
+    }
     pub fn protocol(message: impl Into<String>) -> UploadError {
         UploadError {
             class: ErrorClass::Protocol,
@@ -155,6 +167,10 @@ pub struct Recorder {
     errors: BTreeMap<(ErrorClass, Option<u16>), (u64, String)>,
     /// Successful uploads per backend node (from the node header); empty when unknown.
     pub nodes: BTreeMap<String, u64>,
+    /// Extra attempts made (`--retries`); a document still counts once.
+    pub retries: u64,
+    /// Documents found already stored by the lookup after an ambiguous failure.
+    pub recovered: u64,
 }
 
 impl Default for Recorder {
@@ -174,6 +190,8 @@ impl Recorder {
             last_done: None,
             errors: BTreeMap::new(),
             nodes: BTreeMap::new(),
+            retries: 0,
+            recovered: 0,
         }
     }
 
@@ -210,6 +228,8 @@ impl Recorder {
         self.docs_ok += other.docs_ok;
         self.docs_failed += other.docs_failed;
         self.bytes_ok += other.bytes_ok;
+        self.retries += other.retries;
+        self.recovered += other.recovered;
         self.last_done = match (self.last_done, other.last_done) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

@@ -28,6 +28,7 @@ pub struct CommonPlan {
     pub docs_per_folder: u64,
     pub versioning: bool,
     pub timeout: Duration,
+    pub retries: u32,
     pub quiet: bool,
 }
 
@@ -100,6 +101,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             docs_per_folder: a.docs_per_folder,
             versioning: !a.no_versioning,
             timeout: Duration::from_secs_f64(a.timeout),
+            retries: a.retries,
             quiet: a.quiet,
         })
     }
@@ -140,6 +142,8 @@ pub struct PlanRecord {
     pub docs_per_folder: u64,
     pub versioning: bool,
     pub timeout_s: f64,
+    #[serde(default)]
+    pub retries: u32,
 }
 
 impl RunPlan {
@@ -166,6 +170,7 @@ impl RunPlan {
             docs_per_folder: c.docs_per_folder,
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
+            retries: c.retries,
         }
     }
 }

@@ -390,6 +390,31 @@ impl Protocol for Alfresco {
         }
     }
 
+    async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
+        let resp = self
+            .client
+            .get(format!("{}/nodes/{}", self.core, self.opts.parent))
+            .query(&[("relativePath", format!("{folder}/{}", doc.name))])
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        match status {
+            StatusCode::OK => {
+                let e: Entry<IdOnly> = serde_json::from_slice(&body)
+                    .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
+                Ok(Some(e.entry.id))
+            }
+            StatusCode::NOT_FOUND => Ok(None),
+            s => Err(UploadError::http(
+                s.as_u16(),
+                error_message(s.as_u16(), &body),
+            )),
+        }
+    }
+
     /// Alfresco creates missing folders itself (`relativePath`), so the path is the reference.
     async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
         Ok(path.to_string())

@@ -419,6 +419,32 @@ impl Protocol for Cmis {
         }
     }
 
+    async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
+        // The folder reference is an object id; its path is known from prepare_folder.
+        let path = self
+            .folders
+            .lock()
+            .expect("folders")
+            .iter()
+            .find(|(_, id)| id.as_str() == folder)
+            .map(|(p, _)| p.clone());
+        let Some(path) = path else {
+            return Err(UploadError::protocol(format!(
+                "lookup: unknown folder {folder}"
+            )));
+        };
+        let full = format!(
+            "{}/{path}/{}",
+            self.opts.parent.trim_end_matches('/'),
+            doc.name
+        );
+        match self.object_by_path(&full).await {
+            Ok(Some(obj)) => Ok(object_id(&obj)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(UploadError::protocol(format!("lookup: {e:#}"))),
+        }
+    }
+
     async fn prepare_folder(&self, path: &str) -> Result<String> {
         let mut parent_id = self.parent_id.clone();
         let mut parent_path = self.opts.parent.trim_end_matches('/').to_string();

@@ -561,6 +561,36 @@ impl Protocol for Liferay {
         }
     }
 
+    async fn lookup(&self, doc: &Doc<'_>, _folder: &str) -> Result<Option<String>, UploadError> {
+        let url = format!(
+            "{}/sites/{}/documents/by-external-reference-code/{}",
+            self.api,
+            self.opts.parent,
+            doc.marker_str()
+        );
+        let resp = self
+            .client
+            .get(&url)
+            .header(AUTHORIZATION, self.auth.cache().header().clone())
+            .send()
+            .await
+            .map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        match status {
+            StatusCode::OK => {
+                let d: WithId = serde_json::from_slice(&body)
+                    .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
+                Ok(Some(d.id.to_string()))
+            }
+            StatusCode::NOT_FOUND => Ok(None),
+            s => Err(UploadError::http(
+                s.as_u16(),
+                error_message(s.as_u16(), &body),
+            )),
+        }
+    }
+
     /// Creates the folder chain below the site (each level once) and returns the last id.
     async fn prepare_folder(&self, path: &str) -> Result<String> {
         let mut parent: Option<i64> = None;

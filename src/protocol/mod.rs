@@ -167,6 +167,13 @@ impl Protocol for Repo {
             Repo::Cmis(r) => r.upload(doc, folder, auth).await,
         }
     }
+    async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
+        match self {
+            Repo::Alfresco(r) => r.lookup(doc, folder).await,
+            Repo::Liferay(r) => r.lookup(doc, folder).await,
+            Repo::Cmis(r) => r.lookup(doc, folder).await,
+        }
+    }
     async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
         match self {
             Repo::Alfresco(r) => r.prepare_folder(path).await,
@@ -300,6 +307,15 @@ pub trait Protocol: Send + Sync + 'static {
         folder: &str,
         auth: &mut AuthCache,
     ) -> impl Future<Output = Result<Uploaded, UploadError>> + Send;
+
+    /// After an ambiguous failure: is the document already there (the failed attempt had
+    /// committed)? Looks it up by its deterministic name (Liferay: external reference code),
+    /// never by search. `Ok(Some(id))` when found.
+    fn lookup(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+    ) -> impl Future<Output = Result<Option<String>, UploadError>> + Send;
 
     /// Makes sure the folder at `path` (relative to the run's parent, `/`-separated) exists
     /// and returns what `upload` takes as its `folder`. Called before the start barrier.

@@ -56,6 +56,12 @@ pub struct RunRecord {
     /// TCP (+TLS) connections the client opened during the run.
     #[serde(default)]
     pub new_connections: u64,
+    /// Extra attempts (`--retries`); each document still counts once.
+    #[serde(default)]
+    pub retries: u64,
+    /// Documents a lookup found already stored after an ambiguous failure.
+    #[serde(default)]
+    pub recovered: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -82,6 +88,11 @@ pub struct RunResult {
     pub mb_per_sec: f64,
     pub docs_ok: u64,
     pub docs_failed: u64,
+    /// Extra attempts over all runs (`--retries`), and documents found already stored.
+    #[serde(default)]
+    pub retries: u64,
+    #[serde(default)]
+    pub recovered: u64,
     pub mean_duration_s: f64,
     /// Over all runs, merged from HDR histograms.
     pub latency_ms: LatencyMs,
@@ -133,6 +144,8 @@ pub fn run_record(o: &RunOutcome) -> RunRecord {
         node_split: o.recorder.nodes.clone(),
         folder: o.folder.clone(),
         new_connections: o.new_connections,
+        retries: o.recorder.retries,
+        recovered: o.recorder.recovered,
     }
 }
 
@@ -178,6 +191,8 @@ pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
         mb_per_sec: round3(rate(all.bytes_ok as f64 / 1e6 / n, mean_duration)),
         docs_ok: all.docs_ok,
         docs_failed: all.docs_failed,
+        retries: all.retries,
+        recovered: all.recovered,
         mean_duration_s: (mean_duration * 1e6).round() / 1e6,
         latency_ms: all.latency(),
         errors: all.errors(),
@@ -233,6 +248,13 @@ pub fn summary_text(r: &RunResult) -> String {
             s,
             "  embedded target stored {n} documents (report: {} acknowledged)",
             r.docs_ok
+        );
+    }
+    if r.retries > 0 {
+        let _ = writeln!(
+            s,
+            "  retries: {} extra attempts; {} documents found already stored after an ambiguous failure",
+            r.retries, r.recovered
         );
     }
     if r.errors.is_empty() {

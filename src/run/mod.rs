@@ -46,6 +46,8 @@ pub struct CellPlan {
     pub nonce: u64,
     /// Cell name written into the manifest (sweeps).
     pub tag: Option<Arc<str>>,
+    /// Extra attempts per document after a retryable failure (0 = measure honestly).
+    pub retries: u32,
     /// The client's connection counter, read before and after each run.
     pub connections: Option<crate::access::ConnectionCounter>,
 }
@@ -155,6 +157,7 @@ pub async fn run_once<P: Protocol>(
             live: live.clone(),
             folders: folders.clone(),
             docs_per_folder: plan.docs_per_folder,
+            retries: plan.retries,
             run,
             run_tag,
             range: start_index..start_index + q,
@@ -196,6 +199,7 @@ struct WorkerCtx<P> {
     live: Arc<Live>,
     folders: Arc<Vec<(String, String)>>,
     docs_per_folder: u64,
+    retries: u32,
     run: u32,
     run_tag: u64,
     range: std::ops::Range<u64>,
@@ -215,7 +219,15 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
         let (folder, folder_ref) = &ctx.folders[(index / ctx.docs_per_folder) as usize];
         let t0 = Instant::now();
         let doc = ctx.fixtures.doc(ctx.run_tag, index);
-        let result = ctx.proto.upload(&doc, folder_ref, &mut auth).await;
+        let result = upload_with_retries(
+            &*ctx.proto,
+            &doc,
+            folder_ref,
+            &mut auth,
+            ctx.retries,
+            &mut rec,
+        )
+        .await;
         let done = Instant::now();
         let latency = done - t0;
         let size = doc.template.doc_len();
@@ -244,6 +256,43 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
     }
     ctx.manifest.finish();
     rec
+}
+
+/// One document, with up to `retries` more attempts. After an ambiguous failure (timeout,
+/// connection lost after sending, 5xx) the document is looked up first, so a retry never
+/// creates a second copy; a 409 on a retry is resolved the same way. Never `autoRename`.
+async fn upload_with_retries<P: Protocol>(
+    proto: &P,
+    doc: &crate::fixtures::Doc<'_>,
+    folder: &str,
+    auth: &mut crate::protocol::AuthCache,
+    retries: u32,
+    rec: &mut Recorder,
+) -> Result<crate::protocol::Uploaded, crate::metrics::UploadError> {
+    let mut attempt = 0u32;
+    let mut ambiguous_before = false;
+    loop {
+        let err = match proto.upload(doc, folder, auth).await {
+            Ok(up) => return Ok(up),
+            Err(e) => e,
+        };
+        let clash_after_retry = attempt > 0 && err.status == Some(409);
+        if (!err.retryable() && !clash_after_retry) || attempt >= retries {
+            if clash_after_retry && let Ok(Some(id)) = proto.lookup(doc, folder).await {
+                rec.recovered += 1;
+                return Ok(crate::protocol::Uploaded { id, node: None });
+            }
+            return Err(err);
+        }
+        ambiguous_before |= err.ambiguous() || clash_after_retry;
+        attempt += 1;
+        rec.retries += 1;
+        tokio::time::sleep(Duration::from_millis((20u64 << attempt.min(6)).min(1000))).await;
+        if ambiguous_before && let Ok(Some(id)) = proto.lookup(doc, folder).await {
+            rec.recovered += 1;
+            return Ok(crate::protocol::Uploaded { id, node: None });
+        }
+    }
 }
 
 #[cfg(test)]

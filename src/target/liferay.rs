@@ -83,7 +83,7 @@ fn json_resp(status: u16, v: &Value) -> Resp {
 }
 
 /// A vulcan `Problem`: `status` is the JAX-RS status *name*.
-fn problem(status: u16, title: &str) -> Resp {
+pub(super) fn problem(status: u16, title: &str) -> Resp {
     let name = match status {
         400 => "BAD_REQUEST",
         401 => "UNAUTHORIZED",

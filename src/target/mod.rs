@@ -13,7 +13,6 @@ mod tls;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -52,6 +51,52 @@ impl PerfModel {
     }
 }
 
+/// Fault injection on uploads (create-document requests only), each a probability per
+/// request, decided by a deterministic sequence so a test sees the same faults every time.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Faults {
+    /// Answer 503 without storing anything.
+    pub error_5xx: f64,
+    /// Store the document, then answer 500 (the ambiguous case).
+    pub commit_500: f64,
+    /// Store the document, then hold the answer for `stall_for` (past the client's timeout).
+    pub stall: f64,
+    pub stall_for: Duration,
+    /// Store the document, then drop the connection without an answer.
+    pub reset: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Error5xx,
+    Commit500,
+    Stall,
+    Reset,
+}
+
+impl Faults {
+    fn any(&self) -> bool {
+        self.error_5xx + self.commit_500 + self.stall + self.reset > 0.0
+    }
+    fn pick(&self, n: u64) -> Option<Fault> {
+        let mut r = crate::fixtures::Rng::new(0xFA17_5EED ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let x = (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut acc = 0.0;
+        for (p, f) in [
+            (self.error_5xx, Fault::Error5xx),
+            (self.commit_500, Fault::Commit500),
+            (self.stall, Fault::Stall),
+            (self.reset, Fault::Reset),
+        ] {
+            acc += p;
+            if x < acc {
+                return Some(f);
+            }
+        }
+        None
+    }
+}
+
 /// Where the HTTPS certificate comes from.
 #[derive(Debug, Clone)]
 pub enum TlsSource {
@@ -74,6 +119,7 @@ pub struct TargetConfig {
     pub perf: PerfModel,
     /// Lifetime of Liferay OAuth2 tokens.
     pub token_lifetime: Duration,
+    pub faults: Faults,
 }
 
 impl TargetConfig {
@@ -92,6 +138,7 @@ impl TargetConfig {
             )],
             perf: PerfModel::default(),
             token_lifetime: liferay::DEFAULT_TOKEN_LIFETIME,
+            faults: Faults::default(),
         }
     }
 }
@@ -156,6 +203,9 @@ pub(crate) struct State {
     /// Liferay OAuth2 tokens: token → (client, expiry).
     lr_tokens: Mutex<HashMap<String, (String, Instant)>>,
     token_lifetime: Duration,
+    faults: Faults,
+    /// Uploads seen, the index into the fault sequence.
+    uploads: std::sync::atomic::AtomicU64,
     capacity: Capacity,
 }
 
@@ -263,6 +313,8 @@ pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
         logins: std::sync::atomic::AtomicU64::new(0),
         lr_tokens: Mutex::new(HashMap::new()),
         token_lifetime: cfg.token_lifetime,
+        faults: cfg.faults,
+        uploads: std::sync::atomic::AtomicU64::new(0),
         capacity: Capacity::new(cfg.perf),
     });
     let mut tasks = Vec::new();
@@ -324,10 +376,19 @@ async fn accept_loop(
     }
 }
 
-async fn handle(
-    state: Arc<State>,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+/// A deliberately dropped connection (fault injection): hyper closes it without answering.
+#[derive(Debug)]
+struct Reset;
+
+impl std::fmt::Display for Reset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection reset by fault injection")
+    }
+}
+
+impl std::error::Error for Reset {}
+
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Reset> {
     let (parts, body) = req.into_parts();
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
@@ -340,7 +401,29 @@ async fn handle(
         }
     };
     let len = body.len();
-    let mut resp = if parts.uri.path().starts_with("/o/") {
+    let path = parts.uri.path();
+    let liferay = path.starts_with("/o/");
+    let is_upload = parts.method == hyper::Method::POST
+        && (path.ends_with("/children") || (liferay && path.ends_with("/documents")));
+    let fault = if is_upload && state.faults.any() {
+        state.faults.pick(
+            state
+                .uploads
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        )
+    } else {
+        None
+    };
+    let failure = |status: u16, text: &str| {
+        if liferay {
+            liferay::problem(status, text)
+        } else {
+            alfresco::error(status, "framework.exception.ApiDefault", text)
+        }
+    };
+    let mut resp = if fault == Some(Fault::Error5xx) {
+        failure(503, "Service unavailable (injected)")
+    } else if liferay {
         state
             .capacity
             .serve(len, liferay::route(&state, &parts, body))
@@ -351,6 +434,12 @@ async fn handle(
             .serve(len, alfresco::route(&state, &parts, body))
             .await
     };
+    match fault {
+        Some(Fault::Commit500) => resp = failure(500, "Internal error after commit (injected)"),
+        Some(Fault::Stall) => tokio::time::sleep(state.faults.stall_for).await,
+        Some(Fault::Reset) => return Err(Reset),
+        _ => {}
+    }
     resp.headers_mut().insert(
         NODE_HEADER,
         hyper::header::HeaderValue::from_str(&state.node_name)
