@@ -102,6 +102,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Finish an interrupted run in DIR (results/run-<id>): the same plan, folders and
+    /// documents, uploading exactly those its manifest does not show as acknowledged.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }

@@ -30,6 +30,8 @@ pub enum Outcome {
     Success,
     /// Finished, but some uploads failed.
     Failures,
+    /// Stopped by SIGINT/SIGTERM after flushing results.
+    Interrupted,
 }
 
 impl Outcome {
@@ -37,6 +39,7 @@ impl Outcome {
         match self {
             Outcome::Success => 0,
             Outcome::Failures => 1,
+            Outcome::Interrupted => 130,
         }
     }
 }

@@ -77,6 +77,34 @@ pub fn rand_u64() -> u64 {
     u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
 }
 
+/// SIGINT/SIGTERM: workers stop before their next upload, in-flight uploads finish, results
+/// and the manifest are flushed, the command exits 130. A second signal exits at once.
+pub fn watch_signals(live: Arc<Live>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut first = true;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = async {
+                    match term.as_mut() {
+                        Some(t) => { t.recv().await; }
+                        None => std::future::pending::<()>().await,
+                    }
+                } => {}
+            }
+            if !first {
+                eprintln!("interrupted again: exiting now");
+                std::process::exit(130);
+            }
+            first = false;
+            live.interrupted.store(true, Ordering::Relaxed);
+            live.stop.store(true, Ordering::Relaxed);
+            eprintln!("\ninterrupted: finishing the uploads in flight, then writing results (interrupt again to quit at once)");
+        }
+    })
+}
+
 /// A plain progress bar for `total` items (hidden when quiet or not on a terminal).
 pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {

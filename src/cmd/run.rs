@@ -38,10 +38,68 @@ pub fn http_client(
     Ok((b.build().context("building the HTTP client")?, counter))
 }
 
+/// For `--resume DIR`: the interrupted run's own plan (flags from its result.json, the URL
+/// and credentials from this command line), its id, and what its manifest shows done.
+fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<run::ManifestEntry>)>> {
+    let Some(dir) = &args.resume else { return Ok(None) };
+    let path = dir.join("result.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("--resume {}: no result.json there (give a results/run-<id> directory)", dir.display()))?;
+    let r: report::RunResult = serde_json::from_str(&text).with_context(|| format!("{}: not an ingestbench run result", path.display()))?;
+    let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
+    let mut a = args.clone();
+    let p = &r.plan;
+    a.docs = p.docs;
+    a.threads = p.threads;
+    a.runs = p.runs;
+    a.size = match p.size_class.as_str() {
+        "average" => crate::fixtures::SizeClass::Average,
+        "large" => crate::fixtures::SizeClass::Large,
+        _ => crate::fixtures::SizeClass::Small,
+    };
+    let bytes = p.doc_size_bytes.to_string();
+    match a.size {
+        crate::fixtures::SizeClass::Small => a.common.small_size = bytes,
+        crate::fixtures::SizeClass::Average => a.common.average_size = bytes,
+        crate::fixtures::SizeClass::Large => a.common.large_size = bytes,
+    }
+    a.common.seed = p.seed;
+    a.common.profile = Some(p.profile.strip_prefix("built-in:").unwrap_or(&p.profile).to_string());
+    a.common.protocol = match p.protocol.as_str() {
+        "liferay" => crate::protocol::ProtocolKind::Liferay,
+        "cmis" => crate::protocol::ProtocolKind::Cmis,
+        _ => crate::protocol::ProtocolKind::Alfresco,
+    };
+    a.common.parent = Some(p.parent.clone());
+    a.common.user = p.user.clone();
+    a.common.docs_per_folder = p.docs_per_folder;
+    a.common.no_versioning = !p.versioning;
+    a.results_dir = dir.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    if a.url.is_none() {
+        if r.target.embedded && a.target_data_dir.is_none() {
+            bail!("--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into", dir.display());
+        }
+        if !r.target.embedded {
+            a.url = Some(r.target.url.clone());
+        }
+    }
+    // Keep the interrupted run's result beside the new one.
+    let mut k = 1;
+    while dir.join(format!("result.{k}.json")).exists() {
+        k += 1;
+    }
+    std::fs::rename(&path, dir.join(format!("result.{k}.json")))?;
+    Ok(Some((a, r.id, entries)))
+}
+
 /// `run`: returns the outcome and the result (for tests).
 pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)> {
+    let resumed = resumed_args(args)?;
+    let args = resumed.as_ref().map_or(args, |r| &r.0);
     let plan = RunPlan::try_from(args)?;
-    let id = format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff);
+    let id = match &resumed {
+        Some((_, id, _)) => id.clone(),
+        None => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
+    };
     let started_at = timefmt::datetime_ms(timefmt::now_ms());
 
     // The repository: the given URL, or the embedded target.
@@ -126,19 +184,26 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         connections: Some(counter),
     };
 
+    let resume: std::collections::HashMap<u32, run::Resume> = match &resumed {
+        Some((_, _, entries)) => (1..=plan.runs)
+            .filter_map(|r| run::Resume::from_entries(entries.iter().filter(|e| e.run == r), plan.docs).map(|x| (r, x)))
+            .collect(),
+        None => Default::default(),
+    };
+    let todo: u64 = (1..=plan.runs).map(|r| resume.get(&r).map_or(plan.docs, |x| x.todo.len() as u64)).sum();
+
     let live = Arc::new(Live::default());
-    let progress = Progress::start(
-        plan.docs * u64::from(plan.runs),
-        plan.common.quiet,
-        live.clone(),
-    );
+    let signals = super::watch_signals(live.clone());
+    let progress = Progress::start(todo, plan.common.quiet, live.clone());
     let cpu0 = host::process_cpu_seconds();
-    let outcomes = run::run_cell(proto.clone(), fixtures, &cell, live.clone(), &manifest).await;
+    let outcomes = run::run_cell(proto.clone(), fixtures, &cell, live.clone(), &manifest, &resume).await;
+    signals.abort();
+    let interrupted = live.interrupted.load(Ordering::Relaxed);
     let cpu = host::process_cpu_seconds() - cpu0;
     progress.finish().await;
     let outcomes = outcomes?;
 
-    let verified = if args.verify && outcomes.iter().all(|o| o.fatal.is_none()) {
+    let verified = if args.verify && !interrupted && outcomes.iter().all(|o| o.fatal.is_none()) {
         let entries = Manifest::read(manifest.path())?;
         let expect = Arc::new(crate::verify::Expect {
             protocol: plan.common.protocol,
@@ -219,6 +284,16 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             results.join("verify.json"),
             serde_json::to_string_pretty(v)?,
         )?;
+    }
+    if interrupted {
+        eprintln!(
+            "interrupted: {} documents acknowledged, {} failed; results and manifest in {}; finish with: ingestbench run --resume {}",
+            result.docs_ok,
+            result.docs_failed,
+            results.display(),
+            results.display()
+        );
+        return Ok((Outcome::Interrupted, result));
     }
     let verified_clean = result.verify.as_ref().is_none_or(|v| v.clean());
     let outcome = if result.docs_failed == 0 && verified_clean && !live.stop.load(Ordering::Relaxed)

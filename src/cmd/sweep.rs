@@ -424,11 +424,17 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         })
         .collect();
 
+    // What an interrupted sweep already uploaded of a run it did not finish.
+    let earlier = if a.resume.is_some() { Manifest::read(&dir.join("manifest.jsonl")).unwrap_or_default() } else { Vec::new() };
     let manifest = Manifest::create(&dir.join("manifest.jsonl"))?;
     let live = Arc::new(Live::default());
+    let signals = super::watch_signals(live.clone());
     let progress = Progress::start(uploads, quiet, live.clone());
     let mut fatal = None;
     for (k, (cell, run)) in pending.iter().enumerate() {
+        if live.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         progress.set_message(format!(
             "[{}/{}] {} {} {} t={} run {run}",
             k + 1,
@@ -464,8 +470,14 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             retries: spec.common.retries,
         };
         let cpu0 = host::process_cpu_seconds();
-        let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest).await?;
+        let tag = cell_plan.tag.as_deref().unwrap_or("");
+        let resume = crate::run::Resume::from_entries(earlier.iter().filter(|e| e.cell.as_deref() == Some(tag) && e.run == *run), spec.docs);
+        let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest, resume.as_ref()).await?;
         let cpu = host::process_cpu_seconds() - cpu0;
+        if live.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+            // A partial run is not a result: --resume finishes its documents and records it.
+            break;
+        }
         let rec = CellRun {
             cell: cell.clone(),
             record: crate::report::run_record(&o),
@@ -486,7 +498,9 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         }
     }
     progress.finish().await;
+    signals.abort();
     drop(embedded);
+    let interrupted = live.interrupted.load(std::sync::atomic::Ordering::Relaxed);
 
     let (plan, runs) = load_dir(&dir)?;
     let summary = summarize(&plan, &runs);
@@ -508,6 +522,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         for p in &written {
             eprintln!("  wrote {}", p.display());
         }
+    }
+    if interrupted {
+        eprintln!("interrupted: finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}", dir.display());
+        return Ok((Outcome::Interrupted, summary));
     }
     let html = dir.join("report.html");
     println!("{}", html.display());

@@ -71,6 +71,8 @@ pub struct Live {
     pub failed: AtomicU64,
     /// Set to stop workers before their next upload (fatal rejection, interrupt).
     pub stop: AtomicBool,
+    /// Set by SIGINT/SIGTERM.
+    pub interrupted: AtomicBool,
 }
 
 /// One run's measurement.
@@ -91,25 +93,66 @@ fn fatal_rejection(class: ErrorClass, status: Option<u16>) -> bool {
     class == ErrorClass::Http4xx && !matches!(status, Some(409) | Some(408) | Some(429))
 }
 
-/// Runs one cell's `runs` runs in order, returning each run's outcome.
+/// Finishing an interrupted run: the same folder and document markers, only the documents
+/// the manifest does not show as acknowledged.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub folder: String,
+    pub run_tag: u64,
+    pub todo: Vec<u64>,
+}
+
+impl Resume {
+    /// From the manifest entries of one run (cell): None when none were acknowledged
+    /// (the run starts afresh) or all were (nothing to do is `Some` with an empty list).
+    pub fn from_entries<'a>(entries: impl Iterator<Item = &'a ManifestEntry>, docs: u64) -> Option<Resume> {
+        let mut done = std::collections::HashSet::new();
+        let mut folder = None;
+        let mut tag = None;
+        for e in entries {
+            if tag.is_none() {
+                tag = e.marker.split_once('-').and_then(|(t, _)| u64::from_str_radix(t, 16).ok());
+                folder = e.folder.rsplit_once('/').map(|(f, _)| f.to_string());
+            }
+            if e.ok {
+                done.insert(e.index);
+            }
+        }
+        let (folder, run_tag) = (folder?, tag?);
+        Some(Resume { folder, run_tag, todo: (0..docs).filter(|i| !done.contains(i)).collect() })
+    }
+}
+
+/// A worker's share: a range of document indices, or a range of positions in a list.
+struct Work {
+    list: Option<Arc<Vec<u64>>>,
+    range: std::ops::Range<u64>,
+}
+
+impl Work {
+    fn indices(&self) -> impl Iterator<Item = u64> + '_ {
+        let list = self.list.as_deref();
+        self.range.clone().map(move |i| list.map_or(i, |l| l[i as usize]))
+    }
+}
+
+/// Runs one cell's `runs` runs in order (finishing those `resume` names, skipping those it
+/// shows complete), returning each run's outcome.
 pub async fn run_cell<P: Protocol>(
     proto: Arc<P>,
     fixtures: Arc<Fixtures>,
     plan: &CellPlan,
     live: Arc<Live>,
     manifest: &Manifest,
+    resume: &std::collections::HashMap<u32, Resume>,
 ) -> Result<Vec<RunOutcome>> {
     let mut out = Vec::new();
     for run in 1..=plan.runs {
-        let o = run_once(
-            proto.clone(),
-            fixtures.clone(),
-            plan,
-            run,
-            live.clone(),
-            manifest,
-        )
-        .await?;
+        let r = resume.get(&run);
+        if r.is_some_and(|r| r.todo.is_empty()) {
+            continue;
+        }
+        let o = run_once(proto.clone(), fixtures.clone(), plan, run, live.clone(), manifest, r).await?;
         let fatal = o.fatal.is_some();
         out.push(o);
         if fatal || live.stop.load(Ordering::Relaxed) {
@@ -127,10 +170,13 @@ pub async fn run_once<P: Protocol>(
     run: u32,
     live: Arc<Live>,
     manifest: &Manifest,
+    resume: Option<&Resume>,
 ) -> Result<RunOutcome> {
-    let quotas = split_quota(plan.docs, plan.threads);
+    let todo: Option<Arc<Vec<u64>>> = resume.map(|r| Arc::new(r.todo.clone()));
+    let n_todo = todo.as_ref().map_or(plan.docs, |t| t.len() as u64);
+    let quotas = split_quota(n_todo, plan.threads);
     let barrier = Arc::new(Barrier::new(quotas.len() + 1));
-    let run_folder = plan.run_folder(run);
+    let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     // Folders are created (or resolved) before the start barrier, so workers only index a
     // shared table: (path for the manifest, the protocol's reference for the upload).
     let n_folders = plan.docs.div_ceil(plan.docs_per_folder);
@@ -144,7 +190,7 @@ pub async fn run_once<P: Protocol>(
         folders.push((path, reference));
     }
     let folders = Arc::new(folders);
-    let run_tag = plan.run_tag(run);
+    let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
     let ok_so_far = Arc::new(AtomicU64::new(0));
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
     let mut handles = Vec::with_capacity(quotas.len());
@@ -160,7 +206,7 @@ pub async fn run_once<P: Protocol>(
             retries: plan.retries,
             run,
             run_tag,
-            range: start_index..start_index + q,
+            work: Work { list: todo.clone(), range: start_index..start_index + q },
             ok_so_far: ok_so_far.clone(),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
@@ -202,7 +248,7 @@ struct WorkerCtx<P> {
     retries: u32,
     run: u32,
     run_tag: u64,
-    range: std::ops::Range<u64>,
+    work: Work,
     ok_so_far: Arc<AtomicU64>,
     fatal: Arc<std::sync::OnceLock<String>>,
     manifest: manifest::Writer,
@@ -212,7 +258,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
     let mut rec = Recorder::new();
     let mut auth = ctx.proto.auth_cache();
     ctx.barrier.wait().await;
-    for index in ctx.range.clone() {
+    for index in ctx.work.indices() {
         if ctx.live.stop.load(Ordering::Relaxed) {
             break;
         }
