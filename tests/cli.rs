@@ -358,12 +358,28 @@ fn generated_pdfs_pass_pdfinfo() {
 fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
     let dir = tempfile::tempdir().unwrap();
     // A slow target (2 slots x 5 ms = 400 docs/s) so the run is still going when interrupted.
-    let target = TargetProcess::start(dir.path(), &["--service-time-ms", "5", "--max-concurrent", "2"]);
+    let target = TargetProcess::start(
+        dir.path(),
+        &["--service-time-ms", "5", "--max-concurrent", "2"],
+    );
     let url = format!("http://127.0.0.1:{}", target.port);
     let results = dir.path().join("results");
     let mut child = bin()
         .env("INGESTBENCH_PASSWORD", "admin")
-        .args(["run", "--quiet", "--url", &url, "--docs", "600", "--threads", "4", "--runs", "2", "--small-size", "2KiB"])
+        .args([
+            "run",
+            "--quiet",
+            "--url",
+            &url,
+            "--docs",
+            "600",
+            "--threads",
+            "4",
+            "--runs",
+            "2",
+            "--small-size",
+            "2KiB",
+        ])
         .arg("--results-dir")
         .arg(&results)
         .stdout(Stdio::null())
@@ -372,9 +388,16 @@ fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let run_dir = loop {
-        let found = std::fs::read_dir(&results).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()).map(|e| e.path());
+        let found = std::fs::read_dir(&results)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
         if let Some(d) = &found
-            && std::fs::read_to_string(d.join("manifest.jsonl")).map(|m| m.lines().count()).unwrap_or(0) >= 100
+            && std::fs::read_to_string(d.join("manifest.jsonl"))
+                .map(|m| m.lines().count())
+                .unwrap_or(0)
+                >= 100
         {
             break d.clone();
         }
@@ -386,20 +409,51 @@ fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
         std::thread::sleep(Duration::from_millis(20));
     };
     // SIGINT, as Ctrl-C sends it.
-    assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .arg("-INT")
+            .arg(child.id().to_string())
+            .status()
+            .unwrap()
+            .success()
+    );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("--resume"), "{err}");
-    let partial: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap()).unwrap();
+    let partial: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
+            .unwrap();
     let done = partial["docs_ok"].as_u64().unwrap();
     assert!(done > 0 && done < 1200, "interrupted midway ({done})");
-    let lines = std::fs::read_to_string(run_dir.join("manifest.jsonl")).unwrap().lines().count() as u64;
-    assert_eq!(lines, done + partial["docs_failed"].as_u64().unwrap(), "manifest flushed");
+    let lines = std::fs::read_to_string(run_dir.join("manifest.jsonl"))
+        .unwrap()
+        .lines()
+        .count() as u64;
+    assert_eq!(
+        lines,
+        done + partial["docs_failed"].as_u64().unwrap(),
+        "manifest flushed"
+    );
 
-    let o = bin().env("INGESTBENCH_PASSWORD", "admin").args(["run", "--quiet", "--resume"]).arg(&run_dir).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = bin().env("INGESTBENCH_PASSWORD", "admin").args(["verify", "--quiet"]).arg(&run_dir).output().unwrap();
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["run", "--quiet", "--resume"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["verify", "--quiet"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("verify: 1200 checked, 1200 ok, 0 missing, 0 corrupt, 0 metadata mismatches, 0 unreadable, 0 duplicates"), "{out}");

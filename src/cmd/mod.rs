@@ -81,7 +81,8 @@ pub fn rand_u64() -> u64 {
 /// and the manifest are flushed, the command exits 130. A second signal exits at once.
 pub fn watch_signals(live: Arc<Live>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         let mut first = true;
         loop {
             tokio::select! {
@@ -100,7 +101,9 @@ pub fn watch_signals(live: Arc<Live>) -> tokio::task::JoinHandle<()> {
             first = false;
             live.interrupted.store(true, Ordering::Relaxed);
             live.stop.store(true, Ordering::Relaxed);
-            eprintln!("\ninterrupted: finishing the uploads in flight, then writing results (interrupt again to quit at once)");
+            eprintln!(
+                "\ninterrupted: finishing the uploads in flight, then writing results (interrupt again to quit at once)"
+            );
         }
     })
 }

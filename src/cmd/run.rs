@@ -41,10 +41,18 @@ pub fn http_client(
 /// For `--resume DIR`: the interrupted run's own plan (flags from its result.json, the URL
 /// and credentials from this command line), its id, and what its manifest shows done.
 fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<run::ManifestEntry>)>> {
-    let Some(dir) = &args.resume else { return Ok(None) };
+    let Some(dir) = &args.resume else {
+        return Ok(None);
+    };
     let path = dir.join("result.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("--resume {}: no result.json there (give a results/run-<id> directory)", dir.display()))?;
-    let r: report::RunResult = serde_json::from_str(&text).with_context(|| format!("{}: not an ingestbench run result", path.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "--resume {}: no result.json there (give a results/run-<id> directory)",
+            dir.display()
+        )
+    })?;
+    let r: report::RunResult = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not an ingestbench run result", path.display()))?;
     let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
     let mut a = args.clone();
     let p = &r.plan;
@@ -63,7 +71,12 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<run::Mani
         crate::fixtures::SizeClass::Large => a.common.large_size = bytes,
     }
     a.common.seed = p.seed;
-    a.common.profile = Some(p.profile.strip_prefix("built-in:").unwrap_or(&p.profile).to_string());
+    a.common.profile = Some(
+        p.profile
+            .strip_prefix("built-in:")
+            .unwrap_or(&p.profile)
+            .to_string(),
+    );
     a.common.protocol = match p.protocol.as_str() {
         "liferay" => crate::protocol::ProtocolKind::Liferay,
         "cmis" => crate::protocol::ProtocolKind::Cmis,
@@ -73,10 +86,16 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<run::Mani
     a.common.user = p.user.clone();
     a.common.docs_per_folder = p.docs_per_folder;
     a.common.no_versioning = !p.versioning;
-    a.results_dir = dir.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    a.results_dir = dir
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
     if a.url.is_none() {
         if r.target.embedded && a.target_data_dir.is_none() {
-            bail!("--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into", dir.display());
+            bail!(
+                "--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into",
+                dir.display()
+            );
         }
         if !r.target.embedded {
             a.url = Some(r.target.url.clone());
@@ -186,17 +205,30 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
 
     let resume: std::collections::HashMap<u32, run::Resume> = match &resumed {
         Some((_, _, entries)) => (1..=plan.runs)
-            .filter_map(|r| run::Resume::from_entries(entries.iter().filter(|e| e.run == r), plan.docs).map(|x| (r, x)))
+            .filter_map(|r| {
+                run::Resume::from_entries(entries.iter().filter(|e| e.run == r), plan.docs)
+                    .map(|x| (r, x))
+            })
             .collect(),
         None => Default::default(),
     };
-    let todo: u64 = (1..=plan.runs).map(|r| resume.get(&r).map_or(plan.docs, |x| x.todo.len() as u64)).sum();
+    let todo: u64 = (1..=plan.runs)
+        .map(|r| resume.get(&r).map_or(plan.docs, |x| x.todo.len() as u64))
+        .sum();
 
     let live = Arc::new(Live::default());
     let signals = super::watch_signals(live.clone());
     let progress = Progress::start(todo, plan.common.quiet, live.clone());
     let cpu0 = host::process_cpu_seconds();
-    let outcomes = run::run_cell(proto.clone(), fixtures, &cell, live.clone(), &manifest, &resume).await;
+    let outcomes = run::run_cell(
+        proto.clone(),
+        fixtures,
+        &cell,
+        live.clone(),
+        &manifest,
+        &resume,
+    )
+    .await;
     signals.abort();
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let cpu = host::process_cpu_seconds() - cpu0;

@@ -425,7 +425,11 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         .collect();
 
     // What an interrupted sweep already uploaded of a run it did not finish.
-    let earlier = if a.resume.is_some() { Manifest::read(&dir.join("manifest.jsonl")).unwrap_or_default() } else { Vec::new() };
+    let earlier = if a.resume.is_some() {
+        Manifest::read(&dir.join("manifest.jsonl")).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let manifest = Manifest::create(&dir.join("manifest.jsonl"))?;
     let live = Arc::new(Live::default());
     let signals = super::watch_signals(live.clone());
@@ -471,8 +475,22 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         };
         let cpu0 = host::process_cpu_seconds();
         let tag = cell_plan.tag.as_deref().unwrap_or("");
-        let resume = crate::run::Resume::from_entries(earlier.iter().filter(|e| e.cell.as_deref() == Some(tag) && e.run == *run), spec.docs);
-        let o = crate::run::run_once(proto, fx, &cell_plan, *run, live.clone(), &manifest, resume.as_ref()).await?;
+        let resume = crate::run::Resume::from_entries(
+            earlier
+                .iter()
+                .filter(|e| e.cell.as_deref() == Some(tag) && e.run == *run),
+            spec.docs,
+        );
+        let o = crate::run::run_once(
+            proto,
+            fx,
+            &cell_plan,
+            *run,
+            live.clone(),
+            &manifest,
+            resume.as_ref(),
+        )
+        .await?;
         let cpu = host::process_cpu_seconds() - cpu0;
         if live.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
             // A partial run is not a result: --resume finishes its documents and records it.
@@ -524,7 +542,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         }
     }
     if interrupted {
-        eprintln!("interrupted: finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}", dir.display());
+        eprintln!(
+            "interrupted: finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}",
+            dir.display()
+        );
         return Ok((Outcome::Interrupted, summary));
     }
     let html = dir.join("report.html");

@@ -105,13 +105,19 @@ pub struct Resume {
 impl Resume {
     /// From the manifest entries of one run (cell): None when none were acknowledged
     /// (the run starts afresh) or all were (nothing to do is `Some` with an empty list).
-    pub fn from_entries<'a>(entries: impl Iterator<Item = &'a ManifestEntry>, docs: u64) -> Option<Resume> {
+    pub fn from_entries<'a>(
+        entries: impl Iterator<Item = &'a ManifestEntry>,
+        docs: u64,
+    ) -> Option<Resume> {
         let mut done = std::collections::HashSet::new();
         let mut folder = None;
         let mut tag = None;
         for e in entries {
             if tag.is_none() {
-                tag = e.marker.split_once('-').and_then(|(t, _)| u64::from_str_radix(t, 16).ok());
+                tag = e
+                    .marker
+                    .split_once('-')
+                    .and_then(|(t, _)| u64::from_str_radix(t, 16).ok());
                 folder = e.folder.rsplit_once('/').map(|(f, _)| f.to_string());
             }
             if e.ok {
@@ -119,7 +125,11 @@ impl Resume {
             }
         }
         let (folder, run_tag) = (folder?, tag?);
-        Some(Resume { folder, run_tag, todo: (0..docs).filter(|i| !done.contains(i)).collect() })
+        Some(Resume {
+            folder,
+            run_tag,
+            todo: (0..docs).filter(|i| !done.contains(i)).collect(),
+        })
     }
 }
 
@@ -132,7 +142,9 @@ struct Work {
 impl Work {
     fn indices(&self) -> impl Iterator<Item = u64> + '_ {
         let list = self.list.as_deref();
-        self.range.clone().map(move |i| list.map_or(i, |l| l[i as usize]))
+        self.range
+            .clone()
+            .map(move |i| list.map_or(i, |l| l[i as usize]))
     }
 }
 
@@ -152,7 +164,16 @@ pub async fn run_cell<P: Protocol>(
         if r.is_some_and(|r| r.todo.is_empty()) {
             continue;
         }
-        let o = run_once(proto.clone(), fixtures.clone(), plan, run, live.clone(), manifest, r).await?;
+        let o = run_once(
+            proto.clone(),
+            fixtures.clone(),
+            plan,
+            run,
+            live.clone(),
+            manifest,
+            r,
+        )
+        .await?;
         let fatal = o.fatal.is_some();
         out.push(o);
         if fatal || live.stop.load(Ordering::Relaxed) {
@@ -206,7 +227,10 @@ pub async fn run_once<P: Protocol>(
             retries: plan.retries,
             run,
             run_tag,
-            work: Work { list: todo.clone(), range: start_index..start_index + q },
+            work: Work {
+                list: todo.clone(),
+                range: start_index..start_index + q,
+            },
             ok_so_far: ok_so_far.clone(),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
