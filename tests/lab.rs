@@ -180,6 +180,34 @@ fn check_frontend(frontend: &str, base: u16) {
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );
+        // A node killed mid-run behind the balancer: the run finishes, failures are counted,
+        // and reading back finds no silent loss and no duplicate; `up` restarts the node.
+        if frontend == "nginx" {
+            let node2 = std::fs::read_to_string(dir.path().join("lab/run/node2.pid")).unwrap();
+            let lb = methods.iter().find(|m| m.name == "http-lb").unwrap().url.clone();
+            let mut child = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+                .args(["run", "--quiet", "--docs", "1500", "--threads", "4", "--runs", "1", "--verify", "--retries", "2", "--url", &lb])
+                .arg("--results-dir")
+                .arg(dir.path().join("r3"))
+                .env("INGESTBENCH_PASSWORD", "admin")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            Command::new("kill").arg("-9").arg(node2.trim()).status().unwrap();
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(matches!(out.status.code(), Some(0) | Some(1)), "{err}");
+            let run = std::fs::read_dir(dir.path().join("r3")).unwrap().next().unwrap().unwrap().path();
+            let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+            assert_eq!(r["docs_ok"].as_u64().unwrap() + r["docs_failed"].as_u64().unwrap(), 1500);
+            let v = &r["verify"];
+            assert_eq!((v["missing"].as_u64(), v["duplicates"].as_u64()), (Some(0), Some(0)), "{v}");
+            assert_eq!(v["ok"], r["docs_ok"]);
+            lab(dir.path(), base, &["up", "--frontend", frontend]);
+            assert!(!pid_alive(&node2), "node2 was killed");
+        }
         // The relative table states the costs against direct with an interval.
         let md = std::fs::read_to_string(sweep.join("report.md")).unwrap();
         assert!(
@@ -187,6 +215,13 @@ fn check_frontend(frontend: &str, base: u16) {
             "{md}"
         );
     });
+    let pids: Vec<String> = std::fs::read_dir(dir.path().join("lab/run"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .chain(pids)
+        .collect();
     lab(dir.path(), base, &["down"]);
     for p in &pids {
         assert!(
