@@ -184,9 +184,28 @@ fn check_frontend(frontend: &str, base: u16) {
         // and reading back finds no silent loss and no duplicate; `up` restarts the node.
         if frontend == "nginx" {
             let node2 = std::fs::read_to_string(dir.path().join("lab/run/node2.pid")).unwrap();
-            let lb = methods.iter().find(|m| m.name == "http-lb").unwrap().url.clone();
-            let mut child = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
-                .args(["run", "--quiet", "--docs", "1500", "--threads", "4", "--runs", "1", "--verify", "--retries", "2", "--url", &lb])
+            let lb = methods
+                .iter()
+                .find(|m| m.name == "http-lb")
+                .unwrap()
+                .url
+                .clone();
+            let child = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+                .args([
+                    "run",
+                    "--quiet",
+                    "--docs",
+                    "1500",
+                    "--threads",
+                    "4",
+                    "--runs",
+                    "1",
+                    "--verify",
+                    "--retries",
+                    "2",
+                    "--url",
+                    &lb,
+                ])
                 .arg("--results-dir")
                 .arg(dir.path().join("r3"))
                 .env("INGESTBENCH_PASSWORD", "admin")
@@ -195,15 +214,33 @@ fn check_frontend(frontend: &str, base: u16) {
                 .spawn()
                 .unwrap();
             std::thread::sleep(std::time::Duration::from_millis(400));
-            Command::new("kill").arg("-9").arg(node2.trim()).status().unwrap();
+            Command::new("kill")
+                .arg("-9")
+                .arg(node2.trim())
+                .status()
+                .unwrap();
             let out = child.wait_with_output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(matches!(out.status.code(), Some(0) | Some(1)), "{err}");
-            let run = std::fs::read_dir(dir.path().join("r3")).unwrap().next().unwrap().unwrap().path();
-            let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
-            assert_eq!(r["docs_ok"].as_u64().unwrap() + r["docs_failed"].as_u64().unwrap(), 1500);
+            let run = std::fs::read_dir(dir.path().join("r3"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap())
+                    .unwrap();
+            assert_eq!(
+                r["docs_ok"].as_u64().unwrap() + r["docs_failed"].as_u64().unwrap(),
+                1500
+            );
             let v = &r["verify"];
-            assert_eq!((v["missing"].as_u64(), v["duplicates"].as_u64()), (Some(0), Some(0)), "{v}");
+            assert_eq!(
+                (v["missing"].as_u64(), v["duplicates"].as_u64()),
+                (Some(0), Some(0)),
+                "{v}"
+            );
             assert_eq!(v["ok"], r["docs_ok"]);
             lab(dir.path(), base, &["up", "--frontend", frontend]);
             assert!(!pid_alive(&node2), "node2 was killed");

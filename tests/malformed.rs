@@ -30,7 +30,10 @@ async fn server(kind: &'static str) -> String {
                         }
                     };
                     let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-                    let len: usize = head.lines().find_map(|l| l.strip_prefix("content-length:")).map_or(0, |v| v.trim().parse().unwrap());
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse().unwrap());
                     while buf.len() < head_end + 4 + len {
                         let mut chunk = [0u8; 65536];
                         match sock.read(&mut chunk).await {
@@ -41,7 +44,10 @@ async fn server(kind: &'static str) -> String {
                     buf.drain(..head_end + 4 + len);
                     if head.starts_with("get") {
                         let b = r#"{"entry":{"id":"p","name":"home","nodeType":"cm:folder","isFolder":true,"isFile":false}}"#;
-                        let r = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}", b.len());
+                        let r = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
+                            b.len()
+                        );
                         if sock.write_all(r.as_bytes()).await.is_err() {
                             return;
                         }
@@ -79,21 +85,53 @@ async fn server(kind: &'static str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_answers_are_classified() {
-    for (kind, class) in [("not-json", ErrorClass::Protocol), ("no-id", ErrorClass::Protocol), ("wrong-status", ErrorClass::Protocol), ("truncated", ErrorClass::Io), ("drip", ErrorClass::Timeout)] {
+    for (kind, class) in [
+        ("not-json", ErrorClass::Protocol),
+        ("no-id", ErrorClass::Protocol),
+        ("wrong-status", ErrorClass::Protocol),
+        ("truncated", ErrorClass::Io),
+        ("drip", ErrorClass::Timeout),
+    ] {
         let url = server(kind).await;
         let dir = tempfile::tempdir().unwrap();
         let pw = common::password_file(dir.path(), "x");
         let cli = ingestbench::cli::Cli::try_parse_from([
-            "ingestbench", "run", "--quiet", "--auth", "basic", "--url", &url, "--password-file", pw.to_str().unwrap(), "--docs", "6", "--threads", "2",
-            "--runs", "1", "--timeout", "1", "--results-dir", dir.path().to_str().unwrap(),
+            "ingestbench",
+            "run",
+            "--quiet",
+            "--auth",
+            "basic",
+            "--url",
+            &url,
+            "--password-file",
+            pw.to_str().unwrap(),
+            "--docs",
+            "6",
+            "--threads",
+            "2",
+            "--runs",
+            "1",
+            "--timeout",
+            "1",
+            "--results-dir",
+            dir.path().to_str().unwrap(),
         ])
         .unwrap();
-        let ingestbench::cli::Command::Run(args) = cli.command else { unreachable!() };
+        let ingestbench::cli::Command::Run(args) = cli.command else {
+            unreachable!()
+        };
         let started = std::time::Instant::now();
         let (outcome, r) = ingestbench::run_command(&args).await.unwrap();
         assert_eq!(outcome, ingestbench::Outcome::Failures, "{kind}");
         assert_eq!((r.docs_ok, r.docs_failed), (0, 6), "{kind}");
-        assert!(r.errors.iter().all(|e| e.class == class), "{kind}: {:?}", r.errors);
-        assert!(started.elapsed() < Duration::from_secs(10), "{kind}: nothing hangs");
+        assert!(
+            r.errors.iter().all(|e| e.class == class),
+            "{kind}: {:?}",
+            r.errors
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{kind}: nothing hangs"
+        );
     }
 }

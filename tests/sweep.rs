@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ingestbench::cli::{Cli, Command as Cmd};
 use ingestbench::report::export;
-use ingestbench::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, summarize};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
@@ -253,100 +252,9 @@ fn bad_access_method_file_exits_2_naming_file_and_key() {
 
 // ---- exporter snapshots on fixed data ----
 
-fn fixed_summary() -> ingestbench::report::sweep::SweepSummary {
-    let methods = ["direct", "https-lb"];
-    let plan = SweepPlan {
-        schema_version: 1,
-        tool: ingestbench::report::Tool {
-            name: "ingestbench".into(),
-            version: "0.0.0-test".into(),
-        },
-        id: "20260101T000000Z-abcd".into(),
-        started_at: "2026-01-01T00:00:00.000Z".into(),
-        seed: 1,
-        methods: methods
-            .iter()
-            .map(|m| MethodRecord {
-                name: m.to_string(),
-                description: String::new(),
-                url: format!("http://{m}/"),
-                http_version: "1.1".into(),
-                embedded: false,
-            })
-            .collect(),
-        connections: vec!["reuse".into()],
-        sizes: vec![("small".into(), 10240)],
-        threads: vec![1, 2, 4, 8, 16],
-        docs: 100,
-        runs: 3,
-        order: "interleaved".into(),
-        baseline: "direct".into(),
-        protocol: "alfresco".into(),
-        auth: "ticket".into(),
-        user: "admin".into(),
-        parent: "-my-".into(),
-        profile: "built-in:acme".into(),
-        node_type: "acme:document".into(),
-        docs_per_folder: 500,
-        versioning: true,
-        timeout_s: 60.0,
-        host: ingestbench::host::HostFacts {
-            hostname: "testhost".into(),
-            os: "linux".into(),
-            arch: "x86_64".into(),
-            kernel: "6.0".into(),
-            cpus: 2,
-            memory_bytes: 1 << 34,
-        },
-    };
-    let mut runs = Vec::new();
-    for (mi, m) in methods.iter().enumerate() {
-        for &t in &plan.threads {
-            for r in 1..=3u32 {
-                // A USL-shaped curve; https-lb ~10 % slower; small run-to-run spread.
-                let x = 100.0 * t as f64
-                    / (1.0 + 0.05 * (t as f64 - 1.0) + 0.002 * (t * (t - 1)) as f64)
-                    * (1.0 - 0.1 * mi as f64)
-                    * (1.0 + 0.01 * (r as f64 - 2.0));
-                let mut rec = ingestbench::metrics::Recorder::new();
-                let now = std::time::Instant::now();
-                for k in 0..100u64 {
-                    rec.record_ok(
-                        Duration::from_micros(1000 * t + 10 * k + 100 * mi as u64),
-                        10240,
-                        now,
-                    );
-                }
-                rec.record_node("node1");
-                let duration = Duration::from_secs_f64(100.0 / x);
-                let o = ingestbench::run::RunOutcome {
-                    run: r,
-                    duration,
-                    recorder: rec.clone(),
-                    folder: format!("f/{m}/{t}/{r}"),
-                    fatal: None,
-                    new_connections: 4,
-                };
-                runs.push(CellRun {
-                    cell: CellKey {
-                        method: m.to_string(),
-                        connection: "reuse".into(),
-                        size: "small".into(),
-                        threads: t,
-                    },
-                    record: ingestbench::report::run_record(&o),
-                    latency_histogram_us: ingestbench::metrics::encode_hist(&rec.latency_us),
-                    client_cpu_s: 0.1,
-                });
-            }
-        }
-    }
-    summarize(&plan, &runs)
-}
-
 #[test]
 fn exporters_match_their_snapshots() {
-    let s = fixed_summary();
+    let s = ingestbench::report::testdata::fixed_summary();
     assert_eq!(s.relative.len(), 5);
     assert!(
         s.relative.iter().all(|r| (r.diff_pct + 10.0).abs() < 0.5),

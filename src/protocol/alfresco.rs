@@ -81,6 +81,31 @@ pub fn error_message(status: u16, body: &[u8]) -> String {
     }
 }
 
+/// The multipart body of one create-node upload: `name`, `nodeType`, `relativePath`,
+/// optionally `versioningEnabled=false`, one field per property value, then `filedata`.
+/// The document bytes are the shared prefix plus a small per-document tail (no copy).
+pub fn upload_body(
+    profile: &crate::fixtures::Profile,
+    doc: &Doc<'_>,
+    folder: &str,
+    versioning: bool,
+) -> ChunkBody {
+    let mut head = MultipartHead::new();
+    head.text("name", &doc.name)
+        .text("nodeType", &profile.node_type)
+        .text("relativePath", folder);
+    if !versioning {
+        head.text("versioningEnabled", "false");
+    }
+    for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
+        for v in &p.values {
+            head.text(&p.name, v);
+        }
+    }
+    let head = head.file("filedata", &doc.name, doc.template.kind.mime_type());
+    ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc))
+}
+
 impl Alfresco {
     /// Logs in (ticket mode) and checks that the parent folder exists, so a wrong URL,
     /// password or parent is a setup error before any measurement starts.
@@ -175,21 +200,7 @@ impl Alfresco {
         folder: &str,
         header: &HeaderValue,
     ) -> reqwest::RequestBuilder {
-        let profile = &self.opts.profile;
-        let mut head = MultipartHead::new();
-        head.text("name", &doc.name)
-            .text("nodeType", &profile.node_type)
-            .text("relativePath", folder);
-        if !self.opts.versioning {
-            head.text("versioningEnabled", "false");
-        }
-        for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
-            for v in &p.values {
-                head.text(&p.name, v);
-            }
-        }
-        let head = head.file("filedata", &doc.name, doc.template.kind.mime_type());
-        let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
+        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
         self.client
             .post(&self.children_url)
             .header(AUTHORIZATION, header.clone())

@@ -6,6 +6,8 @@ pub mod analysis;
 pub mod export;
 mod html;
 pub mod sweep;
+#[doc(hidden)]
+pub mod testdata;
 
 use serde::{Deserialize, Serialize};
 

@@ -170,7 +170,7 @@ impl Capacity {
         let Some(sem) = &self.sem else {
             let end = Instant::now() + cost;
             let out = work.await;
-            tokio::time::sleep_until(end).await;
+            precise_sleep_until(end).await;
             return out;
         };
         // A request starts when it arrived or when its slot became free, whichever is later.
@@ -186,10 +186,22 @@ impl Capacity {
         let out = work.await;
         // Work that overran the model frees the slot only when it is done.
         let end = end.max(Instant::now());
-        tokio::time::sleep_until(end).await;
+        precise_sleep_until(end).await;
         self.free_at.lock().expect("slots").push(Reverse(end));
         out
     }
+}
+
+/// Sleeps until `end` to within about 0.1 ms. tokio's timer works in whole milliseconds
+/// and rounds up, which would add ~1 ms to every modelled service time; a blocking thread's
+/// sleep does not. The performance model needs that precision for latencies to be known.
+async fn precise_sleep_until(end: Instant) {
+    let now = Instant::now();
+    if end <= now {
+        return;
+    }
+    let d = end - now;
+    let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
 }
 
 pub(crate) struct State {

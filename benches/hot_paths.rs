@@ -1,0 +1,96 @@
+//! criterion benches of the hot paths: building a document's request body (what a worker
+//! does per upload before sending), recording a latency, merging recorders (once per worker
+//! per run), and rendering the reports. `cargo bench`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ingestbench::fixtures::{Fixtures, Profile, SizeClass};
+use ingestbench::metrics::Recorder;
+use ingestbench::report::export;
+
+fn request_body(c: &mut Criterion) {
+    let profile = Arc::new(Profile::load("acme").unwrap());
+    for (class, size) in [
+        (SizeClass::Small, 10 * 1024u64),
+        (SizeClass::Large, 3 * 1024 * 1024),
+    ] {
+        let f = Fixtures::new(class, size, 1, profile.clone());
+        let mut i = 0u64;
+        c.bench_function(&format!("build upload body ({})", class.name()), |b| {
+            b.iter(|| {
+                i += 1;
+                let doc = f.doc(0xabc, i);
+                let body = ingestbench::protocol::alfresco::upload_body(
+                    &profile,
+                    &doc,
+                    "ingestbench/x/run-1/0000",
+                    false,
+                );
+                black_box(body.len())
+            })
+        });
+        c.bench_function(
+            &format!("manifest sha256 of a document ({})", class.name()),
+            |b| {
+                b.iter(|| {
+                    i += 1;
+                    let doc = f.doc(0xabc, i);
+                    black_box(doc.template.sha256_hex(&doc.marker))
+                })
+            },
+        );
+    }
+}
+
+fn record(c: &mut Criterion) {
+    let mut r = Recorder::new();
+    let now = Instant::now();
+    let mut us = 1000u64;
+    c.bench_function("record a latency", |b| {
+        b.iter(|| {
+            us = (us * 7 + 13) % 5_000_000 + 1;
+            r.record_ok(Duration::from_micros(black_box(us)), 10240, now);
+        })
+    });
+}
+
+fn merge(c: &mut Criterion) {
+    let now = Instant::now();
+    let workers: Vec<Recorder> = (0..16)
+        .map(|w| {
+            let mut r = Recorder::new();
+            for k in 0..10_000u64 {
+                r.record_ok(
+                    Duration::from_micros(500 + (k * 37 + w) % 100_000),
+                    10240,
+                    now,
+                );
+            }
+            r
+        })
+        .collect();
+    c.bench_function("merge 16 worker recorders (10k samples each)", |b| {
+        b.iter(|| {
+            let mut all = Recorder::new();
+            for w in &workers {
+                all.merge(w);
+            }
+            black_box(all.latency())
+        })
+    });
+}
+
+fn render(c: &mut Criterion) {
+    let s = ingestbench::report::testdata::fixed_summary();
+    for e in export::all() {
+        c.bench_function(&format!("render {}", e.file_name()), |b| {
+            b.iter(|| black_box(e.render(&s).len()))
+        });
+    }
+}
+
+criterion_group!(benches, request_body, record, merge, render);
+criterion_main!(benches);
