@@ -27,7 +27,8 @@ pub struct Alfresco {
     client: reqwest::Client,
     opts: RepoOptions,
     core: String,
-    children_url: String,
+    /// Parsed once: parsing a URL per upload costs more than building the body.
+    children_url: reqwest::Url,
     auth: Arc<SharedAuth>,
 }
 
@@ -112,7 +113,9 @@ impl Alfresco {
     pub async fn connect(client: reqwest::Client, opts: RepoOptions) -> Result<Alfresco> {
         let root = opts.url.as_str().trim_end_matches('/').to_string();
         let core = format!("{root}{CORE_PATH}");
-        let children_url = format!("{core}/nodes/{}/children", opts.parent);
+        let children_url =
+            reqwest::Url::parse(&format!("{core}/nodes/{}/children", opts.parent))
+                .with_context(|| format!("--parent {}: not usable in a URL", opts.parent))?;
         let header = match opts.auth {
             AuthMode::Basic => super::basic_header(&opts.user, opts.password.expose()),
             AuthMode::Ticket => login(&client, &root, &opts).await?,
@@ -202,7 +205,7 @@ impl Alfresco {
     ) -> reqwest::RequestBuilder {
         let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
         self.client
-            .post(&self.children_url)
+            .post(self.children_url.clone())
             .header(AUTHORIZATION, header.clone())
             .header(CONTENT_TYPE, multipart_content_type())
             .body(reqwest::Body::wrap(body))

@@ -40,6 +40,28 @@ pub struct ManifestEntry {
     pub error: Option<String>,
 }
 
+/// The same line, borrowed: what workers serialize (no per-upload string copies).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<&'a str>,
+    run: u32,
+    index: u64,
+    name: &'a str,
+    folder: &'a str,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    size: u64,
+    sha256: &'a str,
+    mime: &'a str,
+    marker: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
 #[derive(Clone)]
 pub struct Manifest {
     path: PathBuf,
@@ -106,45 +128,48 @@ pub struct Writer {
 }
 
 impl Writer {
-    fn push(&mut self, e: &ManifestEntry) {
-        serde_json::to_writer(&mut self.buf, e).expect("serialize to memory");
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        run: u32,
+        doc: &Doc<'_>,
+        folder: &str,
+        ok: bool,
+        id: Option<&str>,
+        node: Option<&str>,
+        error: Option<&str>,
+    ) {
+        let sha = doc.template.sha256_hex(&doc.marker);
+        let e = EntryRef {
+            cell: self.cell.as_deref(),
+            run,
+            index: doc.index,
+            name: &doc.name,
+            folder,
+            ok,
+            id,
+            size: doc.template.doc_len(),
+            sha256: &sha,
+            mime: doc.template.kind.mime_type(),
+            marker: doc.marker_str(),
+            node,
+            error,
+        };
+        serde_json::to_writer(&mut self.buf, &e).expect("serialize to memory");
         self.buf.push(b'\n');
         if self.buf.len() >= FLUSH_AT {
             self.write_out();
         }
     }
 
-    fn entry(&self, run: u32, doc: &Doc<'_>, folder: &str) -> ManifestEntry {
-        ManifestEntry {
-            cell: self.cell.as_deref().map(str::to_string),
-            run,
-            index: doc.index,
-            name: doc.name.clone(),
-            folder: folder.to_string(),
-            ok: false,
-            id: None,
-            size: doc.template.doc_len(),
-            sha256: doc.template.sha256_hex(&doc.marker),
-            mime: doc.template.kind.mime_type().to_string(),
-            marker: doc.marker_str().to_string(),
-            node: None,
-            error: None,
-        }
-    }
-
     pub fn ok(&mut self, run: u32, doc: &Doc<'_>, folder: &str, id: &str, node: Option<&str>) {
-        let mut e = self.entry(run, doc, folder);
-        e.ok = true;
-        e.id = Some(id.to_string());
-        e.node = node.map(str::to_string);
-        self.push(&e);
+        self.push(run, doc, folder, true, Some(id), node, None);
     }
 
     pub fn failed(&mut self, run: u32, doc: &Doc<'_>, folder: &str, err: &UploadError) {
-        let mut e = self.entry(run, doc, folder);
         let status = err.status.map(|s| format!(" {s}")).unwrap_or_default();
-        e.error = Some(format!("{}{status}: {}", err.class.name(), err.message));
-        self.push(&e);
+        let msg = format!("{}{status}: {}", err.class.name(), err.message);
+        self.push(run, doc, folder, false, None, None, Some(&msg));
     }
 
     fn write_out(&mut self) {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Side-by-side: ingestbench and peer load tools uploading to the same nginx sink on loopback,
+# at the same concurrency and document count. Writes results/peers.json and results/peers.md.
+#   scripts/bench-peers.sh            # everything (installs missing peers where it can)
+#   QUICK=1 scripts/bench-peers.sh    # smaller counts
+# Peers: oha (cargo install oha --locked), wrk (Debian), hey (Go module proxy), the bash+curl
+# loop; a peer that cannot be installed is named as skipped. See bench_peers.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 scripts/bench_peers.py "$@"

@@ -1,0 +1,250 @@
+"""Driver of scripts/bench-peers.sh: an nginx upload sink that reads every body in full, then
+ingestbench and peers at the same concurrency and count, measured with GNU time (CPU seconds,
+peak RSS). Results: results/peers.json and results/peers.md (the README shows the latter)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB = ROOT / ".bench"
+TOOLS = Path(os.environ.get("TOOLS_DIR", Path.home() / ".cache/ingestbench/tools")) / "bin"
+QUICK = os.environ.get("QUICK") == "1"
+HTTP, HTTPS, UP = 19080, 19443, 19081
+SIZES = {"small": 10 * 1024, "large": 3 * 1024 * 1024}
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), check=True, text=True, capture_output=True, **kw)
+
+
+def have(tool):
+    return shutil.which(tool) or (TOOLS / tool).exists()
+
+
+def tool(name):
+    return str(TOOLS / name) if (TOOLS / name).exists() else shutil.which(name)
+
+
+def install(name):
+    """Installs a missing peer; returns a reason when it cannot."""
+    if have(name):
+        return None
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    try:
+        if name == "wrk":
+            if os.geteuid() != 0:
+                return "not installed (apt-get install wrk)"
+            sh("DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk")
+        elif name == "oha":
+            print("installing oha (cargo install oha --locked, several minutes)", file=sys.stderr)
+            sh(["cargo", "install", "oha", "--locked", "--root", str(TOOLS.parent)], timeout=1800)
+        elif name == "hey":
+            sh(["go", "install", "github.com/rakyll/hey@latest"], env={**os.environ, "GOBIN": str(TOOLS)}, timeout=600)
+        else:
+            return "unknown"
+    except Exception as e:  # a peer we cannot get is skipped, not fatal
+        return f"install failed: {e}"
+    return None if have(name) else "install failed"
+
+
+def nginx_up():
+    (LAB / "tmp").mkdir(parents=True, exist_ok=True)
+    tls = LAB / "tls"
+    tls.mkdir(exist_ok=True)
+    if not (tls / "cert.pem").exists():
+        # A CA and a server certificate signed by it (rustls refuses a CA as the end entity).
+        sh(f"cd {tls} && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj '/CN=bench CA' "
+           f"-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null && "
+           f"openssl req -newkey rsa:2048 -nodes -keyout key.pem -out server.csr -subj /CN=localhost 2>/dev/null && "
+           f"printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > ext.cnf && "
+           f"openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 30 -extfile ext.cnf 2>/dev/null")
+    folder = '{"entry":{"id":"p","name":"home","nodeType":"cm:folder","isFolder":true,"isFile":false}}'
+    sink = '{"entry":{"id":"sink"}}'
+    locs = f"""
+    location ~ /nodes/[^/]+$ {{ default_type application/json; return 200 '{folder}'; }}
+    location / {{ proxy_pass http://sink; }}"""
+    conf = f"""user root;
+worker_processes 2;
+pid {LAB}/nginx.pid;
+error_log {LAB}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  client_body_temp_path {LAB}/tmp/body; proxy_temp_path {LAB}/tmp/proxy; fastcgi_temp_path {LAB}/tmp/f;
+  uwsgi_temp_path {LAB}/tmp/u; scgi_temp_path {LAB}/tmp/s;
+  client_max_body_size 0; client_body_buffer_size 4m; keepalive_requests 10000000;
+  proxy_http_version 1.1; proxy_set_header Connection "";
+  # The front server reads every request body in full (proxy_request_buffering on) before it
+  # passes the request on; the back server answers 201 with a tiny Alfresco-shaped entry.
+  upstream sink {{ zone sink 64k; server 127.0.0.1:{UP}; keepalive 512; }}
+  server {{ listen 127.0.0.1:{UP}; keepalive_requests 10000000; location / {{ default_type application/json; return 201 '{sink}'; }} }}
+  server {{ listen 127.0.0.1:{HTTP}; {locs} }}
+  server {{ listen 127.0.0.1:{HTTPS} ssl; ssl_certificate {tls}/cert.pem; ssl_certificate_key {tls}/key.pem; {locs} }}
+}}
+"""
+    (LAB / "nginx.conf").write_text(conf)
+    nginx_down()
+    sh(["nginx", "-p", str(LAB), "-c", str(LAB / "nginx.conf")])
+    time.sleep(0.3)
+
+
+def nginx_down():
+    if (LAB / "nginx.pid").exists():
+        subprocess.run(["nginx", "-p", str(LAB), "-c", str(LAB / "nginx.conf"), "-s", "stop"], capture_output=True)
+        time.sleep(0.3)
+
+
+def timed(cmd):
+    """Runs cmd under GNU time: (stdout, wall s, cpu s, peak RSS KiB)."""
+    tf = LAB / "time.txt"
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(tf)] + cmd, text=True, capture_output=True)
+    wall = time.monotonic() - t0
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd[0]} failed: {p.stderr[-500:]}")
+    u, s, m = tf.read_text().split()[-3:]
+    return p.stdout, wall, float(u) + float(s), int(m)
+
+
+def body(size):
+    f = LAB / f"body-{size}.bin"
+    if not f.exists():
+        f.write_bytes(os.urandom(size))
+    return f
+
+
+def ingestbench(n, c, size, https=False):
+    url = f"https://localhost:{HTTPS}" if https else f"http://127.0.0.1:{HTTP}"
+    cmd = [str(ROOT / "target/release/ingestbench"), "run", "--url", url, "--auth", "basic", "--docs", str(n), "--threads", str(c), "--runs", "1",
+           "--quiet", "--json", "--profile", "basic", "--small-size", str(size), "--large-size", str(size), "--size", "small",
+           "--results-dir", str(LAB / "results"), "--password-file", str(LAB / "pw")]
+    if https:
+        cmd += ["--ca-cert", str(LAB / "tls/ca.pem")]
+    out, wall, cpu, rss = timed(cmd)
+    r = json.loads(out)
+    return {"rate": r["docs_per_sec"], "mb_s": r["mb_per_sec"], "n": r["docs_ok"], "failed": r["docs_failed"], "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def oha(n, c, size, https=False):
+    url = f"https://localhost:{HTTPS}/upload" if https else f"http://127.0.0.1:{HTTP}/upload"
+    cmd = [tool("oha"), "-n", str(n), "-c", str(c), "-m", "POST", "-D", str(body(size)), "--no-tui", "--output-format", "json", url]
+    if https:
+        cmd[1:1] = ["--cacert", str(LAB / "tls/ca.pem")]
+    out, wall, cpu, rss = timed(cmd)
+    r = json.loads(out)
+    rate = r["summary"]["requestsPerSec"]
+    return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def wrk(seconds, c, size):
+    lua = LAB / f"post-{size}.lua"
+    lua.write_text(f'wrk.method="POST"; wrk.body=io.open("{body(size)}","rb"):read("*a"); wrk.headers["Content-Type"]="application/octet-stream"\n')
+    out, wall, cpu, rss = timed([tool("wrk"), "-t2", f"-c{c}", f"-d{seconds}s", "-s", str(lua), f"http://127.0.0.1:{HTTP}/upload"])
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    n = int(re.search(r"(\d+) requests in", out).group(1))
+    return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def hey(n, c, size):
+    out, wall, cpu, rss = timed([tool("hey"), "-n", str(n), "-c", str(c), "-m", "POST", "-D", str(body(size)), f"http://127.0.0.1:{HTTP}/upload"])
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def curl_loop(n, size):
+    script = f'for i in $(seq {n}); do curl -s -o /dev/null -X POST --data-binary @{body(size)} http://127.0.0.1:{HTTP}/upload; done'
+    out, wall, cpu, rss = timed(["bash", "-c", script])
+    return {"rate": n / wall, "mb_s": n * size / wall / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def main():
+    LAB.mkdir(exist_ok=True)
+    (LAB / "pw").write_text("sink\n")
+    if not shutil.which("nginx"):
+        sys.exit("bench-peers: nginx is missing (apt-get install nginx)")
+    if not Path("/usr/bin/time").exists():
+        sys.exit("bench-peers: GNU time is missing (apt-get install time)")
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT, check=True)
+    skipped = {p: why for p in ("oha", "wrk", "hey") if (why := install(p))}
+    nginx_up()
+    small, large = SIZES["small"], SIZES["large"]
+    n32 = 20000 if QUICK else 100000
+    rows = []
+
+    def add(scenario, tool_name, f, *args):
+        if tool_name in skipped:
+            rows.append({"scenario": scenario, "tool": tool_name, "skipped": skipped[tool_name]})
+            return
+        r = f(*args)
+        r.update(scenario=scenario, tool=tool_name, cpu_s_per_1000=1000 * r["cpu_s"] / max(r["n"], 1))
+        rows.append(r)
+        print(f"{scenario:<28} {tool_name:<12} {r['rate']:>10.1f}/s {r['mb_s']:>8.1f} MB/s  cpu/1000 {r['cpu_s_per_1000']:.3f} s  rss {r['rss_kib'] / 1024:.1f} MiB", file=sys.stderr)
+
+    try:
+        s = "small, 32 connections"
+        add(s, "ingestbench", ingestbench, n32, 32, small)
+        add(s, "oha", oha, n32, 32, small)
+        add(s, "wrk", wrk, 5, 32, small)
+        add(s, "hey", hey, n32, 32, small)
+        s = "small, 1 connection"
+        add(s, "ingestbench", ingestbench, 5000, 1, small)
+        add(s, "oha", oha, 5000, 1, small)
+        add(s, "bash+curl", curl_loop, 200, small)
+        s = "large 3 MiB, HTTPS, 8 conns"
+        nl = 300 if QUICK else 1000
+        add(s, "ingestbench", ingestbench, nl, 8, large, True)
+        add(s, "oha", oha, nl, 8, large, True)
+        s = "large, 100 threads (RSS)"
+        add(s, "ingestbench", ingestbench, 1000, 100, large)
+        s = "small, 100 threads, 1,000 docs"
+        add(s, "ingestbench", ingestbench, 1000, 100, small)
+        s = "small, 100 threads, 100,000 docs"
+        add(s, "ingestbench", ingestbench, 100000, 100, small)
+    finally:
+        nginx_down()
+
+    def get(scn, t):
+        return next((r for r in rows if r["scenario"] == scn and r["tool"] == t and "skipped" not in r), None)
+
+    checks = []
+
+    def ratio(label, a, b, key, want, op):
+        if a and b:
+            v = a[key] / b[key]
+            checks.append({"target": label, "ratio": round(v, 3), "want": want, "met": op(v)})
+
+    ib32, oha32, wrk32 = get("small, 32 connections", "ingestbench"), get("small, 32 connections", "oha"), get("small, 32 connections", "wrk")
+    ratio("small @32: docs/s vs wrk req/s", ib32, wrk32, "rate", ">= 0.9", lambda v: v >= 0.9)
+    ratio("small @32: docs/s vs oha req/s", ib32, oha32, "rate", ">= 1.0", lambda v: v >= 1.0)
+    ratio("small @32: CPU per upload vs oha", ib32, oha32, "cpu_s_per_1000", "<= 1.0", lambda v: v <= 1.0)
+    ratio("1 connection: docs/s vs bash+curl", get("small, 1 connection", "ingestbench"), get("small, 1 connection", "bash+curl"), "rate", ">= 50", lambda v: v >= 50)
+    ratio("large HTTPS @8: MB/s vs oha", get("large 3 MiB, HTTPS, 8 conns", "ingestbench"), get("large 3 MiB, HTTPS, 8 conns", "oha"), "mb_s", ">= 0.9", lambda v: v >= 0.9)
+    big = get("large, 100 threads (RSS)", "ingestbench")
+    if big:
+        checks.append({"target": "peak RSS, 100 threads, large (MiB)", "ratio": round(big["rss_kib"] / 1024, 1), "want": "<= 64", "met": big["rss_kib"] / 1024 <= 64})
+    a, b = get("small, 100 threads, 1,000 docs", "ingestbench"), get("small, 100 threads, 100,000 docs", "ingestbench")
+    ratio("RSS 100k docs vs 1k docs", b, a, "rss_kib", "0.9 - 1.1", lambda v: 0.9 <= v <= 1.1)
+
+    out = {"host": os.uname().nodename, "cpus": os.cpu_count(), "quick": QUICK, "rows": rows, "checks": checks, "skipped": skipped}
+    (ROOT / "results").mkdir(exist_ok=True)
+    (ROOT / "results/peers.json").write_text(json.dumps(out, indent=2))
+    md = ["| scenario | tool | uploads/s | MB/s | CPU s / 1000 uploads | peak RSS MiB |", "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        if "skipped" in r:
+            md.append(f"| {r['scenario']} | {r['tool']} | skipped: {r['skipped']} | | | |")
+        else:
+            md.append(f"| {r['scenario']} | {r['tool']} | {r['rate']:.0f} | {r['mb_s']:.1f} | {r['cpu_s_per_1000']:.3f} | {r['rss_kib'] / 1024:.1f} |")
+    md += ["", "| target | measured | wanted | met |", "|---|---:|---|---|"]
+    md += [f"| {c['target']} | {c['ratio']} | {c['want']} | {'yes' if c['met'] else '**no**'} |" for c in checks]
+    (ROOT / "results/peers.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
