@@ -301,6 +301,41 @@ impl AccessMethod {
     }
 }
 
+impl AccessMethod {
+    /// The upload fast path for this method, when it is plain HTTP/1.1 or HTTPS trusting
+    /// public roots and/or `tls.ca_cert` (or the embedded target's CA); `None` otherwise
+    /// (HTTP/2, client certificates, `insecure`, a server-name override keep reqwest).
+    pub async fn fast_endpoint(
+        &self,
+        url: &reqwest::Url,
+        embedded_ca: Option<&str>,
+        timeout: Duration,
+        counter: ConnectionCounter,
+    ) -> Result<Option<crate::http1::Endpoint>> {
+        if self.http_version != HttpVersion::Http1
+            || self.tls.client_cert.is_some()
+            || self.tls.insecure
+            || self.tls.server_name.is_some()
+        {
+            return Ok(None);
+        }
+        let mut extra = Vec::new();
+        if let Some(ca) = embedded_ca {
+            extra.push(ca.as_bytes().to_vec());
+        }
+        if let Some(ca) = &self.tls.ca_cert {
+            extra.push(std::fs::read(ca).with_context(|| {
+                format!("access method {}: tls.ca_cert {}", self.name, ca.display())
+            })?);
+        }
+        let reuse = self.connection == ConnectionPolicy::Reuse;
+        crate::http1::Endpoint::new(url, &extra, reuse, timeout, counter)
+            .await
+            .map(Some)
+            .with_context(|| format!("access method {}", self.name))
+    }
+}
+
 /// Resolves `--access-methods` entries: a path to a TOML file, or a name looked up as
 /// `<dir>/<name>.toml`.
 pub fn resolve(spec: &str, dir: &Path) -> Result<AccessMethod> {

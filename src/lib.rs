@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cmd;
 pub mod fixtures;
 pub mod host;
+pub mod http1;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;

@@ -155,6 +155,10 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         }
     };
     let (client, counter) = http_client(&plan, plan.threads as usize)?;
+    let extra_ca: Vec<Vec<u8>> = match &plan.ca_cert {
+        Some(ca) => vec![std::fs::read(ca).with_context(|| format!("--ca-cert {}", ca.display()))?],
+        None => Vec::new(),
+    };
     let proto = Arc::new(
         Repo::connect(
             plan.common.protocol,
@@ -171,6 +175,17 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
                     target::NODE_HEADER,
                 )),
                 node_cookie: None,
+                fast: Some(Arc::new(
+                    crate::http1::Endpoint::new(
+                        &url,
+                        &extra_ca,
+                        true,
+                        plan.common.timeout,
+                        counter.clone(),
+                    )
+                    .await
+                    .with_context(|| format!("--url {}", plan::redact(&url)))?,
+                )),
             },
         )
         .await?,

@@ -385,6 +385,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 spec.common.timeout,
                 max_threads,
             )?;
+            let fast_url = url.clone();
             let proto = Repo::connect(
                 spec.common.protocol,
                 client,
@@ -398,6 +399,15 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                     versioning: spec.common.versioning,
                     node_header: m.node_header(),
                     node_cookie: m.node_cookie.clone(),
+                    fast: mm
+                        .fast_endpoint(
+                            &fast_url,
+                            emb.as_ref().and_then(|(_, c)| c.as_deref()),
+                            spec.common.timeout,
+                            counter.clone(),
+                        )
+                        .await?
+                        .map(Arc::new),
                 },
             )
             .await

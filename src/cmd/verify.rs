@@ -184,6 +184,7 @@ pub async fn connect(a: &Target<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
             versioning: true,
             node_header: None,
             node_cookie: None,
+            fast: None,
         },
     )
     .await?;

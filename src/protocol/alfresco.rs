@@ -216,7 +216,27 @@ impl Alfresco {
         doc: &Doc<'_>,
         folder: &str,
         header: &HeaderValue,
+        conn: &mut Option<crate::http1::Conn>,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
+        if let Some(fast) = &self.opts.fast {
+            let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
+            let ct = multipart_content_type();
+            let a = fast
+                .send(
+                    conn,
+                    reqwest::Method::POST,
+                    self.children_url.path(),
+                    &[(AUTHORIZATION, header), (CONTENT_TYPE, &ct)],
+                    body,
+                )
+                .await?;
+            let node = super::node_of(
+                &a.headers,
+                self.opts.node_header.as_ref(),
+                self.opts.node_cookie.as_deref(),
+            );
+            return Ok((a.status, node, a.body));
+        }
         let resp = self
             .request(doc, folder, header)
             .send()
@@ -369,7 +389,7 @@ impl Protocol for Alfresco {
         let mut seen = auth.generation;
         let mut relogged = false;
         loop {
-            let (status, node, body) = self.send_once(doc, folder, &header).await?;
+            let (status, node, body) = self.send_once(doc, folder, &header, &mut auth.conn).await?;
             match status {
                 StatusCode::CREATED => {
                     let e: Entry<IdOnly> = serde_json::from_slice(&body)

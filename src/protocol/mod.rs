@@ -115,6 +115,8 @@ pub struct RepoOptions {
     pub node_header: Option<reqwest::header::HeaderName>,
     /// Or a cookie carrying a `.route` suffix (`JSESSIONID=abc.node1`).
     pub node_cookie: Option<String>,
+    /// The upload fast path (per-worker hyper connections), when the access path allows it.
+    pub fast: Option<Arc<crate::http1::Endpoint>>,
 }
 
 /// A connected client of any protocol (static dispatch, no boxing on the hot path).
@@ -345,6 +347,7 @@ impl SharedAuth {
             shared: self.clone(),
             generation: self.generation.load(Ordering::Acquire),
             header,
+            conn: None,
         }
     }
     /// Replaces the header if nobody did since `seen` (a worker's generation).
@@ -360,11 +363,13 @@ impl SharedAuth {
     }
 }
 
-/// A worker's copy of the shared auth header.
+/// A worker's own state: its copy of the shared auth header, and its own connection for
+/// the upload fast path ([`crate::http1`]).
 pub struct AuthCache {
     shared: Arc<SharedAuth>,
     pub generation: u64,
     header: HeaderValue,
+    pub conn: Option<crate::http1::Conn>,
 }
 
 impl AuthCache {
