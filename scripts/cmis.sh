@@ -29,7 +29,11 @@ com.sun.xml.messaging.saaj:saaj-impl:1.5.3 org.jvnet.staxex:stax-ex:1.8.3"
 URL="http://127.0.0.1:$PORT/cmis/browser"
 
 die() { echo "cmis: $*" >&2; exit 2; }
-alive() { [ -f "$RUN/cmis.pid" ] && kill -0 "$(cat "$RUN/cmis.pid")" 2>/dev/null; }
+alive() {
+  [ -f "$RUN/cmis.pid" ] || return 1
+  local pid; pid=$(cat "$RUN/cmis.pid")
+  kill -0 "$pid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
+}
 answers() { curl -s -o /dev/null -w '%{http_code}' -u probe:probe --max-time 5 "$URL" 2>/dev/null | grep -q '^200$'; }
 
 fetch() { # groupId:artifactId:version[:packaging] destdir

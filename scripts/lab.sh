@@ -28,7 +28,13 @@ P_HTTPS_LB=$((BASE + 443)) P_HTTP_LB=$((BASE + 80)) P_NODE1=$((BASE + 81)) P_NOD
 P_HTTPS_PROXY=$((BASE + 444)) P_HTTP_PROXY=$((BASE + 82))
 
 die() { echo "lab: $*" >&2; exit 2; }
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# Running, and not a zombie (a killed server whose parent has not reaped it yet).
+alive() {
+  [ -f "$1" ] || return 1
+  local pid; pid=$(cat "$1")
+  kill -0 "$pid" 2>/dev/null || return 1
+  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
+}
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 wait_port() {
   for _ in $(seq 200); do port_open "$1" && return 0; sleep 0.05; done

@@ -38,8 +38,15 @@ fn lab(dir: &Path, base: u16, args: &[&str]) -> std::process::Output {
     o
 }
 
+/// Running and not a zombie (a killed process its parent has not reaped yet).
 fn pid_alive(pid: &str) -> bool {
-    Path::new(&format!("/proc/{}", pid.trim())).exists()
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
 }
 
 fn check_frontend(frontend: &str, base: u16) {
