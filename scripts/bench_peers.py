@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / ".bench"
 TOOLS = Path(os.environ.get("TOOLS_DIR", Path.home() / ".cache/ingestbench/tools")) / "bin"
 QUICK = os.environ.get("QUICK") == "1"
+# Each comparison is repeated, tools interleaved, and the median taken: this kind of machine
+# is noisy from one run to the next.
+REPEAT = int(os.environ.get("REPEAT", "1" if QUICK else "3"))
 HTTP, HTTPS, UP = 19080, 19443, 19081
 SIZES = {"small": 10 * 1024, "large": 3 * 1024 * 1024}
 
@@ -174,32 +177,44 @@ def main():
     skipped = {p: why for p in ("oha", "wrk", "hey") if (why := install(p))}
     nginx_up()
     small, large = SIZES["small"], SIZES["large"]
-    n32 = 20000 if QUICK else 100000
+    n32 = 20000 if QUICK else 50000
     rows = []
 
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
+    def compare(scenario, entries, repeat=REPEAT):
+        """entries: (tool name, function, args); run `repeat` rounds, tools interleaved."""
+        got = {name: [] for name, _, _ in entries}
+        for _ in range(repeat):
+            for name, f, args in entries:
+                if name not in skipped:
+                    r = f(*args)
+                    r["cpu_s_per_1000"] = 1000 * r["cpu_s"] / max(r["n"], 1)
+                    got[name].append(r)
+        for name, _, _ in entries:
+            if name in skipped:
+                rows.append({"scenario": scenario, "tool": name, "skipped": skipped[name]})
+                continue
+            rs = got[name]
+            r = dict(rs[0])
+            for k in ("rate", "mb_s", "cpu_s_per_1000", "cpu_s", "wall_s"):
+                r[k] = median([x[k] for x in rs])
+            r["rss_kib"] = max(x["rss_kib"] for x in rs)
+            r.update(scenario=scenario, tool=name, runs=len(rs))
+            rows.append(r)
+            print(f"{scenario:<28} {name:<12} {r['rate']:>10.1f}/s {r['mb_s']:>8.1f} MB/s  cpu/1000 {r['cpu_s_per_1000']:.3f} s  rss {r['rss_kib'] / 1024:.1f} MiB", file=sys.stderr)
+
     def add(scenario, tool_name, f, *args):
-        if tool_name in skipped:
-            rows.append({"scenario": scenario, "tool": tool_name, "skipped": skipped[tool_name]})
-            return
-        r = f(*args)
-        r.update(scenario=scenario, tool=tool_name, cpu_s_per_1000=1000 * r["cpu_s"] / max(r["n"], 1))
-        rows.append(r)
-        print(f"{scenario:<28} {tool_name:<12} {r['rate']:>10.1f}/s {r['mb_s']:>8.1f} MB/s  cpu/1000 {r['cpu_s_per_1000']:.3f} s  rss {r['rss_kib'] / 1024:.1f} MiB", file=sys.stderr)
+        compare(scenario, [(tool_name, f, args)], repeat=1)
 
     try:
-        s = "small, 32 connections"
-        add(s, "ingestbench", ingestbench, n32, 32, small)
-        add(s, "oha", oha, n32, 32, small)
-        add(s, "wrk", wrk, 5, 32, small)
-        add(s, "hey", hey, n32, 32, small)
-        s = "small, 1 connection"
-        add(s, "ingestbench", ingestbench, 5000, 1, small)
-        add(s, "oha", oha, 5000, 1, small)
-        add(s, "bash+curl", curl_loop, 200, small)
-        s = "large 3 MiB, HTTPS, 8 conns"
+        compare("small, 32 connections", [("ingestbench", ingestbench, (n32, 32, small)), ("oha", oha, (n32, 32, small)), ("wrk", wrk, (5, 32, small)), ("hey", hey, (n32, 32, small))])
+        compare("small, 1 connection", [("ingestbench", ingestbench, (5000, 1, small)), ("oha", oha, (5000, 1, small))])
+        add("small, 1 connection", "bash+curl", curl_loop, 200, small)
         nl = 300 if QUICK else 1000
-        add(s, "ingestbench", ingestbench, nl, 8, large, True)
-        add(s, "oha", oha, nl, 8, large, True)
+        compare("large 3 MiB, HTTPS, 8 conns", [("ingestbench", ingestbench, (nl, 8, large, True)), ("oha", oha, (nl, 8, large, True))])
         s = "large, 100 threads (RSS)"
         add(s, "ingestbench", ingestbench, 1000, 100, large)
         s = "small, 100 threads, 1,000 docs"
@@ -234,7 +249,8 @@ def main():
     out = {"host": os.uname().nodename, "cpus": os.cpu_count(), "quick": QUICK, "rows": rows, "checks": checks, "skipped": skipped}
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results/peers.json").write_text(json.dumps(out, indent=2))
-    md = ["| scenario | tool | uploads/s | MB/s | CPU s / 1000 uploads | peak RSS MiB |", "|---|---|---:|---:|---:|---:|"]
+    md = [f"Medians of {REPEAT} interleaved rounds where several tools are compared.", "",
+          "| scenario | tool | uploads/s | MB/s | CPU s / 1000 uploads | peak RSS MiB |", "|---|---|---:|---:|---:|---:|"]
     for r in rows:
         if "skipped" in r:
             md.append(f"| {r['scenario']} | {r['tool']} | skipped: {r['skipped']} | | | |")
