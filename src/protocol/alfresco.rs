@@ -257,124 +257,58 @@ impl Alfresco {
     /// Reads a node back by id: name, size, content hash, properties.
     pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
         let header = self.auth.cache().header().clone();
-        let resp = self
-            .client
-            .get(format!("{}/nodes/{id}", self.core))
-            .header(AUTHORIZATION, header.clone())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(None),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
-        let e = &v["entry"];
-        let content = self
-            .client
-            .get(format!("{}/nodes/{id}/content", self.core))
-            .header(AUTHORIZATION, header)
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        if !content.status().is_success() {
-            return Err(error_message(
-                content.status().as_u16(),
-                &content.bytes().await.unwrap_or_default(),
-            ));
-        }
-        let bytes = content
-            .bytes()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        let props = e["properties"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), super::json_strings(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Some(super::Fetched {
-            name: e["name"].as_str().unwrap_or("").to_string(),
-            size: bytes.len() as u64,
-            sha256: super::sha256_hex(&bytes),
-            props,
-        }))
+        let get = |url: String| self.client.get(url).header(AUTHORIZATION, header.clone());
+        let Some(v) =
+            super::read_json(get(format!("{}/nodes/{id}", self.core)), error_message).await?
+        else {
+            return Ok(None);
+        };
+        let content = super::read(
+            get(format!("{}/nodes/{id}/content", self.core)),
+            error_message,
+        )
+        .await?
+        .ok_or("content not found")?;
+        Ok(Some(super::fetched(
+            v["entry"]["name"].as_str().unwrap_or(""),
+            &content,
+            &v["entry"]["properties"],
+        )))
     }
 
     /// `DELETE nodes/{id}?permanent=true` of the folder at `path` below the parent.
     pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
         let header = self.auth.cache().header().clone();
-        let resp = self
+        let find = self
             .client
             .get(format!("{}/nodes/{}", self.core, self.opts.parent))
             .query(&[("relativePath", path)])
-            .header(AUTHORIZATION, header.clone())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(false),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
-        let id = v["entry"]["id"]
-            .as_str()
-            .ok_or("folder without id")?
-            .to_string();
-        let d = self
+            .header(AUTHORIZATION, header.clone());
+        let Some(v) = super::read_json(find, error_message).await? else {
+            return Ok(false);
+        };
+        let id = v["entry"]["id"].as_str().ok_or("folder without id")?;
+        let delete = self
             .client
             .delete(format!("{}/nodes/{id}", self.core))
             .query(&[("permanent", "true")])
-            .header(AUTHORIZATION, header)
-            .send()
+            .header(AUTHORIZATION, header);
+        super::read(delete, error_message)
             .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match d.status() {
-            StatusCode::NO_CONTENT | StatusCode::OK => Ok(true),
-            s => Err(error_message(
-                s.as_u16(),
-                &d.bytes().await.unwrap_or_default(),
-            )),
-        }
+            .map(|r| r.is_some())
     }
 
     /// Children of the folder at `path` below the parent (a DB query, not search).
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
-        let resp = self
+        let list = self
             .client
             .get(format!("{}/nodes/{}/children", self.core, self.opts.parent))
             .query(&[("relativePath", path), ("maxItems", "1")])
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(None),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let v: serde_json::Value = resp.json().await.map_err(|e| e.to_string())?;
-        Ok(v.pointer("/list/pagination/totalItems")
-            .and_then(serde_json::Value::as_u64))
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        Ok(super::read_json(list, error_message).await?.and_then(|v| {
+            v.pointer("/list/pagination/totalItems")
+                .and_then(serde_json::Value::as_u64)
+        }))
     }
 }
 

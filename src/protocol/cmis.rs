@@ -252,50 +252,19 @@ impl Cmis {
                     ("succinct", "true"),
                 ])
                 .header(AUTHORIZATION, self.header())
-                .send()
         };
-        let resp = get("object")
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(None),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
-        let content = get("content")
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        if !content.status().is_success() {
-            return Err(error_message(
-                content.status().as_u16(),
-                &content.bytes().await.unwrap_or_default(),
-            ));
-        }
-        let bytes = content
-            .bytes()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
+        let Some(v) = super::read_json(get("object"), error_message).await? else {
+            return Ok(None);
+        };
+        let content = super::read(get("content"), error_message)
+            .await?
+            .ok_or("content not found")?;
         let p = &v["succinctProperties"];
-        let props = p
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), super::json_strings(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Some(super::Fetched {
-            name: p["cmis:name"].as_str().unwrap_or("").to_string(),
-            size: bytes.len() as u64,
-            sha256: super::sha256_hex(&bytes),
-            props,
-        }))
+        Ok(Some(super::fetched(
+            p["cmis:name"].as_str().unwrap_or(""),
+            &content,
+            p,
+        )))
     }
 
     /// `cmisaction=deleteTree` of the folder at `path` below the parent.
@@ -313,7 +282,7 @@ impl Cmis {
             return Ok(false);
         };
         let id = object_id(&obj).ok_or("folder without cmis:objectId")?;
-        let resp = self
+        let delete = self
             .client
             .post(&self.root_folder_url)
             .query(&[("objectId", id.as_str())])
@@ -323,17 +292,10 @@ impl Cmis {
                 ("cmisaction", "deleteTree"),
                 ("allVersions", "true"),
                 ("continueOnFailure", "false"),
-            ]))
-            .send()
+            ]));
+        super::read(delete, error_message)
             .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            s if s.is_success() => Ok(true),
-            s => Err(error_message(
-                s.as_u16(),
-                &resp.bytes().await.unwrap_or_default(),
-            )),
-        }
+            .map(|r| r.is_some())
     }
 
     /// Children of the folder at `path` below the parent; None when it does not exist.
@@ -344,7 +306,7 @@ impl Cmis {
             path.trim_matches('/')
         );
         let url = format!("{}/{}", self.root_folder_url, full.trim_matches('/'));
-        let resp = self
+        let list = self
             .client
             .get(&url)
             .query(&[
@@ -352,22 +314,10 @@ impl Cmis {
                 ("maxItems", "1"),
                 ("succinct", "true"),
             ])
-            .header(AUTHORIZATION, self.header())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(None),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
-        Ok(v["numItems"].as_u64())
+            .header(AUTHORIZATION, self.header());
+        Ok(super::read_json(list, error_message)
+            .await?
+            .and_then(|v| v["numItems"].as_u64()))
     }
 }
 

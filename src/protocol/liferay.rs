@@ -376,51 +376,31 @@ impl Liferay {
     /// Reads a document back by id: name, size, content hash and metadata keyed like the
     /// profile (`title`, `description`, `keywords`, `customField:x`, `contentField:x`).
     pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
-        let url = format!("{}/documents/{id}?nestedFields=contentValue", self.api);
-        let resp = self
-            .client
-            .get(&url)
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Ok(None),
-            s => {
-                return Err(error_message(
-                    s.as_u16(),
-                    &resp.bytes().await.unwrap_or_default(),
-                ));
-            }
-        }
-        let d: Value = resp.json().await.map_err(|e| e.to_string())?;
         use base64::Engine;
+        let get = self
+            .client
+            .get(format!(
+                "{}/documents/{id}?nestedFields=contentValue",
+                self.api
+            ))
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        let Some(d) = super::read_json(get, error_message).await? else {
+            return Ok(None);
+        };
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(d["contentValue"].as_str().unwrap_or(""))
             .map_err(|e| e.to_string())?;
-        let mut props = std::collections::BTreeMap::new();
-        let s = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        for k in ["title", "description"] {
+        // Metadata under the profile's names.
+        let mut props = serde_json::Map::new();
+        for k in ["title", "description", "keywords"] {
             if let Some(v) = d.get(k) {
-                props.insert(k.to_string(), vec![s(v)]);
+                props.insert(k.into(), v.clone());
             }
         }
-        if let Some(k) = d["keywords"].as_array() {
-            props.insert("keywords".into(), k.iter().map(s).collect());
-        }
         for f in d["customFields"].as_array().into_iter().flatten() {
-            let data = &f["customValue"]["data"];
-            let vals = match data {
-                Value::Array(a) => a.iter().map(s).collect(),
-                v => vec![s(v)],
-            };
             props.insert(
                 format!("customField:{}", f["name"].as_str().unwrap_or("")),
-                vals,
+                f["customValue"]["data"].clone(),
             );
         }
         for f in d
@@ -429,66 +409,58 @@ impl Liferay {
             .into_iter()
             .flatten()
         {
-            let data = s(&f["contentFieldValue"]["data"]);
+            // Content field values were sent joined with commas.
+            let data = super::json_strings(&f["contentFieldValue"]["data"]).join(",");
             props.insert(
                 format!("contentField:{}", f["name"].as_str().unwrap_or("")),
-                data.split(',').map(str::to_string).collect(),
+                json!(data.split(',').collect::<Vec<_>>()),
             );
         }
-        Ok(Some(super::Fetched {
-            name: d["fileName"].as_str().unwrap_or("").to_string(),
-            size: bytes.len() as u64,
-            sha256: super::sha256_hex(&bytes),
-            props,
-        }))
+        Ok(Some(super::fetched(
+            d["fileName"].as_str().unwrap_or(""),
+            &bytes,
+            &Value::Object(props),
+        )))
     }
 
     /// `DELETE /document-folders/{id}` (recursive, permanent) of the folder at `path`.
     pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
-        let mut parent: Option<i64> = None;
-        for seg in path.split('/').filter(|s| !s.is_empty()) {
-            match self.find_folder(parent, seg).await {
-                Ok(id) => parent = Some(id),
-                Err(_) => return Ok(false),
-            }
-        }
-        let Some(id) = parent else { return Ok(false) };
-        let resp = self
+        let Some(id) = self.folder_id(path).await else {
+            return Ok(false);
+        };
+        let delete = self
             .client
             .delete(format!("{}/document-folders/{id}", self.api))
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        super::read(delete, error_message)
             .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        match resp.status() {
-            StatusCode::NO_CONTENT | StatusCode::OK => Ok(true),
-            s => Err(error_message(
-                s.as_u16(),
-                &resp.bytes().await.unwrap_or_default(),
-            )),
-        }
+            .map(|r| r.is_some())
     }
 
     /// Documents in the folder at `path` (read-only lookups), None when it does not exist.
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        let Some(id) = self.folder_id(path).await else {
+            return Ok(None);
+        };
+        let list = self
+            .client
+            .get(format!(
+                "{}/document-folders/{id}/documents?pageSize=1",
+                self.api
+            ))
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        Ok(super::read_json(list, error_message)
+            .await?
+            .and_then(|v| v["totalCount"].as_u64()))
+    }
+
+    /// The id of the folder at `path` below the site, by read-only lookups.
+    async fn folder_id(&self, path: &str) -> Option<i64> {
         let mut parent: Option<i64> = None;
         for seg in path.split('/').filter(|s| !s.is_empty()) {
-            match self.find_folder(parent, seg).await {
-                Ok(id) => parent = Some(id),
-                Err(_) => return Ok(None),
-            }
+            parent = Some(self.find_folder(parent, seg).await.ok()?);
         }
-        let Some(id) = parent else { return Ok(None) };
-        let url = format!("{}/document-folders/{id}/documents?pageSize=1", self.api);
-        let resp = self
-            .client
-            .get(&url)
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
-            .await
-            .map_err(|e| crate::metrics::error_chain(&e))?;
-        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
-        Ok(v["totalCount"].as_u64())
+        parent
     }
 }
 
