@@ -4,13 +4,9 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use bytes::Bytes;
 use clap::Parser;
 use ingestbench::target::multipart;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn op<'a>(spec: &'a Value, path: &str, method: &str) -> &'a Value {
     spec["paths"]
@@ -73,84 +69,16 @@ fn the_spec_declares_what_the_client_relies_on() {
     assert!(props.contains_key("userId") && props.contains_key("password"));
 }
 
-/// A raw HTTP/1.1 listener that records each request and answers like Alfresco would.
-async fn capture_server() -> (
-    String,
-    Arc<Mutex<Vec<(String, String, Vec<(String, String)>, Bytes)>>>,
-) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s2 = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (mut sock, _) = l.accept().await.unwrap();
-            let seen = s2.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                loop {
-                    let head_end = loop {
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p;
-                        }
-                        let mut chunk = [0u8; 8192];
-                        let n = sock.read(&mut chunk).await.unwrap_or(0);
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                    };
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-                    let mut lines = head.split("\r\n");
-                    let mut rl = lines.next().unwrap().split(' ');
-                    let (method, path) = (
-                        rl.next().unwrap().to_string(),
-                        rl.next().unwrap().to_string(),
-                    );
-                    let headers: Vec<(String, String)> = lines
-                        .filter_map(|l| l.split_once(':'))
-                        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-                        .collect();
-                    let len: usize = headers
-                        .iter()
-                        .find(|(k, _)| k == "content-length")
-                        .map_or(0, |(_, v)| v.parse().unwrap());
-                    while buf.len() < head_end + 4 + len {
-                        let mut chunk = [0u8; 65536];
-                        let n = sock.read(&mut chunk).await.unwrap();
-                        assert!(n > 0, "body shorter than Content-Length");
-                        buf.extend_from_slice(&chunk[..n]);
-                    }
-                    let body = Bytes::copy_from_slice(&buf[head_end + 4..head_end + 4 + len]);
-                    buf.drain(..head_end + 4 + len);
-                    let (status, reply) = if method == "GET" {
-                        (
-                            "200 OK",
-                            json!({"entry": {"id": "home", "name": "admin", "nodeType": "cm:folder", "isFolder": true, "isFile": false}}),
-                        )
-                    } else {
-                        (
-                            "201 Created",
-                            json!({"entry": {"id": "3f2a0c1e-0000-4000-8000-000000000001", "name": "x", "nodeType": "acme:document", "isFolder": false, "isFile": true}}),
-                        )
-                    };
-                    seen.lock().unwrap().push((method, path, headers, body));
-                    let reply = reply.to_string();
-                    let resp = format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
-                        reply.len()
-                    );
-                    sock.write_all(resp.as_bytes()).await.unwrap();
-                }
-            });
-        }
-    });
-    (url, seen)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upload_request_is_the_documented_multipart() {
-    let (url, seen) = capture_server().await;
+    let (url, seen) = common::capture(|method, _, _| {
+        if method == "GET" {
+            ("200 OK", json!({"entry": {"id": "home", "name": "admin", "nodeType": "cm:folder", "isFolder": true, "isFile": false}}).to_string())
+        } else {
+            ("201 Created", json!({"entry": {"id": "3f2a0c1e-0000-4000-8000-000000000001", "name": "x", "nodeType": "acme:document", "isFolder": false, "isFile": true}}).to_string())
+        }
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let pw = common::password_file(dir.path(), "pw");
     let cli = ingestbench::cli::Cli::try_parse_from([

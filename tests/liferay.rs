@@ -4,17 +4,13 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
 use base64::Engine;
-use bytes::Bytes;
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
 use ingestbench::run::{Manifest, ManifestEntry};
 use ingestbench::target::multipart;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn spec() -> Value {
     common::spec("liferay/headless-delivery-documents.yaml")
@@ -46,79 +42,21 @@ fn spec_op<'a>(s: &'a Value, path: &str, method: &str) -> Option<&'a Value> {
     })
 }
 
-type Seen = Arc<Mutex<Vec<(String, String, Vec<(String, String)>, Bytes)>>>;
-
-/// A raw HTTP listener answering like Liferay and recording every request.
-async fn capture() -> (String, Seen) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
-    let s2 = seen.clone();
-    tokio::spawn(async move {
-        let next = Arc::new(std::sync::atomic::AtomicI64::new(100));
-        loop {
-            let (mut sock, _) = l.accept().await.unwrap();
-            let (seen, next) = (s2.clone(), next.clone());
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                loop {
-                    let head_end = loop {
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p;
-                        }
-                        let mut chunk = [0u8; 65536];
-                        let n = sock.read(&mut chunk).await.unwrap_or(0);
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                    };
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-                    let mut lines = head.split("\r\n");
-                    let mut rl = lines.next().unwrap().split(' ');
-                    let (method, path) = (
-                        rl.next().unwrap().to_string(),
-                        rl.next().unwrap().to_string(),
-                    );
-                    let headers: Vec<(String, String)> = lines
-                        .filter_map(|l| l.split_once(':'))
-                        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-                        .collect();
-                    let len: usize = headers
-                        .iter()
-                        .find(|(k, _)| k == "content-length")
-                        .map_or(0, |(_, v)| v.parse().unwrap());
-                    while buf.len() < head_end + 4 + len {
-                        let mut chunk = [0u8; 65536];
-                        let n = sock.read(&mut chunk).await.unwrap();
-                        buf.extend_from_slice(&chunk[..n]);
-                    }
-                    let body = Bytes::copy_from_slice(&buf[head_end + 4..head_end + 4 + len]);
-                    buf.drain(..head_end + 4 + len);
-                    let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let reply = if method == "GET" {
-                        json!({"items": [], "page": 1, "pageSize": 1, "lastPage": 1, "totalCount": 0})
-                    } else {
-                        json!({"id": id, "name": "x"})
-                    };
-                    seen.lock().unwrap().push((method, path, headers, body));
-                    let reply = reply.to_string();
-                    let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
-                        reply.len()
-                    );
-                    sock.write_all(resp.as_bytes()).await.unwrap();
-                }
-            });
-        }
-    });
-    (url, seen)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_sends_what_the_spec_declares() {
     let s = spec();
-    let (url, seen) = capture().await;
+    let (url, seen) = common::capture(|method, _, n| {
+        if method == "GET" {
+            (
+                "200 OK",
+                json!({"items": [], "page": 1, "pageSize": 1, "lastPage": 1, "totalCount": 0})
+                    .to_string(),
+            )
+        } else {
+            ("200 OK", json!({"id": 100 + n, "name": "x"}).to_string())
+        }
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let pw = common::password_file(dir.path(), "test");
     let (outcome, _) = ingestbench::run_command(&run_args(&[

@@ -143,3 +143,77 @@ pub fn password_file(dir: &std::path::Path, password: &str) -> PathBuf {
     std::fs::write(&p, format!("{password}\n")).unwrap();
     p
 }
+
+/// One request a [`capture`] server saw: method, path, lower-cased headers, body.
+pub type Seen =
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String, Vec<(String, String)>, bytes::Bytes)>>>;
+
+/// A raw HTTP/1.1 listener on 127.0.0.1:0 that records every request and answers with
+/// `reply(method, path, n)` = (status line, JSON body); n counts requests from 0.
+pub async fn capture(reply: fn(&str, &str, u64) -> (&'static str, String)) -> (String, Seen) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen: Seen = Default::default();
+    let s2 = seen.clone();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = l.accept().await.unwrap();
+            let (seen, count) = (s2.clone(), count.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let head_end = loop {
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break p;
+                        }
+                        let mut chunk = [0u8; 65536];
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                    let mut lines = head.split("\r\n");
+                    let mut rl = lines.next().unwrap().split(' ');
+                    let (method, path) = (
+                        rl.next().unwrap().to_string(),
+                        rl.next().unwrap().to_string(),
+                    );
+                    let headers: Vec<(String, String)> = lines
+                        .filter_map(|l| l.split_once(':'))
+                        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                        .collect();
+                    let len: usize = headers
+                        .iter()
+                        .find(|(k, _)| k == "content-length")
+                        .map_or(0, |(_, v)| v.parse().unwrap());
+                    while buf.len() < head_end + 4 + len {
+                        let mut chunk = [0u8; 65536];
+                        let n = sock.read(&mut chunk).await.unwrap();
+                        assert!(n > 0, "body shorter than Content-Length");
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let body =
+                        bytes::Bytes::copy_from_slice(&buf[head_end + 4..head_end + 4 + len]);
+                    buf.drain(..head_end + 4 + len);
+                    let (status, reply) = reply(
+                        &method,
+                        &path,
+                        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    );
+                    seen.lock().unwrap().push((method, path, headers, body));
+                    let resp = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                    if sock.write_all(resp.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, seen)
+}
