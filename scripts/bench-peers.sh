@@ -3,8 +3,9 @@
 # at the same concurrency and document count. Writes results/peers.json and results/peers.md.
 #   scripts/bench-peers.sh            # everything (installs missing peers where it can)
 #   QUICK=1 scripts/bench-peers.sh    # smaller counts
-# Peers: oha (cargo install oha --locked), wrk (Debian), hey (Go module proxy), the bash+curl
-# loop; a peer that cannot be installed is named as skipped. See bench_peers.py.
+# Peers: oha (cargo install oha --locked), wrk (Debian), hey and k6 (Go module proxy), Locust
+# (PyPI, in a venv), and the bash+curl loop; a peer that cannot be installed is named as
+# skipped. See bench_peers.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 scripts/bench_peers.py "$@"

@@ -49,6 +49,14 @@ def install(name):
             sh(["cargo", "install", "oha", "--locked", "--root", str(TOOLS.parent)], timeout=1800)
         elif name == "hey":
             sh(["go", "install", "github.com/rakyll/hey@latest"], env={**os.environ, "GOBIN": str(TOOLS)}, timeout=600)
+        elif name == "k6":
+            print("installing k6 (go install go.k6.io/k6@latest, about 2 minutes)", file=sys.stderr)
+            sh(["go", "install", "go.k6.io/k6@latest"], env={**os.environ, "GOBIN": str(TOOLS)}, timeout=1200)
+        elif name == "locust":
+            venv = TOOLS.parent / "locust-venv"
+            sh([sys.executable, "-m", "venv", str(venv)])
+            sh([str(venv / "bin/pip"), "install", "-q", "locust"], timeout=600)
+            (TOOLS / "locust").symlink_to(venv / "bin/locust")
         else:
             return "unknown"
     except Exception as e:  # a peer we cannot get is skipped, not fatal
@@ -160,6 +168,43 @@ def hey(n, c, size):
     return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
 
 
+def k6(n, c, size):
+    js = LAB / f"k6-{size}.js"
+    js.write_text(f"""import http from 'k6/http';
+const body = open('{body(size)}', 'b');
+export const options = {{ scenarios: {{ s: {{ executor: 'shared-iterations', vus: {c}, iterations: {n}, maxDuration: '10m' }} }} }};
+export default function () {{ http.post('http://127.0.0.1:{HTTP}/upload', body, {{ headers: {{ 'Content-Type': 'application/octet-stream' }} }}); }}
+""")
+    out_json = LAB / "k6-summary.json"
+    _, wall, cpu, rss = timed([tool("k6"), "run", "--no-usage-report", "--quiet", "--summary-export", str(out_json), str(js)])
+    m = json.loads(out_json.read_text())["metrics"]
+    rate = m["http_reqs"]["rate"]
+    return {"rate": rate, "mb_s": rate * size / 1e6, "n": int(m["http_reqs"]["count"]), "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def locust(seconds, c, size):
+    lf = LAB / "locustfile.py"
+    lf.write_text(f"""from locust import FastHttpUser, constant, task
+BODY = open('{body(size)}', 'rb').read()
+class Upload(FastHttpUser):
+    wait_time = constant(0)
+    @task
+    def upload(self):
+        self.client.post('/upload', data=BODY, headers={{'Content-Type': 'application/octet-stream'}})
+""")
+    prefix = LAB / "locust"
+    _, wall, cpu, rss = timed([tool("locust"), "-f", str(lf), "--headless", "-u", str(c), "-r", str(c), "-t", f"{seconds}s", "--host",
+                              f"http://127.0.0.1:{HTTP}", "--csv", str(prefix), "--only-summary", "--loglevel", "ERROR"])
+    import csv
+    if not Path(f"{prefix}_stats.csv").exists():
+        raise RuntimeError("locust wrote no statistics")
+    with open(f"{prefix}_stats.csv") as f:
+        agg = next(r for r in csv.DictReader(f) if r["Name"] == "Aggregated")
+    n = int(agg["Request Count"])
+    rate = float(agg["Requests/s"])
+    return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": int(agg["Failure Count"]), "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
 def curl_loop(n, size):
     script = f'for i in $(seq {n}); do curl -s -o /dev/null -X POST --data-binary @{body(size)} http://127.0.0.1:{HTTP}/upload; done'
     out, wall, cpu, rss = timed(["bash", "-c", script])
@@ -174,7 +219,7 @@ def main():
     if not Path("/usr/bin/time").exists():
         sys.exit("bench-peers: GNU time is missing (apt-get install time)")
     subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT, check=True)
-    skipped = {p: why for p in ("oha", "wrk", "hey") if (why := install(p))}
+    skipped = {p: why for p in ("oha", "wrk", "hey", "k6", "locust") if (why := install(p))}
     nginx_up()
     small, large = SIZES["small"], SIZES["large"]
     n32 = 20000 if QUICK else 50000
@@ -210,7 +255,8 @@ def main():
         compare(scenario, [(tool_name, f, args)], repeat=1)
 
     try:
-        compare("small, 32 connections", [("ingestbench", ingestbench, (n32, 32, small)), ("oha", oha, (n32, 32, small)), ("wrk", wrk, (5, 32, small)), ("hey", hey, (n32, 32, small))])
+        compare("small, 32 connections", [("ingestbench", ingestbench, (n32, 32, small)), ("oha", oha, (n32, 32, small)), ("wrk", wrk, (5, 32, small)), ("hey", hey, (n32, 32, small)),
+                                           ("k6", k6, (n32 // 5, 32, small)), ("locust", locust, (8, 32, small))])
         compare("small, 1 connection", [("ingestbench", ingestbench, (5000, 1, small)), ("oha", oha, (5000, 1, small))])
         add("small, 1 connection", "bash+curl", curl_loop, 200, small)
         nl = 300 if QUICK else 1000
