@@ -10,12 +10,12 @@ use anyhow::{Context, Result, bail};
 use base64::Engine;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Deserialize;
 
 use super::{
     AuthCache, AuthMode, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded,
-    multipart_content_type, multipart_tail, unreachable_err,
+    multipart_tail, unreachable_err,
 };
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -27,7 +27,7 @@ pub struct Alfresco {
     client: reqwest::Client,
     opts: RepoOptions,
     core: String,
-    /// Parsed once: parsing a URL per upload costs more than building the body.
+    /// The upload endpoint (its path is the fast path's request target).
     children_url: reqwest::Url,
     auth: Arc<SharedAuth>,
 }
@@ -197,20 +197,6 @@ impl Alfresco {
         Ok(())
     }
 
-    fn request(
-        &self,
-        doc: &Doc<'_>,
-        folder: &str,
-        header: &HeaderValue,
-    ) -> reqwest::RequestBuilder {
-        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
-        self.client
-            .post(self.children_url.clone())
-            .header(AUTHORIZATION, header.clone())
-            .header(CONTENT_TYPE, multipart_content_type())
-            .body(reqwest::Body::wrap(body))
-    }
-
     async fn send_once(
         &self,
         doc: &Doc<'_>,
@@ -218,38 +204,17 @@ impl Alfresco {
         header: &HeaderValue,
         conn: &mut Option<crate::http1::Conn>,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
-        if let Some(fast) = &self.opts.fast {
-            let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
-            let ct = multipart_content_type();
-            let a = fast
-                .send(
-                    conn,
-                    reqwest::Method::POST,
-                    self.children_url.path(),
-                    &[(AUTHORIZATION, header), (CONTENT_TYPE, &ct)],
-                    body,
-                )
-                .await?;
-            let node = super::node_of(
-                &a.headers,
-                self.opts.node_header.as_ref(),
-                self.opts.node_cookie.as_deref(),
-            );
-            return Ok((a.status, node, a.body));
-        }
-        let resp = self
-            .request(doc, folder, header)
-            .send()
-            .await
-            .map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let node = super::node_of(
-            resp.headers(),
-            self.opts.node_header.as_ref(),
-            self.opts.node_cookie.as_deref(),
-        );
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        Ok((status, node, body))
+        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
+        super::send_upload(
+            &self.opts,
+            &self.client,
+            conn,
+            self.children_url.as_str(),
+            self.children_url.path(),
+            header,
+            body,
+        )
+        .await
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     AuthCache, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded, basic_header,
-    multipart_content_type, multipart_tail, unreachable_err,
+    multipart_tail, unreachable_err,
 };
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -355,50 +355,21 @@ impl Protocol for Cmis {
         let head = head.file("content", &doc.name, doc.template.kind.mime_type());
         let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
         let header = auth.header().clone();
-        let (status, node, bytes) = match &self.opts.fast {
-            Some(fast) => {
-                let path = format!("{}?objectId={}", self.root_path, pct(folder));
-                let ct = multipart_content_type();
-                let a = fast
-                    .send(
-                        &mut auth.conn,
-                        reqwest::Method::POST,
-                        &path,
-                        &[(AUTHORIZATION, &header), (CONTENT_TYPE, &ct)],
-                        body,
-                    )
-                    .await?;
-                let node = super::node_of(
-                    &a.headers,
-                    self.opts.node_header.as_ref(),
-                    self.opts.node_cookie.as_deref(),
-                );
-                (a.status, node, a.body)
-            }
-            None => {
-                let resp = self
-                    .client
-                    .post(&self.root_folder_url)
-                    .query(&[("objectId", folder)])
-                    .header(AUTHORIZATION, header)
-                    .header(CONTENT_TYPE, multipart_content_type())
-                    .body(reqwest::Body::wrap(body))
-                    .send()
-                    .await
-                    .map_err(|e| UploadError::transport(&e))?;
-                let status = resp.status();
-                let node = super::node_of(
-                    resp.headers(),
-                    self.opts.node_header.as_ref(),
-                    self.opts.node_cookie.as_deref(),
-                );
-                (
-                    status,
-                    node,
-                    resp.bytes().await.map_err(|e| UploadError::transport(&e))?,
-                )
-            }
-        };
+        let target = format!("?objectId={}", pct(folder));
+        let (url, path) = (
+            format!("{}{target}", self.root_folder_url),
+            format!("{}{target}", self.root_path),
+        );
+        let (status, node, bytes) = super::send_upload(
+            &self.opts,
+            &self.client,
+            &mut auth.conn,
+            &url,
+            &path,
+            &header,
+            body,
+        )
+        .await?;
         match status {
             StatusCode::CREATED => {
                 let v: Value = serde_json::from_slice(&bytes)

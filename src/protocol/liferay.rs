@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::{
     AuthCache, AuthMode, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded,
-    basic_header, multipart_content_type, multipart_tail, unreachable_err,
+    basic_header, multipart_tail, unreachable_err,
 };
 use crate::fixtures::{Doc, PropType, PropValue};
 use crate::metrics::UploadError;
@@ -492,49 +492,17 @@ impl Protocol for Liferay {
             );
             let head = head.file("file", &doc.name, doc.template.kind.mime_type());
             let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
-            let (status, node, bytes) = match &self.opts.fast {
-                Some(fast) => {
-                    let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
-                    let ct = multipart_content_type();
-                    let a = fast
-                        .send(
-                            &mut auth.conn,
-                            reqwest::Method::POST,
-                            &path,
-                            &[(AUTHORIZATION, &header), (CONTENT_TYPE, &ct)],
-                            body,
-                        )
-                        .await?;
-                    let node = super::node_of(
-                        &a.headers,
-                        self.opts.node_header.as_ref(),
-                        self.opts.node_cookie.as_deref(),
-                    );
-                    (a.status, node, a.body)
-                }
-                None => {
-                    let resp = self
-                        .client
-                        .post(&url)
-                        .header(AUTHORIZATION, header)
-                        .header(CONTENT_TYPE, multipart_content_type())
-                        .body(reqwest::Body::wrap(body))
-                        .send()
-                        .await
-                        .map_err(|e| UploadError::transport(&e))?;
-                    let node = super::node_of(
-                        resp.headers(),
-                        self.opts.node_header.as_ref(),
-                        self.opts.node_cookie.as_deref(),
-                    );
-                    let status = resp.status();
-                    (
-                        status,
-                        node,
-                        resp.bytes().await.map_err(|e| UploadError::transport(&e))?,
-                    )
-                }
-            };
+            let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
+            let (status, node, bytes) = super::send_upload(
+                &self.opts,
+                &self.client,
+                &mut auth.conn,
+                &url,
+                &path,
+                &header,
+                body,
+            )
+            .await?;
             match status {
                 StatusCode::OK => {
                     let d: WithId = serde_json::from_slice(&bytes).map_err(|e| {

@@ -234,6 +234,58 @@ impl Repo {
     }
 }
 
+/// Sends one upload body: over the worker's own connection when the fast path applies
+/// (`path` is the request target there), else through reqwest (`url`). Returns the status,
+/// the backend node that served it, and the answer's body.
+pub(crate) async fn send_upload(
+    opts: &RepoOptions,
+    client: &reqwest::Client,
+    conn: &mut Option<crate::http1::Conn>,
+    url: &str,
+    path: &str,
+    auth: &HeaderValue,
+    body: ChunkBody,
+) -> Result<(reqwest::StatusCode, Option<String>, Bytes), UploadError> {
+    use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+    let ct = multipart_content_type();
+    if let Some(fast) = &opts.fast {
+        let a = fast
+            .send(
+                conn,
+                reqwest::Method::POST,
+                path,
+                &[(AUTHORIZATION, auth), (CONTENT_TYPE, &ct)],
+                body,
+            )
+            .await?;
+        return Ok((
+            a.status,
+            node_of(
+                &a.headers,
+                opts.node_header.as_ref(),
+                opts.node_cookie.as_deref(),
+            ),
+            a.body,
+        ));
+    }
+    let resp = client
+        .post(url)
+        .header(AUTHORIZATION, auth.clone())
+        .header(CONTENT_TYPE, ct)
+        .body(reqwest::Body::wrap(body))
+        .send()
+        .await
+        .map_err(|e| UploadError::transport(&e))?;
+    let status = resp.status();
+    let node = node_of(
+        resp.headers(),
+        opts.node_header.as_ref(),
+        opts.node_cookie.as_deref(),
+    );
+    let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+    Ok((status, node, bytes))
+}
+
 /// Sends a read request: `Ok(Some(body))` on success, `Ok(None)` on 404, otherwise the
 /// message the protocol's `describe` makes of the answer. For read-back and cleanup, not for
 /// uploads.
