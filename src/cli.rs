@@ -234,9 +234,10 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value = "interleaved")]
     pub order: Order,
 
-    /// Reference method for the relative-cost table.
-    #[arg(long, default_value = "direct", value_name = "METHOD")]
-    pub baseline: String,
+    /// Reference method for the relative-cost table (default: direct when it is swept,
+    /// else the first method).
+    #[arg(long, value_name = "METHOD")]
+    pub baseline: Option<String>,
 
     /// Parent directory of the sweep's results directory (sweep-<id>/).
     #[arg(long, default_value = "results", value_name = "DIR")]

@@ -117,6 +117,19 @@ impl SweepPlanSpec {
                 );
             }
         }
+        let baseline = match &a.baseline {
+            Some(b) if methods.iter().any(|m| &m.name == b) => b.clone(),
+            Some(b) => bail!(
+                "--baseline {b}: not one of the swept methods ({})",
+                methods
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None if methods.iter().any(|m| m.name == "direct") => "direct".to_string(),
+            None => methods[0].name.clone(),
+        };
         let mut connections = a.connection.clone();
         connections.dedup();
         Ok(SweepPlanSpec {
@@ -129,7 +142,7 @@ impl SweepPlanSpec {
             docs: a.docs,
             runs: a.runs,
             order: a.order,
-            baseline: a.baseline.clone(),
+            baseline,
         })
     }
 
