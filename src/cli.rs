@@ -16,6 +16,8 @@ Exit codes:
   1  finished, but some uploads failed (counted and classified in the report)
   2  usage, configuration or setup error (bad flag or file, unreachable URL, login rejected,
      the repository rejected the documents outright); nothing was measured or the run stopped
+  130 interrupted (SIGINT/SIGTERM): uploads in flight finished, results and manifest written;
+     finish with --resume
 
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
 never printed, logged or written to results.";

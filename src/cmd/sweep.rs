@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Progress, TempDir, password, rand_u64, write_file};
+use super::{Progress, TempDir, password, rand_u64};
 use crate::access::AccessMethod;
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::{Fixtures, Profile, SizeClass};
@@ -565,6 +565,5 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     } else {
         Outcome::Success
     };
-    let _ = write_file;
     Ok((outcome, summary))
 }

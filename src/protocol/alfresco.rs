@@ -209,7 +209,7 @@ impl Alfresco {
             &self.opts,
             &self.client,
             conn,
-            self.children_url.as_str(),
+            || self.children_url.to_string(),
             self.children_url.path(),
             header,
             body,

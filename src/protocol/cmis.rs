@@ -356,15 +356,12 @@ impl Protocol for Cmis {
         let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
         let header = auth.header().clone();
         let target = format!("?objectId={}", pct(folder));
-        let (url, path) = (
-            format!("{}{target}", self.root_folder_url),
-            format!("{}{target}", self.root_path),
-        );
+        let path = format!("{}{target}", self.root_path);
         let (status, node, bytes) = super::send_upload(
             &self.opts,
             &self.client,
             &mut auth.conn,
-            &url,
+            || format!("{}{target}", self.root_folder_url),
             &path,
             &header,
             body,

@@ -479,7 +479,7 @@ impl Protocol for Liferay {
         {
             self.renew(auth.generation).await?;
         }
-        let url = format!("{}/document-folders/{folder_id}/documents", self.api);
+        let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
         let mut retried = false;
         loop {
             let header = auth.header().clone();
@@ -492,12 +492,11 @@ impl Protocol for Liferay {
             );
             let head = head.file("file", &doc.name, doc.template.kind.mime_type());
             let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
-            let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
             let (status, node, bytes) = super::send_upload(
                 &self.opts,
                 &self.client,
                 &mut auth.conn,
-                &url,
+                || format!("{}/document-folders/{folder_id}/documents", self.api),
                 &path,
                 &header,
                 body,

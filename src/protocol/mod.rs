@@ -235,13 +235,14 @@ impl Repo {
 }
 
 /// Sends one upload body: over the worker's own connection when the fast path applies
-/// (`path` is the request target there), else through reqwest (`url`). Returns the status,
+/// (`path` is the request target there), else through reqwest (`url()`, built only then).
+/// Returns the status,
 /// the backend node that served it, and the answer's body.
 pub(crate) async fn send_upload(
     opts: &RepoOptions,
     client: &reqwest::Client,
     conn: &mut Option<crate::http1::Conn>,
-    url: &str,
+    url: impl FnOnce() -> String,
     path: &str,
     auth: &HeaderValue,
     body: ChunkBody,
@@ -269,7 +270,7 @@ pub(crate) async fn send_upload(
         ));
     }
     let resp = client
-        .post(url)
+        .post(url())
         .header(AUTHORIZATION, auth.clone())
         .header(CONTENT_TYPE, ct)
         .body(reqwest::Body::wrap(body))

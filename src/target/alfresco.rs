@@ -414,7 +414,7 @@ async fn create(
         .trim()
         .to_ascii_lowercase();
     if mime_base == "application/json" {
-        return create_json(state, user, parent, query, &body).await;
+        return create_json(state, user, parent, &body).await;
     }
     let Some(boundary) = multipart::boundary(ct) else {
         return bad(
@@ -528,13 +528,7 @@ async fn create(
 }
 
 /// JSON create: folders (and empty content nodes), as `POST children` with a NodeBodyCreate.
-async fn create_json(
-    state: &Arc<State>,
-    user: &str,
-    parent: String,
-    query: &[(String, String)],
-    body: &Bytes,
-) -> Resp {
+async fn create_json(state: &Arc<State>, user: &str, parent: String, body: &Bytes) -> Resp {
     let v: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) => return bad("Could not read content from HTTP request body"),
@@ -576,7 +570,6 @@ async fn create_json(
         Err(r) => return error(r.status, "framework.exception.InvalidArgument", &r.message),
     };
     aspects.push("cm:auditable".into());
-    let _ = query;
     let new = NewNode {
         parent_id: parent,
         relative_path: v
