@@ -1,8 +1,8 @@
 //! Alfresco Content Services public REST API v1: ticket or Basic auth, create-node multipart
 //! uploads (`filedata`, `name`, `nodeType`, `relativePath`, one field per property), error
 //! bodies, and the read-back calls verification needs. Contract:
-//! `shared/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml`; traps in
-//! `shared/reference/content-apis.md` §1. Never sends `autoRename`.
+//! `tests/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml` (in-repo copies, see
+//! `tests/specs/README.md`). Never sends `autoRename`.
 
 use std::sync::Arc;
 

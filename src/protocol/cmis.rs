@@ -2,8 +2,8 @@
 //! embeds): repository discovery from the service URL (`rootFolderUrl`), folders per run via
 //! `cmisaction=createFolder`, documents via `cmisaction=createDocument` with indexed
 //! `propertyId[i]` / `propertyValue[i]` controls and `succinct=true`; success is **201** with
-//! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. Traps in
-//! `shared/reference/content-apis.md` §3.
+//! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. The
+//! contract is OASIS CMIS 1.1 §5 (browser binding), checked against real OpenCMIS in tests.
 
 use std::collections::HashMap;
 use std::sync::Arc;

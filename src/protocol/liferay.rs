@@ -4,8 +4,8 @@
 //! **200** with `id`; folders created through the folder endpoints (no relativePath); Basic
 //! or OAuth2 client-credentials auth (token renewed before `expires_in` runs out, and once on
 //! 403, because Liferay answers an expired token as Guest: 403 on writes, never 401).
-//! Contract: `shared/specs/liferay/headless-delivery-documents.yaml`; traps in
-//! `shared/reference/content-apis.md` §2.
+//! Contract: `tests/specs/liferay/headless-delivery-documents.yaml` (in-repo copy, see
+//! `tests/specs/README.md`); the traps are the ones named above.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
 //! node (and `?relativePath=`), get content, list children with paging, delete. Status codes,
-//! error bodies and the NodeEntry shape follow `shared/specs/alfresco/alfresco-core.yaml`.
+//! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 
 use std::sync::Arc;
 

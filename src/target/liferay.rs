@@ -4,7 +4,7 @@
 //! 200 (not 201); a title or file-name clash in a folder is 409; a malformed or unknown
 //! property in the `document` part is 400; an expired or unknown bearer token makes the
 //! caller Guest, so writes get 403 and lists come back empty, never 401; an unknown document
-//! type is dropped silently. Shapes follow `shared/specs/liferay/headless-delivery-documents.yaml`.
+//! type is dropped silently. Shapes follow `tests/specs/liferay/headless-delivery-documents.yaml`.
 
 // Handlers return a ready error response as `Err`: it is the early return of a route, not a
 // value passed around, so its size does not matter.

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// `../shared/specs/<rel>` beside the repository. Missing is a loud failure: CI has it.
+/// `tests/specs/<rel>`: the in-repo copies of the API definitions (see tests/specs/README.md).
 pub fn spec(rel: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/specs")
+        .join("tests/specs")
         .join(rel);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
