@@ -5,9 +5,9 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::fixtures::Doc;
@@ -63,10 +63,33 @@ struct EntryRef<'a> {
     error: Option<&'a str>,
 }
 
+/// The manifest file, shared by all workers. The first write error is kept (never dropped):
+/// workers stop starting uploads when they see it and the command exits 2 naming the file.
 #[derive(Clone)]
 pub struct Manifest {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     path: PathBuf,
-    file: Arc<Mutex<File>>,
+    file: Mutex<File>,
+    /// The first write error, with the file's name.
+    error: OnceLock<String>,
+}
+
+impl Shared {
+    fn write(&self, buf: &[u8]) {
+        if self.error.get().is_some() {
+            return;
+        }
+        let r = self.file.lock().expect("manifest").write_all(buf);
+        if let Err(e) = r {
+            let _ = self.error.set(format!(
+                "cannot write the manifest {}: {e}; uploads stopped (free space or fix the directory, then finish with --resume)",
+                self.path.display()
+            ));
+        }
+    }
 }
 
 impl Manifest {
@@ -82,29 +105,48 @@ impl Manifest {
                 )
             })?;
         Ok(Manifest {
-            path: path.to_path_buf(),
-            file: Arc::new(Mutex::new(file)),
+            shared: Arc::new(Shared {
+                path: path.to_path_buf(),
+                file: Mutex::new(file),
+                error: OnceLock::new(),
+            }),
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.shared.path
     }
 
     pub fn writer(&self, cell: Option<Arc<str>>) -> Writer {
         Writer {
-            file: self.file.clone(),
+            shared: self.shared.clone(),
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             cell,
         }
     }
 
+    /// True once a write has failed (read by workers before each upload: one atomic load).
+    pub fn broken(&self) -> bool {
+        self.shared.error.get().is_some()
+    }
+
+    /// Makes what was written durable, and reports the first write error if there was one.
     pub fn flush(&self) -> Result<()> {
-        self.file
-            .lock()
-            .expect("manifest")
-            .flush()
-            .with_context(|| format!("writing {}", self.path.display()))
+        if let Some(e) = self.shared.error.get() {
+            bail!("{e}");
+        }
+        let file = self.shared.file.lock().expect("manifest");
+        if let Err(e) = file.sync_data() {
+            // A file that cannot be synced (a pipe, /dev/null) has still had every line written.
+            if e.kind() != std::io::ErrorKind::InvalidInput {
+                let _ = self.shared.error.set(format!(
+                    "cannot write the manifest {}: {e}; uploads stopped (free space or fix the directory, then finish with --resume)",
+                    self.shared.path.display()
+                ));
+                bail!("{}", self.shared.error.get().expect("just set"));
+            }
+        }
+        Ok(())
     }
 
     pub fn read(path: &Path) -> Result<Vec<ManifestEntry>> {
@@ -123,7 +165,7 @@ impl Manifest {
 
 /// A worker's buffered manifest writer.
 pub struct Writer {
-    file: Arc<Mutex<File>>,
+    shared: Arc<Shared>,
     buf: Vec<u8>,
     cell: Option<Arc<str>>,
 }
@@ -177,10 +219,15 @@ impl Writer {
         if self.buf.is_empty() {
             return;
         }
-        // A manifest that cannot be written must not stop the measurement; the final
-        // flush reports the I/O error.
-        let _ = self.file.lock().expect("manifest").write_all(&self.buf);
+        // A failed write is kept in `Shared::error`: the worker stops before its next upload
+        // and the command reports it; the lines of this buffer are lost with the disk.
+        self.shared.write(&self.buf);
         self.buf.clear();
+    }
+
+    /// True once any writer's write failed: stop starting uploads.
+    pub fn broken(&self) -> bool {
+        self.shared.error.get().is_some()
     }
 
     pub fn finish(&mut self) {
@@ -191,5 +238,42 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         self.write_out();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk (`/dev/full` answers every write with ENOSPC): the error is kept, named
+    /// with the file, and reported by `flush`; nothing is dropped silently.
+    #[test]
+    fn a_failed_write_is_kept_and_reported() {
+        let m = Manifest::create(Path::new("/dev/full")).expect("open /dev/full");
+        let mut w = m.writer(None);
+        assert!(!w.broken());
+        w.buf.extend(std::iter::repeat_n(b'x', FLUSH_AT));
+        w.finish();
+        assert!(w.broken() && m.broken());
+        let e = m
+            .flush()
+            .expect_err("flush reports the write error")
+            .to_string();
+        assert!(e.contains("/dev/full"), "{e}");
+        assert!(e.contains("No space left on device"), "{e}");
+    }
+
+    #[test]
+    fn a_good_file_flushes_cleanly() {
+        let dir = std::env::temp_dir().join(format!("ib-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = Manifest::create(&dir.join("manifest.jsonl")).unwrap();
+        let mut w = m.writer(None);
+        w.buf.extend_from_slice(b"{}\n");
+        w.finish();
+        assert!(!m.broken());
+        m.flush().unwrap();
+        assert_eq!(std::fs::read(dir.join("manifest.jsonl")).unwrap(), b"{}\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -176,7 +176,7 @@ pub async fn run_cell<P: Protocol>(
         .await?;
         let fatal = o.fatal.is_some();
         out.push(o);
-        if fatal || live.stop.load(Ordering::Relaxed) {
+        if fatal || live.stop.load(Ordering::Relaxed) || manifest.broken() {
             break;
         }
     }
@@ -249,7 +249,8 @@ pub async fn run_once<P: Protocol>(
         };
         merged.merge(&rec);
     }
-    manifest.flush()?;
+    // A manifest write error is not this run's failure: the caller writes the results it
+    // has, then reports the error (`Manifest::flush`) and exits 2.
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let duration = end.saturating_duration_since(started);
     Ok(RunOutcome {
@@ -283,7 +284,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
     let mut auth = ctx.proto.auth_cache();
     ctx.barrier.wait().await;
     for index in ctx.work.indices() {
-        if ctx.live.stop.load(Ordering::Relaxed) {
+        if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
             break;
         }
         let (folder, folder_ref) = &ctx.folders[(index / ctx.docs_per_folder) as usize];
