@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
-cargo test --locked
+# Tests that need the packages deps.sh installed are #[ignore]d for a bare `cargo test`
+# (it names them as ignored) and run here.
+cargo test --locked -- --include-ignored

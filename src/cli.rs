@@ -15,15 +15,17 @@ Exit codes:
   0  every document was acknowledged by the repository
   1  finished, but some uploads failed (counted and classified in the report)
   2  usage, configuration or setup error (bad flag or file, unreachable URL, login rejected,
-     the repository rejected the documents outright); nothing was measured or the run stopped
+     the repository rejected the documents outright, the manifest or results could not be
+     written); nothing was measured or the run stopped
   130 interrupted (SIGINT/SIGTERM): uploads in flight finished, results and manifest written;
      finish with --resume
 
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
 never printed, logged or written to results.";
 
-/// Measure how fast documents can be pushed into a content repository (Alfresco REST v1),
-/// with how many parallel importers, and what the access path costs.
+/// Measure how fast documents can be pushed into a content repository (Alfresco REST v1,
+/// Liferay headless-delivery v1.0, CMIS 1.1 browser binding), with how many parallel
+/// importers, and what the access path costs.
 #[derive(Debug, Parser)]
 #[command(name = "ingestbench", version, about, after_help = EXIT_CODES)]
 pub struct Cli {
@@ -49,7 +51,8 @@ pub enum Command {
     /// Delete what a run or sweep created: its own folder `ingestbench/<id>` below the parent
     /// (Alfresco permanently), and nothing else. Asks first; --yes for scripts.
     Cleanup(CleanupArgs),
-    /// Serve the embedded reference target (Alfresco REST v1 emulation, durable store).
+    /// Serve the embedded reference target (Alfresco REST v1 and Liferay headless-delivery
+    /// emulation, durable store).
     Target(TargetArgs),
 }
 
@@ -57,7 +60,9 @@ pub enum Command {
 #[command(after_help = EXIT_CODES)]
 pub struct RunArgs {
     /// Repository server root, e.g. http://alfresco:8080 (no credentials in it). Omitted:
-    /// start the embedded target on 127.0.0.1 with a temporary store.
+    /// start the embedded target on 127.0.0.1 with a temporary store; it accepts --user
+    /// (default admin) with the password given (INGESTBENCH_PASSWORD, --password-file), or
+    /// with the password admin when none is given.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 
@@ -116,7 +121,7 @@ pub struct RunArgs {
 /// Flags `run` and `sweep` share: who uploads what, where, and how.
 #[derive(Debug, Args, Clone)]
 pub struct CommonArgs {
-    /// User to log in as.
+    /// User to log in as (the embedded target's default user is admin, password admin).
     #[arg(long, default_value = "admin", value_name = "USER")]
     pub user: String,
 
@@ -124,7 +129,9 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
 
-    /// The repository API: alfresco (REST v1) or liferay (headless-delivery v1.0).
+    /// The repository API: alfresco (REST v1), liferay (headless-delivery v1.0) or cmis
+    /// (CMIS 1.1 browser binding; needs --url, the service URL such as
+    /// http://host:8080/cmis/browser).
     #[arg(long, value_enum, default_value = "alfresco")]
     pub protocol: ProtocolKind,
 

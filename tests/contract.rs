@@ -1,5 +1,5 @@
 //! Contract tests against the official Alfresco REST v1 definitions in
-//! `../shared/specs/alfresco/`: the requests the client sends (captured by a raw HTTP
+//! `tests/specs/alfresco/`: the requests the client sends (captured by a raw HTTP
 //! listener) and the responses the embedded target returns must conform.
 
 mod common;

@@ -1,5 +1,5 @@
 //! Liferay headless-delivery: the client's requests and the embedded target's answers
-//! against `../shared/specs/liferay/headless-delivery-documents.yaml`, a 300-document run read
+//! against `tests/specs/liferay/headless-delivery-documents.yaml`, a 300-document run read
 //! back by id with its metadata, and OAuth2 token expiry survived mid-run.
 
 mod common;

@@ -265,10 +265,17 @@ fn exporters_match_their_snapshots() {
     let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
     for e in export::all() {
         let got = e.render(&s);
+        // Checked in both modes, so a broken table can neither pass nor be written.
+        match e.file_name() {
+            "report.md" => assert_markdown_tables_are_rectangular(&got),
+            "report.html" => assert_html_tables_are_rectangular(&got),
+            _ => {}
+        }
         let path = snap_dir.join(e.file_name());
         if update {
             std::fs::create_dir_all(&snap_dir).unwrap();
             std::fs::write(&path, &got).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), got);
             continue;
         }
         let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
@@ -283,4 +290,126 @@ fn exporters_match_their_snapshots() {
             e.file_name()
         );
     }
+}
+
+/// Cells of a Markdown table line (`\|` is a literal pipe inside a cell).
+fn md_cells(line: &str) -> usize {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    inner.replace("\\|", "").split('|').count()
+}
+
+/// Every Markdown table: the rule and every row have as many cells as the header.
+fn assert_markdown_tables_are_rectangular(md: &str) {
+    let mut tables = 0;
+    let mut lines = md.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with('|') {
+            continue;
+        }
+        tables += 1;
+        let want = md_cells(line);
+        while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+            assert_eq!(md_cells(row), want, "row `{row}` under header `{line}`");
+        }
+    }
+    assert!(tables >= 3, "the report has its tables ({tables})");
+}
+
+/// Every HTML table: each row has as many cells as the header row.
+fn assert_html_tables_are_rectangular(html: &str) {
+    let mut tables = 0;
+    for t in html.split("<table>").skip(1) {
+        let t = t.split("</table>").next().unwrap();
+        tables += 1;
+        let mut rows = t.split("<tr>").skip(1);
+        let want = rows.next().unwrap().matches("<th>").count();
+        for r in rows {
+            assert_eq!(r.matches("<td>").count(), want, "row {r}");
+        }
+    }
+    assert!(tables >= 3, "the report has its tables ({tables})");
+}
+
+/// Two methods whose files set different connection policies: plan.json records each
+/// method's own policy, the summary plans exactly those cells, and `--resume` of the
+/// finished sweep finds nothing to do (it used to plan the cross product of the union).
+#[test]
+fn each_method_keeps_its_own_connection_policy_through_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let methods = dir.path().join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    for (name, conn) in [("keep", "reuse"), ("fresh", "new")] {
+        std::fs::write(
+            methods.join(format!("{name}.toml")),
+            format!("name = \"{name}\"\nurl = \"embedded:http\"\nconnection = \"{conn}\"\n"),
+        )
+        .unwrap();
+    }
+    let results = dir.path().join("results");
+    let sweep = |extra: &[&str]| {
+        let o = bin()
+            .args(["sweep", "--quiet", "--threads", "1,2", "--sizes", "small"])
+            .args(["--docs", "6", "--runs", "2"])
+            .arg("--access-methods-dir")
+            .arg(&methods)
+            .arg("--results-dir")
+            .arg(&results)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    sweep(&["--access-methods", "keep,fresh"]);
+    let out = only_dir(&results);
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(
+        plan["methods"][0]["connections"],
+        serde_json::json!(["reuse"])
+    );
+    assert_eq!(
+        plan["methods"][1]["connections"],
+        serde_json::json!(["new"])
+    );
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let s = summary(&out);
+    assert_eq!(
+        s["runs_planned"], 8,
+        "2 methods x 1 policy x 2 thread counts x 2 runs"
+    );
+    assert_eq!(s["runs_done"], 8);
+    let cells: Vec<(String, String)> = s["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["method"].as_str().unwrap().to_string(),
+                c["connection"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        cells
+            .iter()
+            .all(|c| c == &("keep".into(), "reuse".into()) || c == &("fresh".into(), "new".into())),
+        "{cells:?}"
+    );
+    let fresh = s["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == "fresh" && c["threads"] == 2)
+        .unwrap();
+    assert_eq!(fresh["new_connections"], 12, "one connection per document");
+    sweep(&["--resume", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read_dir(out.join("runs")).unwrap().count(), 8);
+    assert_eq!(summary(&out)["runs_planned"], 8);
 }

@@ -46,6 +46,51 @@ pub fn password(plan: &CommonPlan) -> Result<Secret> {
     )
 }
 
+/// Whether a password was given (a file or the environment) rather than left to a prompt.
+fn password_given(plan: &CommonPlan) -> bool {
+    plan.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
+}
+
+/// The password for the embedded target: the one given, else `admin` (no prompt: the target
+/// is ours and starts with whatever we tell it).
+pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
+    if password_given(plan) {
+        password(plan)
+    } else {
+        Ok(Secret::new("admin"))
+    }
+}
+
+/// The embedded target as `run` and `sweep` both start it, and its temporary store.
+pub struct Embedded {
+    pub handle: crate::target::TargetHandle,
+    _tmp: Option<TempDir>,
+}
+
+/// Starts the embedded target on loopback (HTTP and HTTPS on free ports), with its store in
+/// `data_dir` or a temporary directory, accepting exactly `--user` with `secret` (from
+/// [`embedded_password`]), so the target and the client always agree on the credentials.
+pub async fn start_embedded(
+    plan: &CommonPlan,
+    data_dir: Option<&Path>,
+    secret: &Secret,
+) -> Result<Embedded> {
+    let (dir, tmp) = match data_dir {
+        Some(d) => (d.to_path_buf(), None),
+        None => {
+            let t = TempDir::new("ingestbench-target")?;
+            (t.0.clone(), Some(t))
+        }
+    };
+    let mut cfg = crate::target::TargetConfig::local(dir);
+    cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    cfg.users = vec![(plan.user.clone(), secret.clone())];
+    Ok(Embedded {
+        handle: crate::target::start(cfg).await?,
+        _tmp: tmp,
+    })
+}
+
 /// A temporary directory removed when dropped.
 pub struct TempDir(pub PathBuf);
 

@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Progress, TempDir, password, rand_u64, write_file};
+use super::{Progress, password, rand_u64, write_file};
 use crate::cli::RunArgs;
 use crate::fixtures::Fixtures;
 use crate::plan::{self, RunPlan};
-use crate::protocol::Secret;
 use crate::protocol::{Repo, RepoOptions};
 use crate::run::{self, CellPlan, Live, Manifest};
 use crate::{Outcome, host, report, target, timefmt};
@@ -122,8 +121,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let started_at = timefmt::datetime_ms(timefmt::now_ms());
 
     // The repository: the given URL, or the embedded target.
-    let mut _tmp = None;
-    let mut embedded = None;
+    let mut embedded: Option<super::Embedded> = None;
     let (url, secret) = match &plan.url {
         Some(u) => (u.clone(), password(&plan.common)?),
         None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => {
@@ -132,25 +130,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             )
         }
         None => {
-            let dir = match &plan.target_data_dir {
-                Some(d) => d.clone(),
-                None => {
-                    let t = TempDir::new("ingestbench-target")?;
-                    let p = t.0.clone();
-                    _tmp = Some(t);
-                    p
-                }
-            };
-            let handle = target::start(target::TargetConfig::local(dir)).await?;
-            let url = plan::parse_url(&handle.http_url().expect("http listener"))?;
-            embedded = Some(handle);
-            let secret = if plan.common.password_file.is_some()
-                || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
-            {
-                password(&plan.common)?
-            } else {
-                Secret::new("admin")
-            };
+            let secret = super::embedded_password(&plan.common)?;
+            let e = super::start_embedded(&plan.common, plan.target_data_dir.as_deref(), &secret)
+                .await?;
+            let url = plan::parse_url(&e.handle.http_url().expect("http listener"))?;
+            embedded = Some(e);
             (url, secret)
         }
     };
@@ -250,7 +234,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     progress.finish().await;
     let outcomes = outcomes?;
 
-    let verified = if args.verify && !interrupted && outcomes.iter().all(|o| o.fatal.is_none()) {
+    let verified = if args.verify
+        && !interrupted
+        && !manifest.broken()
+        && outcomes.iter().all(|o| o.fatal.is_none())
+    {
         let entries = Manifest::read(manifest.path())?;
         let expect = Arc::new(crate::verify::Expect {
             protocol: plan.common.protocol,
@@ -275,7 +263,8 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
 
     let stored_docs = match &embedded {
         Some(t) => Some(
-            t.count_documents_under(plan.common.protocol, &plan.common.user, &cell.folder)
+            t.handle
+                .count_documents_under(plan.common.protocol, &plan.common.user, &cell.folder)
                 .await?,
         ),
         None => None,
@@ -319,6 +308,9 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         }
     }
     drop(embedded);
+    if let Err(e) = manifest.flush() {
+        bail!("{e:#}\n  partial results: {}", result_path.display());
+    }
     if let Some(reason) = &result.aborted {
         bail!(
             "the repository rejected the documents: {reason}\n  check --profile ({}) against the repository's content model, and --parent; partial results: {}",

@@ -10,18 +10,17 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Progress, TempDir, password, rand_u64};
-use crate::access::AccessMethod;
+use super::{Progress, password, rand_u64};
+use crate::access::{AccessMethod, ConnectionPolicy};
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::{Fixtures, Profile, SizeClass};
 use crate::plan::sweep::{SweepPlanSpec, schedule};
-use crate::protocol::Secret;
 use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
 use crate::report::export;
 use crate::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, SweepSummary, summarize};
 use crate::report::{SCHEMA_VERSION, Tool};
 use crate::run::{CellPlan, Live, Manifest};
-use crate::{Outcome, host, metrics, target, timefmt};
+use crate::{Outcome, host, metrics, timefmt};
 
 /// Reads `plan.json` and every `runs/*.json` of a sweep directory.
 pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
@@ -74,7 +73,10 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn method_record(m: &AccessMethod) -> MethodRecord {
+fn method_record(
+    m: &AccessMethod,
+    connections: Vec<crate::access::ConnectionPolicy>,
+) -> MethodRecord {
     let url = match reqwest::Url::parse(&m.url) {
         Ok(u) if !m.is_embedded() => crate::plan::redact(&u),
         _ => m.url.clone(),
@@ -88,6 +90,7 @@ fn method_record(m: &AccessMethod) -> MethodRecord {
             crate::access::HttpVersion::Http2 => "2".into(),
         },
         embedded: m.is_embedded(),
+        connections,
     }
 }
 
@@ -162,17 +165,39 @@ fn resume_spec(a: &SweepArgs, plan: &SweepPlan, dir: &Path) -> Result<SweepPlanS
         retries: a.common.retries,
         quiet: a.common.quiet,
     };
-    let connections = plan
-        .connections
+    // Each method's own policies, as recorded. A `--connection` list applied to every
+    // method (all lists equal) is the spec's override; otherwise each method ran with its
+    // file's single policy. Plans from before per-method records: the union, as then.
+    let mut methods = methods;
+    let lists: Vec<Vec<ConnectionPolicy>> = methods
         .iter()
-        .map(|c| {
-            if c == "new" {
-                crate::access::ConnectionPolicy::New
-            } else {
-                crate::access::ConnectionPolicy::Reuse
-            }
+        .map(|m| {
+            plan.methods
+                .iter()
+                .find(|r| r.name == m.name)
+                .map(|r| r.connections.clone())
+                .unwrap_or_default()
         })
         .collect();
+    let connections = if lists.iter().any(Vec::is_empty) {
+        plan.connections
+            .iter()
+            .map(|c| {
+                if c == "new" {
+                    ConnectionPolicy::New
+                } else {
+                    ConnectionPolicy::Reuse
+                }
+            })
+            .collect()
+    } else if lists.windows(2).all(|w| w[0] == w[1]) && lists[0].len() > 1 {
+        lists[0].clone()
+    } else {
+        for (m, l) in methods.iter_mut().zip(&lists) {
+            m.connection = l[0];
+        }
+        Vec::new()
+    };
     Ok(SweepPlanSpec {
         common,
         methods,
@@ -225,7 +250,11 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 id: id.clone(),
                 started_at: timefmt::datetime_ms(timefmt::now_ms()),
                 seed: c.seed,
-                methods: spec.methods.iter().map(method_record).collect(),
+                methods: spec
+                    .methods
+                    .iter()
+                    .map(|m| method_record(m, spec.connections_of(m)))
+                    .collect(),
                 connections,
                 sizes: spec
                     .sizes
@@ -275,7 +304,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             eprintln!(
                 "  method {:<16} {} ({})",
                 m.name,
-                method_record(m).url,
+                method_record(m, vec![]).url,
                 spec.connections_of(m)
                     .iter()
                     .map(|c| c.name())
@@ -316,10 +345,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     }
     // Credentials before anything is written: the embedded target takes admin/admin unless
     // a password was given; every other method needs one.
-    let given =
-        spec.common.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some();
-    let secret = if spec.methods.iter().all(AccessMethod::is_embedded) && !given {
-        Secret::new("admin")
+    let secret = if spec.methods.iter().all(AccessMethod::is_embedded) {
+        super::embedded_password(&spec.common)?
     } else {
         password(&spec.common)?
     };
@@ -337,24 +364,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     }
 
     // The embedded target, when a method uses it.
-    let mut _tmp = None;
     let embedded = if spec.methods.iter().any(AccessMethod::is_embedded) {
-        let data = match &a.target_data_dir {
-            Some(d) => d.clone(),
-            None => {
-                let t = TempDir::new("ingestbench-target")?;
-                let p = t.0.clone();
-                _tmp = Some(t);
-                p
-            }
-        };
-        let mut cfg = target::TargetConfig::local(data);
-        cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-        if spec.common.password_file.is_some() || std::env::var_os("INGESTBENCH_PASSWORD").is_some()
-        {
-            cfg.users = vec![(spec.common.user.clone(), password(&spec.common)?)];
-        }
-        Some(target::start(cfg).await?)
+        Some(super::start_embedded(&spec.common, a.target_data_dir.as_deref(), &secret).await?)
     } else {
         None
     };
@@ -372,7 +383,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
             }
             let mut mm = m.clone();
             mm.connection = conn;
-            let emb = embedded.as_ref().map(|t| {
+            let emb = embedded.as_ref().map(|e| {
+                let t = &e.handle;
                 let url = if m.url == "embedded:https" {
                     t.https_url().unwrap_or_default()
                 } else {
@@ -517,6 +529,9 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
                 .join(format!("{}.json", cell.file_stem(*run))),
             &serde_json::to_string_pretty(&rec)?,
         )?;
+        if manifest.broken() {
+            break;
+        }
         if let Some(reason) = o.fatal {
             fatal = Some(format!(
                 "access method {}: the repository rejected the documents: {reason}",
@@ -533,6 +548,12 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let (plan, runs) = load_dir(&dir)?;
     let summary = summarize(&plan, &runs);
     let written = write_reports(&dir, &summary)?;
+    if let Err(e) = manifest.flush() {
+        bail!(
+            "{e:#}\n  finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}",
+            dir.display()
+        );
+    }
     if let Some(f) = fatal {
         bail!(
             "{f}\n  check --profile and --parent; partial results in {}",

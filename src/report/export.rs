@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::html;
 use super::sweep::SweepSummary;
+use super::{html, table};
 
 pub trait Exporter {
     /// File name inside the sweep's results directory.
@@ -191,132 +191,13 @@ impl Exporter for Markdown {
             let _ = writeln!(o, "- **Warning:** {w}");
         }
         o.push('\n');
-        for (size, _) in &p.sizes {
-            for conn in &p.connections {
-                let cells: Vec<_> = s
-                    .cells
-                    .iter()
-                    .filter(|c| &c.size == size && &c.connection == conn)
-                    .collect();
-                if cells.is_empty() {
-                    continue;
-                }
-                let _ = writeln!(o, "## docs/sec by threads: {size}, {conn} connections\n");
-                let methods: Vec<&str> = p
-                    .methods
-                    .iter()
-                    .map(|m| m.name.as_str())
-                    .filter(|m| cells.iter().any(|c| c.method == *m))
-                    .collect();
-                let _ = writeln!(o, "| threads | {} |", methods.join(" | "));
-                let _ = writeln!(o, "|---:|{}", "---:|".repeat(methods.len()));
-                for &t in &p.threads {
-                    let row: Vec<String> = methods
-                        .iter()
-                        .map(|m| {
-                            cells
-                                .iter()
-                                .find(|c| c.method == *m && c.threads == t)
-                                .map_or("–".to_string(), |c| {
-                                    format!("{:.1} ± {:.1}", c.docs_per_sec, c.docs_per_sec_stddev)
-                                })
-                        })
-                        .collect();
-                    let _ = writeln!(o, "| {t} | {} |", row.join(" | "));
-                }
-                o.push('\n');
-            }
+        for t in table::by_threads(s) {
+            t.markdown(&mut o);
         }
-        if !s.relative.is_empty() {
-            let _ = writeln!(o, "## Relative cost against {}\n", p.baseline);
-            let _ = writeln!(
-                o,
-                "| method | connection | size | threads | docs/sec vs baseline | 95 % interval |"
-            );
-            let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
-            for r in &s.relative {
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {:+.1} % | ± {:.1} % |",
-                    r.method, r.connection, r.size, r.threads, r.diff_pct, r.ci95_pct
-                );
-            }
-            o.push('\n');
+        for t in table::relative(s).into_iter().chain(table::scaling(s)) {
+            t.markdown(&mut o);
         }
-        if !s.scaling.is_empty() {
-            let _ = writeln!(o, "## Scaling\n");
-            let _ = writeln!(
-                o,
-                "| method | connection | size | peak docs/s | at threads | knee (90 %) | worse beyond | USL λ | σ | κ | R² | USL peak |"
-            );
-            let _ = writeln!(
-                o,
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-            );
-            for r in &s.scaling {
-                let sc = &r.scaling;
-                let (l, sg, k, r2, pk) = match &r.usl {
-                    Some(u) => (
-                        format!("{:.1}", u.lambda),
-                        format!("{:.4}", u.sigma),
-                        format!("{:.6}", u.kappa),
-                        format!("{:.3}", u.r_squared),
-                        u.peak_concurrency
-                            .zip(u.peak_docs_per_sec)
-                            .map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}")),
-                    ),
-                    None => ("–".into(), "–".into(), "–".into(), "–".into(), "–".into()),
-                };
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {:.1} | {} | {} | {} | {l} | {sg} | {k} | {r2} | {pk} |",
-                    r.method,
-                    r.connection,
-                    r.size,
-                    sc.peak_docs_per_sec,
-                    sc.peak_threads,
-                    sc.knee_threads,
-                    sc.degrades_after_threads
-                        .map_or("–".into(), |t| t.to_string())
-                );
-            }
-            o.push('\n');
-        }
-        let _ = writeln!(o, "## All cells\n");
-        let _ = writeln!(
-            o,
-            "| method | connection | size | threads | runs | docs/s | mean ± σ | MB/s | p50 ms | p95 ms | p99 ms | errors % | nodes |"
-        );
-        let _ = writeln!(
-            o,
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-        );
-        for c in &s.cells {
-            let nodes: Vec<String> = c
-                .node_split
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {:.1} | {:.1} ± {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
-                c.method,
-                c.connection,
-                c.size,
-                c.threads,
-                c.runs,
-                c.docs_per_sec,
-                c.docs_per_sec_mean,
-                c.docs_per_sec_stddev,
-                c.mb_per_sec,
-                c.latency_ms.p50,
-                c.latency_ms.p95,
-                c.latency_ms.p99,
-                c.error_pct,
-                c.new_connections,
-                nodes.join(", ")
-            );
-        }
+        table::cells(s).markdown(&mut o);
         o
     }
 }

@@ -6,17 +6,11 @@ use std::fmt::Write;
 
 use super::export::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
+use super::table::{self, esc};
 
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A "nice" upper bound and step for a 0-based axis.
 fn nice_axis(max: f64) -> (f64, f64) {
@@ -252,87 +246,11 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             }
         }
     }
-    if !s.relative.is_empty() {
-        let _ = writeln!(
-            o,
-            "<h2>Relative cost against {}</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>docs/sec vs baseline</th><th>95 % interval</th></tr>",
-            esc(&p.baseline)
-        );
-        for r in &s.relative {
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>± {:.1} %</td></tr>",
-                esc(&r.method),
-                r.connection,
-                r.size,
-                r.threads,
-                r.diff_pct,
-                r.ci95_pct
-            );
-        }
-        o.push_str("</table>\n");
+    for t in table::relative(s).into_iter().chain(table::scaling(s)) {
+        t.html(&mut o);
     }
-    if !s.scaling.is_empty() {
-        o.push_str("<h2>Scaling</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>peak docs/s</th><th>at threads</th><th>knee (90 %)</th><th>worse beyond</th><th>USL λ</th><th>σ</th><th>κ</th><th>R²</th><th>USL peak</th></tr>\n");
-        for r in &s.scaling {
-            let sc = &r.scaling;
-            let usl = r.usl.as_ref().map_or(
-                "<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>".to_string(),
-                |u| {
-                    format!(
-                        "<td>{:.1}</td><td>{:.4}</td><td>{:.6}</td><td>{:.3}</td><td>{}</td>",
-                        u.lambda,
-                        u.sigma,
-                        u.kappa,
-                        u.r_squared,
-                        u.peak_concurrency
-                            .zip(u.peak_docs_per_sec)
-                            .map_or("–".into(), |(n, x)| format!("{x:.1} @ {n:.0}"))
-                    )
-                },
-            );
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td>{usl}</tr>",
-                esc(&r.method),
-                r.connection,
-                r.size,
-                sc.peak_docs_per_sec,
-                sc.peak_threads,
-                sc.knee_threads,
-                sc.degrades_after_threads
-                    .map_or("–".into(), |t| t.to_string())
-            );
-        }
-        o.push_str("</table>\n");
-    }
-    o.push_str("<h2>All cells</h2>\n<table><tr><th>method</th><th>connection</th><th>size</th><th>threads</th><th>runs</th><th>docs/s</th><th>mean ± σ</th><th>MB/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors %</th><th>connections</th><th>nodes</th></tr>\n");
-    for c in &s.cells {
-        let nodes: Vec<String> = c
-            .node_split
-            .iter()
-            .map(|(k, v)| format!("{} {v}", esc(k)))
-            .collect();
-        let _ = writeln!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
-            esc(&c.method),
-            c.connection,
-            c.size,
-            c.threads,
-            c.runs,
-            c.docs_per_sec,
-            c.docs_per_sec_mean,
-            c.docs_per_sec_stddev,
-            c.mb_per_sec,
-            c.latency_ms.p50,
-            c.latency_ms.p95,
-            c.latency_ms.p99,
-            c.error_pct,
-            c.new_connections,
-            nodes.join(", ")
-        );
-    }
-    o.push_str("</table>\n</body></html>\n");
+    table::cells(s).html(&mut o);
+    o.push_str("</body></html>\n");
+
     o
 }

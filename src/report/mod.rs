@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod export;
 mod html;
 pub mod sweep;
+pub mod table;
 #[doc(hidden)]
 pub mod testdata;
 

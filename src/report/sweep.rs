@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::{self, Scaling, Usl};
 use super::{RunRecord, SCHEMA_VERSION, Tool};
+use crate::access::ConnectionPolicy;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
 
@@ -21,6 +22,10 @@ pub struct MethodRecord {
     pub url: String,
     pub http_version: String,
     pub embedded: bool,
+    /// The connection policies this method's cells are run with (`reuse`, `new`). Absent in
+    /// plans written before 0.1.1: then every policy in [`SweepPlan::connections`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionPolicy>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,6 +56,28 @@ pub struct SweepPlan {
     pub versioning: bool,
     pub timeout_s: f64,
     pub host: HostFacts,
+}
+
+impl SweepPlan {
+    /// The connection policies `m` is swept with: its own list, or (older plans) all of them.
+    pub fn connections_of(&self, m: &MethodRecord) -> Vec<String> {
+        if m.connections.is_empty() {
+            self.connections.clone()
+        } else {
+            m.connections.iter().map(|c| c.name().to_string()).collect()
+        }
+    }
+
+    /// Runs the plan asks for: every method × its connection policies × sizes × threads × runs.
+    pub fn runs_planned(&self) -> u64 {
+        self.methods
+            .iter()
+            .map(|m| self.connections_of(m).len() as u64)
+            .sum::<u64>()
+            * self.sizes.len() as u64
+            * self.threads.len() as u64
+            * u64::from(self.runs)
+    }
 }
 
 /// Identity of a cell.
@@ -162,7 +189,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
     // Cells in plan order: method, connection, size, threads.
     let mut cells = Vec::new();
     for m in &plan.methods {
-        for c in &plan.connections {
+        for c in &plan.connections_of(m) {
             for (size, _) in &plan.sizes {
                 for &t in &plan.threads {
                     let key = CellKey {
@@ -274,11 +301,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             ));
         }
     }
-    let planned = plan.methods.len() as u64
-        * plan.connections.len() as u64
-        * plan.sizes.len() as u64
-        * plan.threads.len() as u64
-        * u64::from(plan.runs);
+    let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
         warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
     }

@@ -25,6 +25,7 @@ pub fn fixed_summary() -> SweepSummary {
                 url: format!("http://{m}/"),
                 http_version: "1.1".into(),
                 embedded: false,
+                connections: vec![crate::access::ConnectionPolicy::Reuse],
             })
             .collect(),
         connections: vec!["reuse".into()],

@@ -1,0 +1,275 @@
+//! One table model for the reports: the relative-cost, scaling and all-cells tables (and the
+//! Markdown docs/sec-by-threads tables) are built here once, as plain text cells, and the
+//! Markdown and HTML exporters only lay them out, so their columns cannot drift apart (as
+//! hyperfine's `MarkupExporter` does). Pure: no I/O, no clock.
+
+use std::fmt::Write;
+
+use super::sweep::SweepSummary;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A titled table: a header per column and rows of plain-text cells (not escaped).
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<(String, Align)>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(title: impl Into<String>, columns: &[(&str, Align)]) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|(n, a)| (n.to_string(), *a)).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.columns.len(), "{}", self.title);
+        self.rows.push(row);
+    }
+
+    /// `## title`, a blank line, the pipe table, a blank line.
+    pub fn markdown(&self, o: &mut String) {
+        let cell = |s: &str| s.replace('|', "\\|");
+        let _ = writeln!(o, "## {}\n", self.title);
+        let head: Vec<String> = self.columns.iter().map(|(n, _)| cell(n)).collect();
+        let _ = writeln!(o, "| {} |", head.join(" | "));
+        let rule: String = self
+            .columns
+            .iter()
+            .map(|(_, a)| match a {
+                Align::Left => "---|",
+                Align::Right => "---:|",
+            })
+            .collect();
+        let _ = writeln!(o, "|{rule}");
+        for r in &self.rows {
+            let r: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(o, "| {} |", r.join(" | "));
+        }
+        o.push('\n');
+    }
+
+    /// `<h2>title</h2>` and the table, every cell escaped.
+    pub fn html(&self, o: &mut String) {
+        let _ = write!(o, "<h2>{}</h2>\n<table><tr>", esc(&self.title));
+        for (n, _) in &self.columns {
+            let _ = write!(o, "<th>{}</th>", esc(n));
+        }
+        o.push_str("</tr>\n");
+        for r in &self.rows {
+            o.push_str("<tr>");
+            for c in r {
+                let _ = write!(o, "<td>{}</td>", esc(c));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
+    }
+}
+
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const DASH: &str = "–";
+
+/// docs/sec (mean ± σ) by thread count, one column per method, for each size × connection.
+pub fn by_threads(s: &SweepSummary) -> Vec<Table> {
+    let p = &s.plan;
+    let mut out = Vec::new();
+    for (size, _) in &p.sizes {
+        for conn in &p.connections {
+            let cells: Vec<_> = s
+                .cells
+                .iter()
+                .filter(|c| &c.size == size && &c.connection == conn)
+                .collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let methods: Vec<&str> = p
+                .methods
+                .iter()
+                .map(|m| m.name.as_str())
+                .filter(|m| cells.iter().any(|c| c.method == *m))
+                .collect();
+            let mut cols = vec![("threads", Align::Right)];
+            cols.extend(methods.iter().map(|m| (*m, Align::Right)));
+            let mut t = Table::new(
+                format!("docs/sec by threads: {size}, {conn} connections"),
+                &cols,
+            );
+            for &n in &p.threads {
+                let mut row = vec![n.to_string()];
+                row.extend(methods.iter().map(|m| {
+                    cells
+                        .iter()
+                        .find(|c| c.method == *m && c.threads == n)
+                        .map_or(DASH.to_string(), |c| {
+                            format!("{:.1} ± {:.1}", c.docs_per_sec, c.docs_per_sec_stddev)
+                        })
+                }));
+                t.push(row);
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Each method's docs/sec against the baseline, with the 95 % interval.
+pub fn relative(s: &SweepSummary) -> Option<Table> {
+    if s.relative.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        format!("Relative cost against {}", s.plan.baseline),
+        &[
+            ("method", Align::Left),
+            ("connection", Align::Left),
+            ("size", Align::Left),
+            ("threads", Align::Right),
+            ("docs/sec vs baseline", Align::Right),
+            ("95 % interval", Align::Right),
+        ],
+    );
+    for r in &s.relative {
+        t.push(vec![
+            r.method.clone(),
+            r.connection.clone(),
+            r.size.clone(),
+            r.threads.to_string(),
+            format!("{:+.1} %", r.diff_pct),
+            format!("± {:.1} %", r.ci95_pct),
+        ]);
+    }
+    Some(t)
+}
+
+/// Peak, knee, degradation and the USL fit per method, connection and size.
+pub fn scaling(s: &SweepSummary) -> Option<Table> {
+    if s.scaling.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Scaling",
+        &[
+            ("method", Align::Left),
+            ("connection", Align::Left),
+            ("size", Align::Left),
+            ("peak docs/s", Align::Right),
+            ("at threads", Align::Right),
+            ("knee (90 %)", Align::Right),
+            ("worse beyond", Align::Right),
+            ("USL λ", Align::Right),
+            ("σ", Align::Right),
+            ("κ", Align::Right),
+            ("R²", Align::Right),
+            ("USL peak", Align::Right),
+        ],
+    );
+    for r in &s.scaling {
+        let sc = &r.scaling;
+        let mut row = vec![
+            r.method.clone(),
+            r.connection.clone(),
+            r.size.clone(),
+            format!("{:.1}", sc.peak_docs_per_sec),
+            sc.peak_threads.to_string(),
+            sc.knee_threads.to_string(),
+            sc.degrades_after_threads
+                .map_or(DASH.into(), |t| t.to_string()),
+        ];
+        match &r.usl {
+            Some(u) => row.extend([
+                format!("{:.1}", u.lambda),
+                format!("{:.4}", u.sigma),
+                format!("{:.6}", u.kappa),
+                format!("{:.3}", u.r_squared),
+                u.peak_concurrency
+                    .zip(u.peak_docs_per_sec)
+                    .map_or(DASH.into(), |(n, x)| format!("{x:.1} @ {n:.0}")),
+            ]),
+            None => row.extend(std::iter::repeat_n(DASH.to_string(), 5)),
+        }
+        t.push(row);
+    }
+    Some(t)
+}
+
+/// Every cell: rates, latency percentiles, errors, connections opened, node split.
+pub fn cells(s: &SweepSummary) -> Table {
+    let mut t = Table::new(
+        "All cells",
+        &[
+            ("method", Align::Left),
+            ("connection", Align::Left),
+            ("size", Align::Left),
+            ("threads", Align::Right),
+            ("runs", Align::Right),
+            ("docs/s", Align::Right),
+            ("mean ± σ", Align::Right),
+            ("MB/s", Align::Right),
+            ("p50 ms", Align::Right),
+            ("p95 ms", Align::Right),
+            ("p99 ms", Align::Right),
+            ("errors %", Align::Right),
+            ("connections", Align::Right),
+            ("nodes", Align::Left),
+        ],
+    );
+    for c in &s.cells {
+        let nodes: Vec<String> = c
+            .node_split
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        t.push(vec![
+            c.method.clone(),
+            c.connection.clone(),
+            c.size.clone(),
+            c.threads.to_string(),
+            c.runs.to_string(),
+            format!("{:.1}", c.docs_per_sec),
+            format!("{:.1} ± {:.1}", c.docs_per_sec_mean, c.docs_per_sec_stddev),
+            format!("{:.2}", c.mb_per_sec),
+            format!("{:.2}", c.latency_ms.p50),
+            format!("{:.2}", c.latency_ms.p95),
+            format!("{:.2}", c.latency_ms.p99),
+            format!("{:.2}", c.error_pct),
+            c.new_connections.to_string(),
+            nodes.join(", "),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_as_many_cells_as_the_header() {
+        let s = crate::report::testdata::fixed_summary();
+        let mut all = by_threads(&s);
+        all.extend(relative(&s));
+        all.extend(scaling(&s));
+        all.push(cells(&s));
+        for t in &all {
+            for r in &t.rows {
+                assert_eq!(r.len(), t.columns.len(), "{}", t.title);
+            }
+        }
+    }
+}
