@@ -6,6 +6,7 @@
 pub mod access;
 pub mod cli;
 pub mod cmd;
+pub mod emulator;
 pub mod fixtures;
 pub mod host;
 pub mod http1;
@@ -14,7 +15,6 @@ pub mod plan;
 pub mod protocol;
 pub mod report;
 pub mod run;
-pub mod target;
 pub mod timefmt;
 pub mod verify;
 

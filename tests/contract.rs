@@ -5,7 +5,7 @@
 mod common;
 
 use clap::Parser;
-use ingestbench::target::multipart;
+use ingestbench::emulator::multipart;
 use serde_json::{Value, json};
 
 fn op<'a>(spec: &'a Value, path: &str, method: &str) -> &'a Value {

@@ -215,9 +215,9 @@ async fn a_known_capacity_bounds_throughput() {
 async fn https_with_the_generated_ca_and_a_restart_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let mut cfg = ingestbench::target::TargetConfig::local(store.clone());
+    let mut cfg = ingestbench::emulator::EmulatorConfig::local(store.clone());
     cfg.https_listen = Some("127.0.0.1:0".parse().unwrap());
-    let target = ingestbench::target::start(cfg).await.unwrap();
+    let target = ingestbench::emulator::start(cfg).await.unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, target.ca_pem.as_ref().unwrap()).unwrap();
     let pw = common::password_file(dir.path(), "admin");
@@ -257,7 +257,7 @@ async fn https_with_the_generated_ca_and_a_restart_loses_nothing() {
 
     // Stop the node, start another on the same store: everything is still there.
     target.stop();
-    let again = ingestbench::target::start(ingestbench::target::TargetConfig::local(store))
+    let again = ingestbench::emulator::start(ingestbench::emulator::EmulatorConfig::local(store))
         .await
         .unwrap();
     assert_eq!(again.count_documents().await.unwrap(), 20);
@@ -308,7 +308,7 @@ async fn verify_finds_what_went_missing_corrupt_or_extra() {
         .unwrap()
         .unwrap();
     store
-        .create(ingestbench::target::store::NewNode {
+        .create(ingestbench::emulator::store::NewNode {
             parent_id: folder.id,
             relative_path: None,
             name: "stray.txt".into(),

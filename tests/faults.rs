@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
+use ingestbench::emulator::Faults;
 use ingestbench::metrics::ErrorClass;
-use ingestbench::target::Faults;
 
 fn faults(kind: &str, rate: f64) -> Faults {
     let mut f = Faults {

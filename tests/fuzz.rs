@@ -9,8 +9,8 @@ mod common;
 use std::path::Path;
 
 use bytes::Bytes;
+use ingestbench::emulator::multipart;
 use ingestbench::protocol::{MultipartHead, multipart_content_type};
-use ingestbench::target::multipart;
 use proptest::prelude::*;
 
 proptest! {

@@ -149,7 +149,8 @@ fn check_frontend(frontend: &str, base: u16) {
         assert_eq!(entries.len() as u64, acknowledged);
         let ids: HashSet<_> = entries.iter().map(|e| e.id.clone().unwrap()).collect();
         assert_eq!(ids.len() as u64, acknowledged, "no id twice");
-        let store = ingestbench::target::store::Store::open(&dir.path().join("lab/store")).unwrap();
+        let store =
+            ingestbench::emulator::store::Store::open(&dir.path().join("lab/store")).unwrap();
         assert_eq!(
             store.count_documents().unwrap(),
             acknowledged,

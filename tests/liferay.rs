@@ -7,8 +7,8 @@ mod common;
 use base64::Engine;
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
+use ingestbench::emulator::multipart;
 use ingestbench::run::{Manifest, ManifestEntry};
-use ingestbench::target::multipart;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

@@ -4,7 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
 
-use super::verify::{Target, connect};
+use super::verify::{ResultsSource, connect};
 use crate::cli::CleanupArgs;
 use crate::run::Manifest;
 use crate::{Outcome, timefmt};
@@ -31,7 +31,7 @@ fn own_folder(path: &str) -> bool {
 }
 
 pub async fn cleanup_command(a: &CleanupArgs) -> Result<Outcome> {
-    let t = Target {
+    let t = ResultsSource {
         dir: &a.dir,
         url: a.url.as_deref(),
         ca_cert: a.ca_cert.as_deref(),

@@ -63,7 +63,7 @@ pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
 
 /// The embedded target as `run` and `sweep` both start it, and its temporary store.
 pub struct Embedded {
-    pub handle: crate::target::TargetHandle,
+    pub handle: crate::emulator::EmulatorHandle,
     _tmp: Option<TempDir>,
 }
 
@@ -82,11 +82,11 @@ pub async fn start_embedded(
             (t.0.clone(), Some(t))
         }
     };
-    let mut cfg = crate::target::TargetConfig::local(dir);
+    let mut cfg = crate::emulator::EmulatorConfig::local(dir);
     cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
     cfg.users = vec![(plan.user.clone(), secret.clone())];
     Ok(Embedded {
-        handle: crate::target::start(cfg).await?,
+        handle: crate::emulator::start(cfg).await?,
         _tmp: tmp,
     })
 }

@@ -12,7 +12,7 @@ use crate::fixtures::Fixtures;
 use crate::plan::{self, RunPlan};
 use crate::protocol::{Repo, RepoOptions};
 use crate::run::{self, CellPlan, Live, Manifest};
-use crate::{Outcome, host, report, target, timefmt};
+use crate::{Outcome, emulator, host, report, timefmt};
 
 /// Builds the HTTP client for uploads: one per access method, shared by all workers.
 pub fn http_client(
@@ -156,7 +156,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
                 profile: plan.common.profile.clone(),
                 versioning: plan.common.versioning,
                 node_header: Some(reqwest::header::HeaderName::from_static(
-                    target::NODE_HEADER,
+                    emulator::NODE_HEADER,
                 )),
                 node_cookie: None,
                 fast: Some(Arc::new(
@@ -275,7 +275,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
             started_at,
             plan: plan.record(),
             host: host::facts(),
-            target: report::TargetRecord {
+            target: report::RepositoryRecord {
                 url: plan::redact(&url),
                 embedded: embedded.is_some(),
                 stored_docs,

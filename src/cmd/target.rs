@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use super::write_file;
 use crate::cli::TargetArgs;
 use crate::protocol::Secret;
-use crate::{Outcome, target};
+use crate::{Outcome, emulator};
 
 pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
     for addr in std::iter::once(&a.listen).chain(a.tls_listen.iter()) {
@@ -30,13 +30,13 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
     };
     let models = if a.models.is_empty() {
         vec![(
-            target::model::ACME_MODEL.to_string(),
+            emulator::model::ACME_MODEL.to_string(),
             "built-in acme-model.xml".to_string(),
         )]
     } else {
         a.models
             .iter()
-            .map(|m| target::model::Dictionary::load_file(m))
+            .map(|m| emulator::model::Dictionary::load_file(m))
             .collect::<Result<_>>()?
     };
     for (v, flag) in [
@@ -61,27 +61,27 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
     if rates.iter().map(|r| r.0).sum::<f64>() > 1.0 {
         bail!("the --fault-* rates add up to more than 1");
     }
-    let cfg = target::TargetConfig {
+    let cfg = emulator::EmulatorConfig {
         http_listen: Some(a.listen),
         https_listen: a.tls_listen,
         tls: match (&a.cert, &a.key) {
-            (Some(c), Some(k)) => target::TlsSource::Files {
+            (Some(c), Some(k)) => emulator::TlsSource::Files {
                 cert: c.clone(),
                 key: k.clone(),
             },
-            _ => target::TlsSource::Generate,
+            _ => emulator::TlsSource::Generate,
         },
         data_dir: a.data_dir.clone(),
         node_name: a.node_name.clone(),
         users,
         models,
-        perf: target::PerfModel {
+        perf: emulator::PerfModel {
             service_time: Duration::from_secs_f64(a.service_time_ms / 1000.0),
             per_mib: Duration::from_secs_f64(a.cost_per_mib_ms / 1000.0),
             max_concurrent: a.max_concurrent,
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
-        faults: target::Faults {
+        faults: emulator::Faults {
             error_5xx: a.fault_5xx,
             commit_500: a.fault_500_after_commit,
             stall: a.fault_stall,
@@ -89,7 +89,7 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
             reset: a.fault_reset,
         },
     };
-    let handle = target::start(cfg).await?;
+    let handle = emulator::start(cfg).await?;
     if let Some(ca) = &handle.ca_pem {
         let path = a
             .ca_out

@@ -49,7 +49,7 @@ pub struct Recorded {
 }
 
 /// Where a results directory's documents are, and how to reach them.
-pub struct Target<'a> {
+pub struct ResultsSource<'a> {
     pub dir: &'a Path,
     pub url: Option<&'a str>,
     pub ca_cert: Option<&'a Path>,
@@ -60,7 +60,7 @@ pub struct Target<'a> {
     pub quiet: bool,
 }
 
-fn recorded(a: &Target<'_>) -> Result<Recorded> {
+fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
     let dir = &a.dir;
     if dir.join("result.json").is_file() {
         let p = dir.join("result.json");
@@ -123,7 +123,7 @@ fn recorded(a: &Target<'_>) -> Result<Recorded> {
 }
 
 /// Connects to the repository a results directory was written against.
-pub async fn connect(a: &Target<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
+pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
     let rec = recorded(a)?;
     let profile = Arc::new(Profile::load(
         rec.profile
@@ -192,7 +192,7 @@ pub async fn connect(a: &Target<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
 }
 
 pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
-    let t = Target {
+    let t = ResultsSource {
         dir: &a.dir,
         url: a.url.as_deref(),
         ca_cert: a.ca_cert.as_deref(),

@@ -26,7 +26,7 @@ pub struct Tool {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TargetRecord {
+pub struct RepositoryRecord {
     /// Repository URL, credentials removed.
     pub url: String,
     /// True when ingestbench started its embedded reference target.
@@ -76,7 +76,7 @@ pub struct RunResult {
     pub seed: u64,
     pub plan: PlanRecord,
     pub host: HostFacts,
-    pub target: TargetRecord,
+    pub target: RepositoryRecord,
     /// Documents per worker per run (the quota split with remainder).
     pub worker_quotas: Vec<u64>,
     /// Workers with a quota of 0 (more threads than documents).
@@ -121,7 +121,7 @@ pub struct Inputs {
     pub started_at: String,
     pub plan: PlanRecord,
     pub host: HostFacts,
-    pub target: TargetRecord,
+    pub target: RepositoryRecord,
     pub worker_quotas: Vec<u64>,
     pub client_cpu_s: f64,
     pub manifest: String,

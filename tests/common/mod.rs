@@ -124,17 +124,17 @@ pub fn assert_valid(root: &Value, schema: &Value, v: &Value) {
 }
 
 /// An embedded target on 127.0.0.1:0 with a temp store (kept alive by the returned dir).
-pub async fn target() -> (ingestbench::target::TargetHandle, tempfile::TempDir) {
+pub async fn target() -> (ingestbench::emulator::EmulatorHandle, tempfile::TempDir) {
     target_with(|_| {}).await
 }
 
 pub async fn target_with(
-    f: impl FnOnce(&mut ingestbench::target::TargetConfig),
-) -> (ingestbench::target::TargetHandle, tempfile::TempDir) {
+    f: impl FnOnce(&mut ingestbench::emulator::EmulatorConfig),
+) -> (ingestbench::emulator::EmulatorHandle, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ingestbench::target::TargetConfig::local(dir.path().join("store"));
+    let mut cfg = ingestbench::emulator::EmulatorConfig::local(dir.path().join("store"));
     f(&mut cfg);
-    (ingestbench::target::start(cfg).await.unwrap(), dir)
+    (ingestbench::emulator::start(cfg).await.unwrap(), dir)
 }
 
 /// A file holding `password`, for --password-file.

@@ -1,4 +1,5 @@
-//! The embedded reference target: ingestbench's own emulation of the repository endpoints the
+//! The emulator behind the embedded reference target (`ingestbench target`, and `run`/`sweep`
+//! with no `--url`): ingestbench's own emulation of the repository endpoints the
 //! tool uses, over HTTP and HTTPS, backed by a durable on-disk store, with a performance
 //! model so its capacity is known (service time per request, cost per MiB, at most N requests
 //! processed at once; the rest queue). Started by `ingestbench target`, by `run` when no
@@ -107,7 +108,7 @@ pub enum TlsSource {
 }
 
 #[derive(Debug, Clone)]
-pub struct TargetConfig {
+pub struct EmulatorConfig {
     pub http_listen: Option<SocketAddr>,
     pub https_listen: Option<SocketAddr>,
     pub tls: TlsSource,
@@ -122,10 +123,10 @@ pub struct TargetConfig {
     pub faults: Faults,
 }
 
-impl TargetConfig {
+impl EmulatorConfig {
     /// Loopback HTTP on a free port, admin/admin, the acme model, no capacity limit.
-    pub fn local(data_dir: PathBuf) -> TargetConfig {
-        TargetConfig {
+    pub fn local(data_dir: PathBuf) -> EmulatorConfig {
+        EmulatorConfig {
             http_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             https_listen: None,
             tls: TlsSource::Generate,
@@ -222,7 +223,7 @@ pub(crate) struct State {
 }
 
 /// A running target. Dropping it stops the listeners.
-pub struct TargetHandle {
+pub struct EmulatorHandle {
     pub http: Option<SocketAddr>,
     pub https: Option<SocketAddr>,
     /// PEM of the CA that signed the HTTPS certificate (when generated).
@@ -231,7 +232,7 @@ pub struct TargetHandle {
     tasks: Vec<JoinHandle<()>>,
 }
 
-impl TargetHandle {
+impl EmulatorHandle {
     pub fn http_url(&self) -> Option<String> {
         self.http.map(|a| format!("http://{a}"))
     }
@@ -303,7 +304,7 @@ impl TargetHandle {
     }
 }
 
-impl Drop for TargetHandle {
+impl Drop for EmulatorHandle {
     fn drop(&mut self) {
         for t in &self.tasks {
             t.abort();
@@ -312,7 +313,7 @@ impl Drop for TargetHandle {
 }
 
 /// Opens the store and starts the listeners.
-pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
+pub async fn start(cfg: EmulatorConfig) -> Result<EmulatorHandle> {
     let dict = Dictionary::with_models(&cfg.models)?;
     let dir = cfg.data_dir.clone();
     let store = Arc::new(tokio::task::spawn_blocking(move || Store::open(&dir)).await??);
@@ -349,7 +350,7 @@ pub async fn start(cfg: TargetConfig) -> Result<TargetHandle> {
         https = Some(l.local_addr()?);
         tasks.push(tokio::spawn(accept_loop(l, Some(acceptor), state.clone())));
     }
-    Ok(TargetHandle {
+    Ok(EmulatorHandle {
         http,
         https,
         ca_pem,
