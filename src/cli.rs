@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::access::ConnectionPolicy;
 use crate::fixtures::SizeClass;
 use crate::protocol::{AuthMode, ProtocolKind};
+use crate::transport::ConnectionPolicy;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -268,10 +268,22 @@ pub struct SweepArgs {
     pub common: CommonArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Order {
     Interleaved,
     Random,
+}
+
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Order::Interleaved => "interleaved",
+            Order::Random => "random",
+        })
+    }
 }
 
 #[derive(Debug, Args, Clone)]

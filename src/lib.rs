@@ -3,19 +3,21 @@
 //! `run(cli)` is the whole tool; `main` only builds the runtime and maps the outcome to an
 //! exit code, so tests drive everything in-process.
 
-pub mod access;
+pub mod api;
 pub mod cli;
 pub mod cmd;
 pub mod emulator;
+pub mod engine;
 pub mod fixtures;
 pub mod host;
-pub mod http1;
+pub mod manifest;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;
 pub mod report;
-pub mod run;
+pub mod results;
 pub mod timefmt;
+pub mod transport;
 pub mod verify;
 
 use anyhow::Result;

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::fixtures::{Profile, PropType};
+use crate::manifest::ManifestEntry;
 use crate::protocol::{ProtocolKind, Repo};
-use crate::run::ManifestEntry;
 use crate::timefmt;
 
 /// At most this many problems are listed one by one.

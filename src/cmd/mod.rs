@@ -10,16 +10,16 @@ pub mod target;
 pub mod verify;
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use crate::engine::LiveCounters;
 use crate::plan::CommonPlan;
 use crate::protocol::Secret;
-use crate::run::Live;
 
 /// The password: --password-file, INGESTBENCH_PASSWORD, or a hidden prompt on a terminal.
 pub fn password(plan: &CommonPlan) -> Result<Secret> {
@@ -61,53 +61,6 @@ pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
     }
 }
 
-/// The embedded target as `run` and `sweep` both start it, and its temporary store.
-pub struct Embedded {
-    pub handle: crate::emulator::EmulatorHandle,
-    _tmp: Option<TempDir>,
-}
-
-/// Starts the embedded target on loopback (HTTP and HTTPS on free ports), with its store in
-/// `data_dir` or a temporary directory, accepting exactly `--user` with `secret` (from
-/// [`embedded_password`]), so the target and the client always agree on the credentials.
-pub async fn start_embedded(
-    plan: &CommonPlan,
-    data_dir: Option<&Path>,
-    secret: &Secret,
-) -> Result<Embedded> {
-    let (dir, tmp) = match data_dir {
-        Some(d) => (d.to_path_buf(), None),
-        None => {
-            let t = TempDir::new("ingestbench-target")?;
-            (t.0.clone(), Some(t))
-        }
-    };
-    let mut cfg = crate::emulator::EmulatorConfig::local(dir);
-    cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-    cfg.users = vec![(plan.user.clone(), secret.clone())];
-    Ok(Embedded {
-        handle: crate::emulator::start(cfg).await?,
-        _tmp: tmp,
-    })
-}
-
-/// A temporary directory removed when dropped.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(prefix: &str) -> Result<TempDir> {
-        let p = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
-        Ok(TempDir(p))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
@@ -117,14 +70,12 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
 }
 
 pub fn rand_u64() -> u64 {
-    let u = uuid::Uuid::new_v4();
-    let b = u.as_bytes();
-    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+    crate::fixtures::random_u64()
 }
 
 /// SIGINT/SIGTERM: workers stop before their next upload, in-flight uploads finish, results
 /// and the manifest are flushed, the command exits 130. A second signal exits at once.
-pub fn watch_signals(live: Arc<Live>) -> tokio::task::JoinHandle<()> {
+pub fn watch_signals(live: Arc<LiveCounters>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -179,7 +130,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn start(total: u64, quiet: bool, live: Arc<Live>) -> Progress {
+    pub fn start(total: u64, quiet: bool, live: Arc<LiveCounters>) -> Progress {
         let stop = Arc::new(tokio::sync::Notify::new());
         if quiet || !std::io::stderr().is_terminal() {
             return Progress {

@@ -12,9 +12,9 @@ pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
             a.dir.display()
         );
     }
-    let (plan, runs) = super::sweep::load_dir(&a.dir)?;
+    let (plan, runs) = crate::results::load_dir(&a.dir)?;
     let summary = crate::report::sweep::summarize(&plan, &runs);
-    let written = super::sweep::write_reports(&a.dir, &summary)?;
+    let written = crate::results::write_reports(&a.dir, &summary)?;
     for f in written {
         println!("{}", f.display());
     }

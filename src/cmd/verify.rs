@@ -10,28 +10,12 @@ use anyhow::{Context, Result, bail};
 use super::password;
 use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
+use crate::manifest::Manifest;
 use crate::plan::CommonPlan;
 use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
 use crate::report::RunResult;
-use crate::run::Manifest;
 use crate::verify::{Expect, verify};
 use crate::{Outcome, plan};
-
-fn kind(name: &str) -> ProtocolKind {
-    match name {
-        "liferay" => ProtocolKind::Liferay,
-        "cmis" => ProtocolKind::Cmis,
-        _ => ProtocolKind::Alfresco,
-    }
-}
-
-fn auth(name: &str) -> AuthMode {
-    match name {
-        "basic" => AuthMode::Basic,
-        "oauth2" => AuthMode::Oauth2,
-        _ => AuthMode::Ticket,
-    }
-}
 
 /// What verification needs from a results directory: protocol, profile, seed, the
 /// recorded user/auth/parent, a URL (and TLS settings for a sweep's method).
@@ -43,7 +27,7 @@ pub struct Recorded {
     auth: AuthMode,
     parent: String,
     url: Option<String>,
-    method: Option<crate::access::AccessMethod>,
+    method: Option<crate::transport::AccessMethod>,
     /// The invocation's own top folder below the parent (`ingestbench/<id>`).
     pub folder: String,
 }
@@ -73,11 +57,11 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
             );
         }
         return Ok(Recorded {
-            protocol: kind(&r.plan.protocol),
+            protocol: r.plan.protocol,
             profile: r.plan.profile.clone(),
             seed: r.plan.seed,
             user: r.plan.user.clone(),
-            auth: auth(&r.plan.auth),
+            auth: r.plan.auth,
             parent: r.plan.parent.clone(),
             url: Some(r.target.url.clone()),
             method: None,
@@ -85,10 +69,8 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
         });
     }
     if crate::plan::sweep::is_sweep_dir(dir) {
-        let (p, _) = super::sweep::load_dir(dir)?;
-        let methods: Vec<crate::access::AccessMethod> = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("methods.json")).context("methods.json")?,
-        )?;
+        let (p, _) = crate::results::load_dir(dir)?;
+        let methods = crate::results::load_methods(dir)?;
         let m = match &a.access_method {
             Some(n) => methods
                 .iter()
@@ -105,11 +87,11 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
             },
         };
         return Ok(Recorded {
-            protocol: kind(&p.protocol),
+            protocol: p.protocol,
             profile: p.profile.clone(),
             seed: p.seed,
             user: p.user.clone(),
-            auth: auth(&p.auth),
+            auth: p.auth,
             parent: p.parent.clone(),
             url: None,
             method: Some(m),
@@ -182,9 +164,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
             parent: rec.parent.clone(),
             profile: profile.clone(),
             versioning: true,
-            node_header: None,
-            node_cookie: None,
-            fast: None,
+            route: Default::default(),
         },
     )
     .await?;

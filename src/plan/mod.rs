@@ -13,6 +13,9 @@ use serde::Serialize;
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::protocol::{AuthMode, ProtocolKind};
+use crate::report::sweep::CellKey;
+use crate::transport::access::TlsSettings;
+use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -126,11 +129,11 @@ pub struct RunPlan {
 /// The plan as recorded in results (no secrets).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PlanRecord {
-    pub protocol: String,
-    pub auth: String,
+    pub protocol: ProtocolKind,
+    pub auth: AuthMode,
     pub user: String,
     pub parent: String,
-    pub size_class: String,
+    pub size_class: SizeClass,
     pub doc_size_bytes: u64,
     pub docs: u64,
     pub threads: u64,
@@ -154,11 +157,11 @@ impl RunPlan {
     pub fn record(&self) -> PlanRecord {
         let c = &self.common;
         PlanRecord {
-            protocol: c.protocol.name().into(),
-            auth: c.auth.name().into(),
+            protocol: c.protocol,
+            auth: c.auth,
             user: c.user.clone(),
             parent: c.parent.clone(),
-            size_class: self.size.name().into(),
+            size_class: self.size,
             doc_size_bytes: self.doc_size(),
             docs: self.docs,
             threads: self.threads,
@@ -172,6 +175,51 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             retries: c.retries,
         }
+    }
+}
+
+impl RunPlan {
+    /// `run` as an access method: `direct` to `--url` (or the embedded target over HTTP),
+    /// keep-alive, trusting `--ca-cert`, the serving node named by the emulator's header.
+    pub fn method(&self) -> AccessMethod {
+        let url = self
+            .url
+            .as_ref()
+            .map_or_else(|| "embedded:http".to_string(), |u| u.to_string());
+        AccessMethod {
+            name: "direct".into(),
+            description: "run: straight to --url".into(),
+            source: PathBuf::from(format!(
+                "--url {}",
+                self.url.as_ref().map_or("(embedded target)".into(), redact)
+            )),
+            url,
+            http_version: HttpVersion::Http1,
+            connection: ConnectionPolicy::Reuse,
+            tls: TlsSettings {
+                ca_cert: self.ca_cert.clone(),
+                ..TlsSettings::default()
+            },
+            headers: Default::default(),
+            node_header: Some(crate::emulator::NODE_HEADER.to_string()),
+            protocol: Some(self.common.protocol),
+            node_cookie: None,
+        }
+    }
+
+    /// The one cell `run` measures.
+    pub fn cell(&self) -> CellKey {
+        CellKey {
+            method: "direct".into(),
+            connection: ConnectionPolicy::Reuse,
+            size: self.size,
+            threads: self.threads,
+        }
+    }
+
+    /// Its runs, in order.
+    pub fn schedule(&self) -> Vec<(CellKey, u32)> {
+        (1..=self.runs).map(|r| (self.cell(), r)).collect()
     }
 }
 

@@ -6,10 +6,11 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::CommonPlan;
-use crate::access::{self, AccessMethod, ConnectionPolicy};
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::SizeClass;
-use crate::report::sweep::CellKey;
+use crate::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::report::{SCHEMA_VERSION, Tool};
+use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
 pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
@@ -164,8 +165,8 @@ impl SweepPlanSpec {
                     for &t in &self.threads {
                         out.push(CellKey {
                             method: m.name.clone(),
-                            connection: c.name().into(),
-                            size: s.name().into(),
+                            connection: c,
+                            size: *s,
                             threads: t,
                         });
                     }
@@ -173,6 +174,178 @@ impl SweepPlanSpec {
             }
         }
         out
+    }
+}
+
+impl SweepPlanSpec {
+    /// The plan as recorded in `plan.json` (no secrets), under the sweep's `id`.
+    pub fn record(&self, id: &str) -> SweepPlan {
+        let c = &self.common;
+        let mut connections: Vec<ConnectionPolicy> = Vec::new();
+        for p in self.methods.iter().flat_map(|m| self.connections_of(m)) {
+            if !connections.contains(&p) {
+                connections.push(p);
+            }
+        }
+        SweepPlan {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "ingestbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            id: id.to_string(),
+            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
+            seed: c.seed,
+            methods: self
+                .methods
+                .iter()
+                .map(|m| method_record(m, self.connections_of(m)))
+                .collect(),
+            connections,
+            sizes: self.sizes.iter().map(|s| (*s, c.sizes.of(*s))).collect(),
+            threads: self.threads.clone(),
+            docs: self.docs,
+            runs: self.runs,
+            order: self.order,
+            baseline: self.baseline.clone(),
+            protocol: c.protocol,
+            auth: c.auth,
+            user: c.user.clone(),
+            parent: c.parent.clone(),
+            profile: c.profile.source.clone(),
+            node_type: c.profile.node_type.clone(),
+            docs_per_folder: c.docs_per_folder,
+            versioning: c.versioning,
+            timeout_s: c.timeout.as_secs_f64(),
+            host: crate::host::facts(),
+        }
+    }
+
+    /// The spec of an interrupted sweep, from its `plan.json` and `methods.json` (`--resume`):
+    /// credentials, retries and quiet come from this command line.
+    pub fn from_record(
+        a: &SweepArgs,
+        plan: &SweepPlan,
+        methods: Vec<AccessMethod>,
+    ) -> Result<SweepPlanSpec> {
+        let profile_spec = plan
+            .profile
+            .strip_prefix("built-in:")
+            .unwrap_or(&plan.profile);
+        let defaults = crate::fixtures::Sizes::default();
+        let size_of = |c: SizeClass| plan.sizes.iter().find(|(s, _)| *s == c).map(|x| x.1);
+        let common = CommonPlan {
+            protocol: plan.protocol,
+            user: plan.user.clone(),
+            password_file: a.common.password_file.clone(),
+            auth: plan.auth,
+            parent: plan.parent.clone(),
+            sizes: crate::fixtures::Sizes {
+                small: size_of(SizeClass::Small).unwrap_or(defaults.small),
+                average: size_of(SizeClass::Average).unwrap_or(defaults.average),
+                large: size_of(SizeClass::Large).unwrap_or(defaults.large),
+            },
+            seed: plan.seed,
+            profile: std::sync::Arc::new(crate::fixtures::Profile::load(profile_spec)?),
+            docs_per_folder: plan.docs_per_folder,
+            versioning: plan.versioning,
+            timeout: std::time::Duration::from_secs_f64(plan.timeout_s),
+            retries: a.common.retries,
+            quiet: a.common.quiet,
+        };
+        let (methods, connections) = recorded_policies(plan, methods);
+        Ok(SweepPlanSpec {
+            common,
+            methods,
+            unreachable: vec![],
+            connections,
+            sizes: plan.sizes.iter().map(|(s, _)| *s).collect(),
+            threads: plan.threads.clone(),
+            docs: plan.docs,
+            runs: plan.runs,
+            order: plan.order,
+            baseline: plan.baseline.clone(),
+        })
+    }
+
+    /// The runs still to do, in schedule order: every `(cell, run)` not in `done`.
+    pub fn pending(&self, done: &[CellRun]) -> Vec<(CellKey, u32)> {
+        schedule(&self.cells(), self.runs, self.order, self.common.seed)
+            .into_iter()
+            .filter(|(c, r)| !done.iter().any(|d| &d.cell == c && d.record.run == *r))
+            .collect()
+    }
+
+    /// Every `(method, policy)` pair some pending run uses, for connecting.
+    pub fn pairs(&self, pending: &[(CellKey, u32)]) -> Vec<(AccessMethod, ConnectionPolicy)> {
+        self.methods
+            .iter()
+            .flat_map(|m| self.connections_of(m).into_iter().map(move |p| (m, p)))
+            .filter(|(m, p)| {
+                pending
+                    .iter()
+                    .any(|(c, _)| c.method == m.name && c.connection == *p)
+            })
+            .map(|(m, p)| (m.clone(), p))
+            .collect()
+    }
+
+    /// A rough duration, before anything is measured: a few ms per upload plus the bytes at
+    /// ~150 MB/s, spread over the workers (at most 4 truly parallel on a small box).
+    pub fn estimate_secs(&self, pending: &[(CellKey, u32)]) -> f64 {
+        pending
+            .iter()
+            .map(|(c, _)| {
+                let per = 0.003 + self.common.sizes.of(c.size) as f64 / 150e6;
+                self.docs as f64 * per / (c.threads.min(4) as f64)
+            })
+            .sum()
+    }
+}
+
+/// Each method's own connection policies, as `plan.json` recorded them. A `--connection`
+/// list applied to every method (all lists equal) is the spec's override; otherwise each
+/// method ran with its file's single policy. Plans from before per-method records: the
+/// recorded union, as then.
+fn recorded_policies(
+    plan: &SweepPlan,
+    mut methods: Vec<AccessMethod>,
+) -> (Vec<AccessMethod>, Vec<ConnectionPolicy>) {
+    let lists: Vec<Vec<ConnectionPolicy>> = methods
+        .iter()
+        .map(|m| {
+            plan.methods
+                .iter()
+                .find(|r| r.name == m.name)
+                .map(|r| r.connections.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    if lists.iter().any(Vec::is_empty) {
+        return (methods, plan.connections.clone());
+    }
+    if lists.windows(2).all(|w| w[0] == w[1]) && lists[0].len() > 1 {
+        return (methods, lists[0].clone());
+    }
+    for (m, l) in methods.iter_mut().zip(&lists) {
+        m.connection = l[0];
+    }
+    (methods, Vec::new())
+}
+
+/// An access method as `plan.json` records it (URL without credentials).
+pub fn method_record(m: &AccessMethod, connections: Vec<ConnectionPolicy>) -> MethodRecord {
+    let url = match reqwest::Url::parse(&m.url) {
+        Ok(u) if !m.is_embedded() => super::redact(&u),
+        _ => m.url.clone(),
+    };
+    MethodRecord {
+        name: m.name.clone(),
+        description: m.description.clone(),
+        url,
+        http_version: m.http_version,
+        embedded: m.is_embedded(),
+        connections,
     }
 }
 
@@ -223,8 +396,8 @@ mod tests {
         let cells: Vec<CellKey> = (1..=3)
             .map(|t| CellKey {
                 method: "m".into(),
-                connection: "reuse".into(),
-                size: "small".into(),
+                connection: ConnectionPolicy::Reuse,
+                size: SizeClass::Small,
                 threads: t,
             })
             .collect();

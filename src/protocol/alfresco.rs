@@ -10,15 +10,16 @@ use anyhow::{Context, Result, bail};
 use base64::Engine;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 
-use super::{
-    AuthCache, AuthMode, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded,
-    multipart_tail, unreachable_err,
-};
+use super::auth::{SharedAuth, basic_header};
+use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::readback::unreachable_err;
+use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use crate::transport::ChunkBody;
 
 pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1";
 pub const AUTH_PATH: &str = "/alfresco/api/-default-/public/authentication/versions/1";
@@ -117,7 +118,7 @@ impl Alfresco {
             reqwest::Url::parse(&format!("{core}/nodes/{}/children", opts.parent))
                 .with_context(|| format!("--parent {}: not usable in a URL", opts.parent))?;
         let header = match opts.auth {
-            AuthMode::Basic => super::basic_header(&opts.user, opts.password.expose()),
+            AuthMode::Basic => basic_header(&opts.user, opts.password.expose()),
             AuthMode::Ticket => login(&client, &root, &opts).await?,
             AuthMode::Oauth2 => {
                 bail!("--auth oauth2 is for Liferay; Alfresco takes ticket or basic")
@@ -202,19 +203,23 @@ impl Alfresco {
         doc: &Doc<'_>,
         folder: &str,
         header: &HeaderValue,
-        conn: &mut Option<crate::http1::Conn>,
+        conn: &mut Option<crate::transport::fast::Conn>,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
         let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
-        super::send_upload(
-            &self.opts,
-            &self.client,
-            conn,
-            || self.children_url.to_string(),
-            self.children_url.path(),
-            header,
-            body,
-        )
-        .await
+        self.opts
+            .route
+            .send_upload(
+                &self.client,
+                conn,
+                || self.children_url.to_string(),
+                self.children_url.path(),
+                &[
+                    (AUTHORIZATION, header),
+                    (CONTENT_TYPE, &multipart_content_type()),
+                ],
+                body,
+            )
+            .await
     }
 }
 
@@ -224,17 +229,18 @@ impl Alfresco {
         let header = self.auth.cache().header().clone();
         let get = |url: String| self.client.get(url).header(AUTHORIZATION, header.clone());
         let Some(v) =
-            super::read_json(get(format!("{}/nodes/{id}", self.core)), error_message).await?
+            super::readback::read_json(get(format!("{}/nodes/{id}", self.core)), error_message)
+                .await?
         else {
             return Ok(None);
         };
-        let content = super::read(
+        let content = super::readback::read(
             get(format!("{}/nodes/{id}/content", self.core)),
             error_message,
         )
         .await?
         .ok_or("content not found")?;
-        Ok(Some(super::fetched(
+        Ok(Some(super::readback::fetched(
             v["entry"]["name"].as_str().unwrap_or(""),
             &content,
             &v["entry"]["properties"],
@@ -249,7 +255,7 @@ impl Alfresco {
             .get(format!("{}/nodes/{}", self.core, self.opts.parent))
             .query(&[("relativePath", path)])
             .header(AUTHORIZATION, header.clone());
-        let Some(v) = super::read_json(find, error_message).await? else {
+        let Some(v) = super::readback::read_json(find, error_message).await? else {
             return Ok(false);
         };
         let id = v["entry"]["id"].as_str().ok_or("folder without id")?;
@@ -258,7 +264,7 @@ impl Alfresco {
             .delete(format!("{}/nodes/{id}", self.core))
             .query(&[("permanent", "true")])
             .header(AUTHORIZATION, header);
-        super::read(delete, error_message)
+        super::readback::read(delete, error_message)
             .await
             .map(|r| r.is_some())
     }
@@ -270,10 +276,12 @@ impl Alfresco {
             .get(format!("{}/nodes/{}/children", self.core, self.opts.parent))
             .query(&[("relativePath", path), ("maxItems", "1")])
             .header(AUTHORIZATION, self.auth.cache().header().clone());
-        Ok(super::read_json(list, error_message).await?.and_then(|v| {
-            v.pointer("/list/pagination/totalItems")
-                .and_then(serde_json::Value::as_u64)
-        }))
+        Ok(super::readback::read_json(list, error_message)
+            .await?
+            .and_then(|v| {
+                v.pointer("/list/pagination/totalItems")
+                    .and_then(serde_json::Value::as_u64)
+            }))
     }
 }
 
@@ -282,13 +290,15 @@ impl Protocol for Alfresco {
         &self,
         doc: &Doc<'_>,
         folder: &str,
-        auth: &mut AuthCache,
+        worker: &mut WorkerState,
     ) -> Result<Uploaded, UploadError> {
-        let mut header = auth.header().clone();
-        let mut seen = auth.generation;
+        let mut header = worker.auth.header().clone();
+        let mut seen = worker.auth.generation;
         let mut relogged = false;
         loop {
-            let (status, node, body) = self.send_once(doc, folder, &header, &mut auth.conn).await?;
+            let (status, node, body) = self
+                .send_once(doc, folder, &header, &mut worker.conn)
+                .await?;
             match status {
                 StatusCode::CREATED => {
                     let e: Entry<IdOnly> = serde_json::from_slice(&body)
@@ -304,8 +314,8 @@ impl Protocol for Alfresco {
                 StatusCode::UNAUTHORIZED if !relogged && self.opts.auth == AuthMode::Ticket => {
                     relogged = true;
                     self.renew(seen).await?;
-                    header = auth.header().clone();
-                    seen = auth.generation;
+                    header = worker.auth.header().clone();
+                    seen = worker.auth.generation;
                 }
                 s if s.is_success() => {
                     return Err(UploadError::protocol(format!(
@@ -353,8 +363,8 @@ impl Protocol for Alfresco {
         Ok(path.to_string())
     }
 
-    fn auth_cache(&self) -> AuthCache {
-        self.auth.cache()
+    fn worker(&self) -> WorkerState {
+        WorkerState::new(self.auth.cache())
     }
 }
 

@@ -13,12 +13,13 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
-use super::{
-    AuthCache, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded, basic_header,
-    multipart_tail, unreachable_err,
-};
+use super::auth::{SharedAuth, basic_header};
+use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::readback::unreachable_err;
+use super::{Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use crate::transport::ChunkBody;
 
 pub struct Cmis {
     client: reqwest::Client,
@@ -137,7 +138,7 @@ impl Cmis {
                 opts.url.port_or_known_default(),
             )
         {
-            opts.fast = None;
+            opts.route.fast = None;
         }
         let c = Cmis {
             client,
@@ -253,14 +254,14 @@ impl Cmis {
                 ])
                 .header(AUTHORIZATION, self.header())
         };
-        let Some(v) = super::read_json(get("object"), error_message).await? else {
+        let Some(v) = super::readback::read_json(get("object"), error_message).await? else {
             return Ok(None);
         };
-        let content = super::read(get("content"), error_message)
+        let content = super::readback::read(get("content"), error_message)
             .await?
             .ok_or("content not found")?;
         let p = &v["succinctProperties"];
-        Ok(Some(super::fetched(
+        Ok(Some(super::readback::fetched(
             p["cmis:name"].as_str().unwrap_or(""),
             &content,
             p,
@@ -293,7 +294,7 @@ impl Cmis {
                 ("allVersions", "true"),
                 ("continueOnFailure", "false"),
             ]));
-        super::read(delete, error_message)
+        super::readback::read(delete, error_message)
             .await
             .map(|r| r.is_some())
     }
@@ -315,7 +316,7 @@ impl Cmis {
                 ("succinct", "true"),
             ])
             .header(AUTHORIZATION, self.header());
-        Ok(super::read_json(list, error_message)
+        Ok(super::readback::read_json(list, error_message)
             .await?
             .and_then(|v| v["numItems"].as_u64()))
     }
@@ -326,7 +327,7 @@ impl Protocol for Cmis {
         &self,
         doc: &Doc<'_>,
         folder: &str,
-        auth: &mut AuthCache,
+        worker: &mut WorkerState,
     ) -> Result<Uploaded, UploadError> {
         let profile = &self.opts.profile;
         let mut head = MultipartHead::new();
@@ -354,19 +355,24 @@ impl Protocol for Cmis {
         head.text("succinct", "true");
         let head = head.file("content", &doc.name, doc.template.kind.mime_type());
         let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
-        let header = auth.header().clone();
+        let header = worker.auth.header().clone();
         let target = format!("?objectId={}", pct(folder));
         let path = format!("{}{target}", self.root_path);
-        let (status, node, bytes) = super::send_upload(
-            &self.opts,
-            &self.client,
-            &mut auth.conn,
-            || format!("{}{target}", self.root_folder_url),
-            &path,
-            &header,
-            body,
-        )
-        .await?;
+        let (status, node, bytes) = self
+            .opts
+            .route
+            .send_upload(
+                &self.client,
+                &mut worker.conn,
+                || format!("{}{target}", self.root_folder_url),
+                &path,
+                &[
+                    (AUTHORIZATION, &header),
+                    (CONTENT_TYPE, &multipart_content_type()),
+                ],
+                body,
+            )
+            .await?;
         match status {
             StatusCode::CREATED => {
                 let v: Value = serde_json::from_slice(&bytes)
@@ -439,8 +445,8 @@ impl Protocol for Cmis {
         Ok(parent_id)
     }
 
-    fn auth_cache(&self) -> AuthCache {
-        self.auth.cache()
+    fn worker(&self) -> WorkerState {
+        WorkerState::new(self.auth.cache())
     }
 }
 

@@ -18,12 +18,13 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    AuthCache, AuthMode, ChunkBody, MultipartHead, Protocol, RepoOptions, SharedAuth, Uploaded,
-    basic_header, multipart_tail, unreachable_err,
-};
+use super::auth::{SharedAuth, basic_header};
+use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::readback::unreachable_err;
+use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::{Doc, PropType, PropValue};
 use crate::metrics::UploadError;
+use crate::transport::ChunkBody;
 
 pub const API: &str = "/o/headless-delivery/v1.0";
 pub const TOKEN_PATH: &str = "/o/oauth2/token";
@@ -384,7 +385,7 @@ impl Liferay {
                 self.api
             ))
             .header(AUTHORIZATION, self.auth.cache().header().clone());
-        let Some(d) = super::read_json(get, error_message).await? else {
+        let Some(d) = super::readback::read_json(get, error_message).await? else {
             return Ok(None);
         };
         let bytes = base64::engine::general_purpose::STANDARD
@@ -410,13 +411,13 @@ impl Liferay {
             .flatten()
         {
             // Content field values were sent joined with commas.
-            let data = super::json_strings(&f["contentFieldValue"]["data"]).join(",");
+            let data = super::readback::json_strings(&f["contentFieldValue"]["data"]).join(",");
             props.insert(
                 format!("contentField:{}", f["name"].as_str().unwrap_or("")),
                 json!(data.split(',').collect::<Vec<_>>()),
             );
         }
-        Ok(Some(super::fetched(
+        Ok(Some(super::readback::fetched(
             d["fileName"].as_str().unwrap_or(""),
             &bytes,
             &Value::Object(props),
@@ -432,7 +433,7 @@ impl Liferay {
             .client
             .delete(format!("{}/document-folders/{id}", self.api))
             .header(AUTHORIZATION, self.auth.cache().header().clone());
-        super::read(delete, error_message)
+        super::readback::read(delete, error_message)
             .await
             .map(|r| r.is_some())
     }
@@ -449,7 +450,7 @@ impl Liferay {
                 self.api
             ))
             .header(AUTHORIZATION, self.auth.cache().header().clone());
-        Ok(super::read_json(list, error_message)
+        Ok(super::readback::read_json(list, error_message)
             .await?
             .and_then(|v| v["totalCount"].as_u64()))
     }
@@ -469,7 +470,7 @@ impl Protocol for Liferay {
         &self,
         doc: &Doc<'_>,
         folder: &str,
-        auth: &mut AuthCache,
+        worker: &mut WorkerState,
     ) -> Result<Uploaded, UploadError> {
         let folder_id: i64 = folder
             .parse()
@@ -477,13 +478,13 @@ impl Protocol for Liferay {
         if self.opts.auth == AuthMode::Oauth2
             && self.now_ms() >= self.renew_at_ms.load(Ordering::Acquire)
         {
-            self.renew(auth.generation).await?;
+            self.renew(worker.auth.generation).await?;
         }
         let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
         let mut retried = false;
         loop {
-            let header = auth.header().clone();
-            let seen = auth.generation;
+            let header = worker.auth.header().clone();
+            let seen = worker.auth.generation;
             let mut head = MultipartHead::new();
             head.typed(
                 "document",
@@ -492,16 +493,21 @@ impl Protocol for Liferay {
             );
             let head = head.file("file", &doc.name, doc.template.kind.mime_type());
             let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
-            let (status, node, bytes) = super::send_upload(
-                &self.opts,
-                &self.client,
-                &mut auth.conn,
-                || format!("{}/document-folders/{folder_id}/documents", self.api),
-                &path,
-                &header,
-                body,
-            )
-            .await?;
+            let (status, node, bytes) = self
+                .opts
+                .route
+                .send_upload(
+                    &self.client,
+                    &mut worker.conn,
+                    || format!("{}/document-folders/{folder_id}/documents", self.api),
+                    &path,
+                    &[
+                        (AUTHORIZATION, &header),
+                        (CONTENT_TYPE, &multipart_content_type()),
+                    ],
+                    body,
+                )
+                .await?;
             match status {
                 StatusCode::OK => {
                     let d: WithId = serde_json::from_slice(&bytes).map_err(|e| {
@@ -589,8 +595,8 @@ impl Protocol for Liferay {
         parent.map(|id| id.to_string()).context("empty folder path")
     }
 
-    fn auth_cache(&self) -> AuthCache {
-        self.auth.cache()
+    fn worker(&self) -> WorkerState {
+        WorkerState::new(self.auth.cache())
     }
 }
 

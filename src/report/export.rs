@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 use super::sweep::SweepSummary;
 use super::{html, table};
+use crate::fixtures::SizeClass;
+use crate::transport::ConnectionPolicy;
 
 pub trait Exporter {
     /// File name inside the sweep's results directory.
@@ -118,9 +120,9 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
         out.push(line);
     }
     // Relative cost: the smallest and the largest thread count of each method/size.
-    let mut seen: Vec<(String, String, String)> = Vec::new();
+    let mut seen: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
     for r in &s.relative {
-        let key = (r.method.clone(), r.connection.clone(), r.size.clone());
+        let key = (r.method.clone(), r.connection, r.size);
         if seen.contains(&key) {
             continue;
         }
@@ -169,7 +171,11 @@ impl Exporter for Markdown {
             o,
             "Plan: methods {}; connections {}; sizes {}; threads {}; {} documents per run, {} runs per cell, order {}; baseline {}; profile {} ({}).\n",
             methods.join(", "),
-            p.connections.join(", "),
+            p.connections
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             sizes.join(", "),
             p.threads
                 .iter()

@@ -7,6 +7,8 @@ use std::fmt::Write;
 use super::export::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
+use crate::fixtures::SizeClass;
+use crate::transport::ConnectionPolicy;
 
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -27,7 +29,12 @@ fn nice_axis(max: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
-fn chart(s: &SweepSummary, size: &str, conn: &str, cells: &[&CellSummary]) -> String {
+fn chart(
+    s: &SweepSummary,
+    size: SizeClass,
+    conn: ConnectionPolicy,
+    cells: &[&CellSummary],
+) -> String {
     let (w, h) = (760.0, 400.0);
     let (ml, mr, mt, mb) = (64.0, 170.0, 34.0, 48.0);
     let (pw, ph) = (w - ml - mr, h - mt - mb);
@@ -221,7 +228,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         s.runs_planned,
         p.docs,
         p.runs,
-        esc(&p.order),
+        p.order,
         esc(&p.baseline),
         esc(&p.profile),
         esc(&p.node_type)
@@ -239,10 +246,10 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             let cells: Vec<&CellSummary> = s
                 .cells
                 .iter()
-                .filter(|c| &c.size == size && &c.connection == conn)
+                .filter(|c| c.size == *size && c.connection == *conn)
                 .collect();
             if !cells.is_empty() {
-                o.push_str(&chart(s, size, conn, &cells));
+                o.push_str(&chart(s, *size, *conn, &cells));
             }
         }
     }

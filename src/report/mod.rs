@@ -12,10 +12,10 @@ pub mod testdata;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::RunMeasurement;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs, Recorder, encode_hist, mean_sd, round3};
 use crate::plan::PlanRecord;
-use crate::run::RunOutcome;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -132,7 +132,7 @@ fn rate(n: f64, secs: f64) -> f64 {
 }
 
 /// The record of one run (durations to the µs).
-pub fn run_record(o: &RunOutcome) -> RunRecord {
+pub fn run_record(o: &RunMeasurement) -> RunRecord {
     let d = o.duration.as_secs_f64();
     RunRecord {
         run: o.run,
@@ -152,7 +152,7 @@ pub fn run_record(o: &RunOutcome) -> RunRecord {
     }
 }
 
-pub fn build(inp: Inputs, outcomes: &[RunOutcome]) -> RunResult {
+pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
     let mut all = Recorder::new();
     let mut runs = Vec::new();
     for o in outcomes {

@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::{self, Scaling, Usl};
 use super::{RunRecord, SCHEMA_VERSION, Tool};
-use crate::access::ConnectionPolicy;
+use crate::api::{AuthMode, ProtocolKind};
+use crate::cli::Order;
+use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
+use crate::transport::{ConnectionPolicy, HttpVersion};
 
 /// An access method as recorded in results (no secrets).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -20,7 +23,7 @@ pub struct MethodRecord {
     pub description: String,
     /// URL without credentials (`embedded:*` for the embedded target).
     pub url: String,
-    pub http_version: String,
+    pub http_version: HttpVersion,
     pub embedded: bool,
     /// The connection policies this method's cells are run with (`reuse`, `new`). Absent in
     /// plans written before 0.1.1: then every policy in [`SweepPlan::connections`].
@@ -36,18 +39,18 @@ pub struct SweepPlan {
     pub started_at: String,
     pub seed: u64,
     pub methods: Vec<MethodRecord>,
-    pub connections: Vec<String>,
-    /// Size class name → bytes, in sweep order.
-    pub sizes: Vec<(String, u64)>,
+    pub connections: Vec<ConnectionPolicy>,
+    /// Size class → bytes, in sweep order.
+    pub sizes: Vec<(SizeClass, u64)>,
     pub threads: Vec<u64>,
     /// Documents per run of each cell.
     pub docs: u64,
     pub runs: u32,
     /// `interleaved` (run 1 of every cell, then run 2, ...) or `random` (shuffled with the seed).
-    pub order: String,
+    pub order: Order,
     pub baseline: String,
-    pub protocol: String,
-    pub auth: String,
+    pub protocol: ProtocolKind,
+    pub auth: AuthMode,
     pub user: String,
     pub parent: String,
     pub profile: String,
@@ -60,11 +63,11 @@ pub struct SweepPlan {
 
 impl SweepPlan {
     /// The connection policies `m` is swept with: its own list, or (older plans) all of them.
-    pub fn connections_of(&self, m: &MethodRecord) -> Vec<String> {
+    pub fn connections_of(&self, m: &MethodRecord) -> Vec<ConnectionPolicy> {
         if m.connections.is_empty() {
             self.connections.clone()
         } else {
-            m.connections.iter().map(|c| c.name().to_string()).collect()
+            m.connections.clone()
         }
     }
 
@@ -84,18 +87,23 @@ impl SweepPlan {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellKey {
     pub method: String,
-    pub connection: String,
-    pub size: String,
+    pub connection: ConnectionPolicy,
+    pub size: SizeClass,
     pub threads: u64,
 }
 
 impl CellKey {
+    /// The cell's name in manifest lines: `<method>_<connection>_<size>_t<threads>`.
+    pub fn tag(&self) -> String {
+        format!(
+            "{}_{}_{}_t{}",
+            self.method, self.connection, self.size, self.threads
+        )
+    }
+
     /// File-name stem of a run of this cell.
     pub fn file_stem(&self, run: u32) -> String {
-        format!(
-            "{}_{}_{}_t{}_r{}",
-            self.method, self.connection, self.size, self.threads, run
-        )
+        format!("{}_r{run}", self.tag())
     }
 }
 
@@ -113,8 +121,8 @@ pub struct CellRun {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CellSummary {
     pub method: String,
-    pub connection: String,
-    pub size: String,
+    pub connection: ConnectionPolicy,
+    pub size: SizeClass,
     pub threads: u64,
     pub runs: u32,
     /// Mean docs acknowledged per run / mean duration.
@@ -141,8 +149,8 @@ pub struct CellSummary {
 pub struct Relative {
     pub method: String,
     pub baseline: String,
-    pub connection: String,
-    pub size: String,
+    pub connection: ConnectionPolicy,
+    pub size: SizeClass,
     pub threads: u64,
     /// (method − baseline) / baseline docs/sec, %: negative = slower.
     pub diff_pct: f64,
@@ -154,8 +162,8 @@ pub struct Relative {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ScalingRow {
     pub method: String,
-    pub connection: String,
-    pub size: String,
+    pub connection: ConnectionPolicy,
+    pub size: SizeClass,
     pub scaling: Scaling,
     pub usl: Option<Usl>,
 }
@@ -194,8 +202,8 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
                 for &t in &plan.threads {
                     let key = CellKey {
                         method: m.name.clone(),
-                        connection: c.clone(),
-                        size: size.clone(),
+                        connection: *c,
+                        size: *size,
                         threads: t,
                     };
                     if let Some(rs) = by_cell.get(&key) {
@@ -235,8 +243,8 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             relative.push(Relative {
                 method: cell.method.clone(),
                 baseline: plan.baseline.clone(),
-                connection: cell.connection.clone(),
-                size: cell.size.clone(),
+                connection: cell.connection,
+                size: cell.size,
                 threads: cell.threads,
                 diff_pct: round3(d),
                 ci95_pct: round3(h),
@@ -245,9 +253,9 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         }
     }
     let mut scaling = Vec::new();
-    let mut groups: Vec<(String, String, String)> = Vec::new();
+    let mut groups: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
     for c in &cells {
-        let g = (c.method.clone(), c.connection.clone(), c.size.clone());
+        let g = (c.method.clone(), c.connection, c.size);
         if !groups.contains(&g) {
             groups.push(g);
         }
@@ -362,8 +370,8 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     };
     CellSummary {
         method: key.method.clone(),
-        connection: key.connection.clone(),
-        size: key.size.clone(),
+        connection: key.connection,
+        size: key.size,
         threads: key.threads,
         runs: runs.len() as u32,
         docs_per_sec: round3(rate(ok as f64)),

@@ -147,8 +147,8 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
     for r in &s.relative {
         t.push(vec![
             r.method.clone(),
-            r.connection.clone(),
-            r.size.clone(),
+            r.connection.to_string(),
+            r.size.to_string(),
             r.threads.to_string(),
             format!("{:+.1} %", r.diff_pct),
             format!("± {:.1} %", r.ci95_pct),
@@ -183,8 +183,8 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
         let sc = &r.scaling;
         let mut row = vec![
             r.method.clone(),
-            r.connection.clone(),
-            r.size.clone(),
+            r.connection.to_string(),
+            r.size.to_string(),
             format!("{:.1}", sc.peak_docs_per_sec),
             sc.peak_threads.to_string(),
             sc.knee_threads.to_string(),
@@ -237,8 +237,8 @@ pub fn cells(s: &SweepSummary) -> Table {
             .collect();
         t.push(vec![
             c.method.clone(),
-            c.connection.clone(),
-            c.size.clone(),
+            c.connection.to_string(),
+            c.size.to_string(),
             c.threads.to_string(),
             c.runs.to_string(),
             format!("{:.1}", c.docs_per_sec),

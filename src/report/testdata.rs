@@ -23,20 +23,20 @@ pub fn fixed_summary() -> SweepSummary {
                 name: m.to_string(),
                 description: String::new(),
                 url: format!("http://{m}/"),
-                http_version: "1.1".into(),
+                http_version: crate::transport::HttpVersion::Http1,
                 embedded: false,
-                connections: vec![crate::access::ConnectionPolicy::Reuse],
+                connections: vec![crate::transport::ConnectionPolicy::Reuse],
             })
             .collect(),
-        connections: vec!["reuse".into()],
-        sizes: vec![("small".into(), 10240)],
+        connections: vec![crate::transport::ConnectionPolicy::Reuse],
+        sizes: vec![(crate::fixtures::SizeClass::Small, 10240)],
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: "interleaved".into(),
+        order: crate::cli::Order::Interleaved,
         baseline: "direct".into(),
-        protocol: "alfresco".into(),
-        auth: "ticket".into(),
+        protocol: crate::api::ProtocolKind::Alfresco,
+        auth: crate::api::AuthMode::Ticket,
         user: "admin".into(),
         parent: "-my-".into(),
         profile: "built-in:acme".into(),
@@ -73,7 +73,7 @@ pub fn fixed_summary() -> SweepSummary {
                 }
                 rec.record_node("node1");
                 let duration = Duration::from_secs_f64(100.0 / x);
-                let o = crate::run::RunOutcome {
+                let o = crate::engine::RunMeasurement {
                     run: r,
                     duration,
                     recorder: rec.clone(),
@@ -84,8 +84,8 @@ pub fn fixed_summary() -> SweepSummary {
                 runs.push(CellRun {
                     cell: CellKey {
                         method: m.to_string(),
-                        connection: "reuse".into(),
-                        size: "small".into(),
+                        connection: crate::transport::ConnectionPolicy::Reuse,
+                        size: crate::fixtures::SizeClass::Small,
                         threads: t,
                     },
                     record: crate::report::run_record(&o),

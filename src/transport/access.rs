@@ -1,15 +1,14 @@
-//! Access methods: how requests reach the repository (TLS or not, through a load balancer, a
-//! plain reverse proxy, or straight to a node; keep-alive or a new connection per document).
-//! Each is a TOML file in `access-methods/`; this module parses and checks them and builds
-//! the one HTTP client a method uses. It knows nothing of any repository API.
+//! Access-method files: how requests reach the repository (TLS or not, through a load
+//! balancer, a plain reverse proxy, or straight to a node; keep-alive or a new connection per
+//! document). Each is a TOML file in `access-methods/`; this module parses and checks them,
+//! lists and resolves them, and probes reachability. Building clients from them is
+//! `transport::client`. It knows nothing of any repository API beyond its name.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::HeaderName;
 use serde::{Deserialize, Serialize};
 
 /// Keep connections alive, or open a fresh TCP (+TLS) connection for every document.
@@ -38,6 +37,12 @@ impl ConnectionPolicy {
             ConnectionPolicy::Reuse => "reuse",
             ConnectionPolicy::New => "new",
         }
+    }
+}
+
+impl std::fmt::Display for ConnectionPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -86,7 +91,7 @@ pub struct AccessMethod {
     /// Response header naming the backend node, if the path has one.
     pub node_header: Option<String>,
     /// The repository API behind this path (default: the sweep's --protocol).
-    pub protocol: Option<crate::protocol::ProtocolKind>,
+    pub protocol: Option<crate::api::ProtocolKind>,
     /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
     /// e.g. `JSESSIONID`.
     pub node_cookie: Option<String>,
@@ -199,141 +204,6 @@ impl AccessMethod {
             .as_deref()
             .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok())
     }
-
-    /// The URL requests go to and the client for this method. `embedded` gives the embedded
-    /// target's URL and CA for `embedded:*` methods.
-    pub fn client(
-        &self,
-        embedded: Option<(&str, Option<&str>)>,
-        timeout: Duration,
-        workers: usize,
-    ) -> Result<(reqwest::Url, reqwest::Client, ConnectionCounter)> {
-        let (url_text, embedded_ca) = match (self.is_embedded(), embedded) {
-            (true, Some((u, ca))) => (u.to_string(), ca),
-            (true, None) => bail!(
-                "access method {}: the embedded target is not running",
-                self.name
-            ),
-            (false, _) => (self.url.clone(), None),
-        };
-        let mut url = reqwest::Url::parse(&url_text)?;
-        let mut b = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(Duration::from_secs(10).min(timeout))
-            .tcp_nodelay(true)
-            .user_agent(concat!("ingestbench/", env!("CARGO_PKG_VERSION")));
-        b = match self.connection {
-            ConnectionPolicy::Reuse => b.pool_max_idle_per_host(workers.max(1)),
-            ConnectionPolicy::New => b.pool_max_idle_per_host(0),
-        };
-        b = match (self.http_version, url.scheme()) {
-            (HttpVersion::Http1, _) => b.http1_only(),
-            (HttpVersion::Http2, "http") => b.http2_prior_knowledge(),
-            (HttpVersion::Http2, _) => b,
-        };
-        if let Some(ca) = embedded_ca {
-            b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes())?);
-        }
-        if let Some(ca) = &self.tls.ca_cert {
-            let pem = std::fs::read(ca).with_context(|| {
-                format!("access method {}: tls.ca_cert {}", self.name, ca.display())
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem).with_context(|| {
-                format!(
-                    "access method {}: tls.ca_cert {} is not a PEM certificate",
-                    self.name,
-                    ca.display()
-                )
-            })?;
-            b = b.add_root_certificate(cert);
-        }
-        if let (Some(c), Some(k)) = (&self.tls.client_cert, &self.tls.client_key) {
-            let mut pem = std::fs::read(c)?;
-            pem.extend(std::fs::read(k)?);
-            let id = reqwest::Identity::from_pem(&pem).with_context(|| format!("access method {}: tls.client_cert/client_key are not a PEM certificate and key", self.name))?;
-            b = b.identity(id);
-        }
-        if self.tls.insecure {
-            eprintln!(
-                "warning: access method {}: TLS certificate verification is OFF (tls.insecure = true)",
-                self.name
-            );
-            b = b.danger_accept_invalid_certs(true);
-        }
-        if let Some(sn) = &self.tls.server_name {
-            // Connect to the URL's address but verify (and send SNI for) `server_name`.
-            let port = url.port_or_known_default().unwrap_or(443);
-            let host = url
-                .host_str()
-                .unwrap_or_default()
-                .trim_matches(|c| c == '[' || c == ']')
-                .to_string();
-            let ip: std::net::IpAddr = host.parse().with_context(|| {
-                format!(
-                    "access method {}: tls.server_name needs an IP address in `url`",
-                    self.name
-                )
-            })?;
-            b = b.resolve(sn, std::net::SocketAddr::new(ip, port));
-            url.set_host(Some(sn)).with_context(|| {
-                format!(
-                    "access method {}: tls.server_name `{sn}` is not a host name",
-                    self.name
-                )
-            })?;
-        }
-        let mut headers = HeaderMap::new();
-        for (k, v) in &self.headers {
-            headers.insert(
-                HeaderName::from_bytes(k.as_bytes())?,
-                HeaderValue::from_str(v).with_context(|| {
-                    format!(
-                        "access method {}: header {k} has an invalid value",
-                        self.name
-                    )
-                })?,
-            );
-        }
-        b = b.default_headers(headers);
-        let counter = ConnectionCounter::default();
-        b = b.connector_layer(counter.clone());
-        Ok((url, b.build().context("building the HTTP client")?, counter))
-    }
-}
-
-impl AccessMethod {
-    /// The upload fast path for this method, when it is plain HTTP/1.1 or HTTPS trusting
-    /// public roots and/or `tls.ca_cert` (or the embedded target's CA); `None` otherwise
-    /// (HTTP/2, client certificates, `insecure`, a server-name override keep reqwest).
-    pub async fn fast_endpoint(
-        &self,
-        url: &reqwest::Url,
-        embedded_ca: Option<&str>,
-        timeout: Duration,
-        counter: ConnectionCounter,
-    ) -> Result<Option<crate::http1::Endpoint>> {
-        if self.http_version != HttpVersion::Http1
-            || self.tls.client_cert.is_some()
-            || self.tls.insecure
-            || self.tls.server_name.is_some()
-        {
-            return Ok(None);
-        }
-        let mut extra = Vec::new();
-        if let Some(ca) = embedded_ca {
-            extra.push(ca.as_bytes().to_vec());
-        }
-        if let Some(ca) = &self.tls.ca_cert {
-            extra.push(std::fs::read(ca).with_context(|| {
-                format!("access method {}: tls.ca_cert {}", self.name, ca.display())
-            })?);
-        }
-        let reuse = self.connection == ConnectionPolicy::Reuse;
-        crate::http1::Endpoint::new(url, &extra, reuse, timeout, counter)
-            .await
-            .map(Some)
-            .with_context(|| format!("access method {}", self.name))
-    }
 }
 
 /// Resolves `--access-methods` entries: a path to a TOML file, or a name looked up as
@@ -359,49 +229,6 @@ pub fn resolve(spec: &str, dir: &Path) -> Result<AccessMethod> {
         );
     }
     AccessMethod::load(&file)
-}
-
-/// Counts the connections a client opens: every call of its connector is a new TCP (and
-/// TLS) connection. One atomic add per connection, nothing per request.
-#[derive(Debug, Clone, Default)]
-pub struct ConnectionCounter(pub Arc<AtomicU64>);
-
-impl ConnectionCounter {
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-impl<S> tower_layer::Layer<S> for ConnectionCounter {
-    type Service = Counted<S>;
-    fn layer(&self, inner: S) -> Counted<S> {
-        Counted {
-            inner,
-            n: self.0.clone(),
-        }
-    }
-}
-
-#[derive(Clone)]
-pub struct Counted<S> {
-    inner: S,
-    n: Arc<AtomicU64>,
-}
-
-impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-    fn call(&mut self, req: R) -> S::Future {
-        self.n.fetch_add(1, Ordering::Relaxed);
-        self.inner.call(req)
-    }
 }
 
 /// Every method file in `dir`, by name.

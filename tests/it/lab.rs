@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use ingestbench::manifest::{Manifest, ManifestEntry};
 use ingestbench::report::sweep::SweepSummary;
-use ingestbench::run::{Manifest, ManifestEntry};
 
 fn have(cmd: &str) -> bool {
     Command::new("sh")
@@ -128,7 +128,7 @@ fn check_frontend(frontend: &str, base: u16) {
                     c.method
                 );
             }
-            if c.connection == "new" {
+            if c.connection == ingestbench::transport::ConnectionPolicy::New {
                 assert!(
                     c.new_connections >= 300,
                     "{frontend} {}: a connection per document ({})",
@@ -161,7 +161,7 @@ fn check_frontend(frontend: &str, base: u16) {
             assert_eq!((n.name.as_str(), n.size), (e.name.as_str(), e.size));
         }
         // The HTTPS methods verified the lab CA (none is insecure), and without it TLS fails.
-        let methods: Vec<ingestbench::access::AccessMethod> =
+        let methods: Vec<ingestbench::transport::AccessMethod> =
             serde_json::from_str(&std::fs::read_to_string(sweep.join("methods.json")).unwrap())
                 .unwrap();
         for m in methods.iter().filter(|m| m.url.starts_with("https")) {

@@ -2,13 +2,13 @@
 //! against `tests/specs/liferay/headless-delivery-documents.yaml`, a 300-document run read
 //! back by id with its metadata, and OAuth2 token expiry survived mid-run.
 
-mod common;
+use crate::common;
 
 use base64::Engine;
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
 use ingestbench::emulator::multipart;
-use ingestbench::run::{Manifest, ManifestEntry};
+use ingestbench::manifest::{Manifest, ManifestEntry};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -365,7 +365,7 @@ async fn run_stores_300_documents_with_metadata_read_back_by_id() {
     .await
     .unwrap();
     assert_eq!(
-        (outcome, result.docs_ok, result.plan.protocol.as_str()),
+        (outcome, result.docs_ok, result.plan.protocol.name()),
         (ingestbench::Outcome::Success, 300, "liferay")
     );
     assert_eq!(target.count_documents().await.unwrap(), 300);

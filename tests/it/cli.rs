@@ -1,6 +1,6 @@
 //! Real-binary tests: help, bad input, exit codes, and that secrets never reach any output.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Malformed server answers are classified failures, never panics or hangs: a 201 that is not
 //! JSON, a 201 without an id, a truncated body, a body dripping slower than --timeout.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

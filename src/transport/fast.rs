@@ -1,4 +1,4 @@
-//! The upload fast path: each worker drives its own HTTP/1.1 connection with hyper directly
+//! The per-worker upload connection (the fast path): each worker drives its own HTTP/1.1 connection with hyper directly
 //! (as oha does), with no connection pool, no per-request URL parsing and no shared state.
 //! Used for uploads when the access path is plain HTTP/1.1 or HTTPS with system/given CA
 //! roots; anything else (HTTP/2, client certificates, `insecure`, a server-name override)
@@ -17,9 +17,9 @@ use hyper::header::{HOST, HeaderMap, HeaderValue, USER_AGENT};
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 
-use crate::access::ConnectionCounter;
+use super::body::ChunkBody;
+use super::counter::ConnectionCounter;
 use crate::metrics::{ErrorClass, UploadError, error_chain};
-use crate::protocol::ChunkBody;
 
 /// Where uploads go and how to connect there.
 pub struct Endpoint {

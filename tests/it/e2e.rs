@@ -1,13 +1,13 @@
 //! In-process end-to-end tests: the real `run` against the embedded target on port 0, then
 //! what the target stored is compared with what the report and the manifest claim.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 
 use clap::Parser;
 use ingestbench::cli::{Cli, Command, RunArgs};
-use ingestbench::run::{Manifest, ManifestEntry};
+use ingestbench::manifest::{Manifest, ManifestEntry};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

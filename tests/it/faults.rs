@@ -2,7 +2,7 @@
 //! retries every document ends up stored exactly once and the report counts it once; without,
 //! every failure is classified and counted, and `verify` agrees with the report exactly.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
-//! One measurement cell: N documents over T workers, R runs. Owns the quota split, the start
-//! barrier and the timing semantics, which live here and only here:
+//! One run of one cell: N documents over T workers that start together. Owns the quota split,
+//! the start barrier, the workers, the recorder merge and the timing semantics, which live
+//! here and only here:
 //!
 //! - **latency** of an upload: from just before the request is built to the end of reading
 //!   the response body (request build, connect if any, send, server time, response);
@@ -10,8 +11,6 @@
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 
-mod manifest;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -20,9 +19,8 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::Barrier;
 use tokio::time::Instant;
 
-pub use manifest::{Manifest, ManifestEntry};
-
 use crate::fixtures::Fixtures;
+use crate::manifest::{Manifest, ManifestEntry, Writer};
 use crate::metrics::{ErrorClass, Recorder};
 use crate::protocol::Protocol;
 
@@ -33,12 +31,12 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
     (0..threads).map(|i| base + u64::from(i < extra)).collect()
 }
 
-/// What a cell needs besides the protocol and the fixtures.
+/// One cell's run as the engine executes it: what it needs besides the protocol and the
+/// fixtures.
 #[derive(Debug, Clone)]
 pub struct CellPlan {
     pub docs: u64,
     pub threads: u64,
-    pub runs: u32,
     pub docs_per_folder: u64,
     /// Folder of this cell below the parent, e.g. `ingestbench/20261122T001532Z-3fa1`.
     pub folder: String,
@@ -49,7 +47,7 @@ pub struct CellPlan {
     /// Extra attempts per document after a retryable failure (0 = measure honestly).
     pub retries: u32,
     /// The client's connection counter, read before and after each run.
-    pub connections: Option<crate::access::ConnectionCounter>,
+    pub connections: Option<crate::transport::ConnectionCounter>,
 }
 
 impl CellPlan {
@@ -64,9 +62,9 @@ impl CellPlan {
     }
 }
 
-/// Live counters the progress display reads on a timer.
+/// Live counters the progress display reads on a timer; the stop flags workers check.
 #[derive(Default)]
-pub struct Live {
+pub struct LiveCounters {
     pub done: AtomicU64,
     pub failed: AtomicU64,
     /// Set to stop workers before their next upload (fatal rejection, interrupt).
@@ -75,8 +73,8 @@ pub struct Live {
     pub interrupted: AtomicBool,
 }
 
-/// One run's measurement.
-pub struct RunOutcome {
+/// What one run of one cell measured.
+pub struct RunMeasurement {
     pub run: u32,
     pub duration: Duration,
     pub recorder: Recorder,
@@ -96,19 +94,19 @@ fn fatal_rejection(class: ErrorClass, status: Option<u16>) -> bool {
 /// Finishing an interrupted run: the same folder and document markers, only the documents
 /// the manifest does not show as acknowledged.
 #[derive(Debug, Clone)]
-pub struct Resume {
+pub struct ResumePoint {
     pub folder: String,
     pub run_tag: u64,
     pub todo: Vec<u64>,
 }
 
-impl Resume {
+impl ResumePoint {
     /// From the manifest entries of one run (cell): None when none were acknowledged
     /// (the run starts afresh) or all were (nothing to do is `Some` with an empty list).
     pub fn from_entries<'a>(
         entries: impl Iterator<Item = &'a ManifestEntry>,
         docs: u64,
-    ) -> Option<Resume> {
+    ) -> Option<ResumePoint> {
         let mut done = std::collections::HashSet::new();
         let mut folder = None;
         let mut tag = None;
@@ -125,7 +123,7 @@ impl Resume {
             }
         }
         let (folder, run_tag) = (folder?, tag?);
-        Some(Resume {
+        Some(ResumePoint {
             folder,
             run_tag,
             todo: (0..docs).filter(|i| !done.contains(i)).collect(),
@@ -148,51 +146,17 @@ impl Work {
     }
 }
 
-/// Runs one cell's `runs` runs in order (finishing those `resume` names, skipping those it
-/// shows complete), returning each run's outcome.
+/// One run of a cell: folders prepared, then all workers start at one barrier; returns when
+/// the last worker is done.
 pub async fn run_cell<P: Protocol>(
     proto: Arc<P>,
     fixtures: Arc<Fixtures>,
     plan: &CellPlan,
-    live: Arc<Live>,
-    manifest: &Manifest,
-    resume: &std::collections::HashMap<u32, Resume>,
-) -> Result<Vec<RunOutcome>> {
-    let mut out = Vec::new();
-    for run in 1..=plan.runs {
-        let r = resume.get(&run);
-        if r.is_some_and(|r| r.todo.is_empty()) {
-            continue;
-        }
-        let o = run_once(
-            proto.clone(),
-            fixtures.clone(),
-            plan,
-            run,
-            live.clone(),
-            manifest,
-            r,
-        )
-        .await?;
-        let fatal = o.fatal.is_some();
-        out.push(o);
-        if fatal || live.stop.load(Ordering::Relaxed) || manifest.broken() {
-            break;
-        }
-    }
-    Ok(out)
-}
-
-/// One run of a cell: all workers start at one barrier.
-pub async fn run_once<P: Protocol>(
-    proto: Arc<P>,
-    fixtures: Arc<Fixtures>,
-    plan: &CellPlan,
     run: u32,
-    live: Arc<Live>,
+    live: Arc<LiveCounters>,
     manifest: &Manifest,
-    resume: Option<&Resume>,
-) -> Result<RunOutcome> {
+    resume: Option<&ResumePoint>,
+) -> Result<RunMeasurement> {
     let todo: Option<Arc<Vec<u64>>> = resume.map(|r| Arc::new(r.todo.clone()));
     let n_todo = todo.as_ref().map_or(plan.docs, |t| t.len() as u64);
     let quotas = split_quota(n_todo, plan.threads);
@@ -253,7 +217,7 @@ pub async fn run_once<P: Protocol>(
     // has, then reports the error (`Manifest::flush`) and exits 2.
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let duration = end.saturating_duration_since(started);
-    Ok(RunOutcome {
+    Ok(RunMeasurement {
         run,
         duration,
         recorder: merged,
@@ -267,7 +231,7 @@ struct WorkerCtx<P> {
     proto: Arc<P>,
     fixtures: Arc<Fixtures>,
     barrier: Arc<Barrier>,
-    live: Arc<Live>,
+    live: Arc<LiveCounters>,
     folders: Arc<Vec<(String, String)>>,
     docs_per_folder: u64,
     retries: u32,
@@ -276,12 +240,12 @@ struct WorkerCtx<P> {
     work: Work,
     ok_so_far: Arc<AtomicU64>,
     fatal: Arc<std::sync::OnceLock<String>>,
-    manifest: manifest::Writer,
+    manifest: Writer,
 }
 
 async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
     let mut rec = Recorder::new();
-    let mut auth = ctx.proto.auth_cache();
+    let mut state = ctx.proto.worker();
     ctx.barrier.wait().await;
     for index in ctx.work.indices() {
         if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
@@ -294,7 +258,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
             &*ctx.proto,
             &doc,
             folder_ref,
-            &mut auth,
+            &mut state,
             ctx.retries,
             &mut rec,
         )
@@ -336,14 +300,14 @@ async fn upload_with_retries<P: Protocol>(
     proto: &P,
     doc: &crate::fixtures::Doc<'_>,
     folder: &str,
-    auth: &mut crate::protocol::AuthCache,
+    state: &mut crate::protocol::WorkerState,
     retries: u32,
     rec: &mut Recorder,
 ) -> Result<crate::protocol::Uploaded, crate::metrics::UploadError> {
     let mut attempt = 0u32;
     let mut ambiguous_before = false;
     loop {
-        let err = match proto.upload(doc, folder, auth).await {
+        let err = match proto.upload(doc, folder, state).await {
             Ok(up) => return Ok(up),
             Err(e) => e,
         };

@@ -4,13 +4,13 @@
 //! answers malformed input with a 4xx, never a 5xx. CI runs the default case counts;
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz` is the long run (README).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
 use bytes::Bytes;
 use ingestbench::emulator::multipart;
-use ingestbench::protocol::{MultipartHead, multipart_content_type};
+use ingestbench::protocol::multipart::{BOUNDARY, MultipartHead, multipart_content_type};
 use proptest::prelude::*;
 
 proptest! {
@@ -31,7 +31,7 @@ proptest! {
         let head = head.file("filedata", "a.bin", "application/octet-stream");
         let mut body = head.to_vec();
         body.extend_from_slice(&file);
-        body.extend_from_slice(format!("\r\n--{}--\r\n", ingestbench::protocol::BOUNDARY).as_bytes());
+        body.extend_from_slice(format!("\r\n--{}--\r\n", BOUNDARY).as_bytes());
         let b = multipart::boundary(multipart_content_type().to_str().unwrap()).unwrap();
         let parts = multipart::parse(&Bytes::from(body), &b).unwrap();
         prop_assert_eq!(parts.len(), fields.len() + 1);
@@ -45,7 +45,7 @@ proptest! {
     #[test]
     fn profile_and_access_method_parsers_never_panic(text in "[ -~\\n]{0,400}") {
         let _ = ingestbench::fixtures::Profile::parse(&text, "fuzz.toml");
-        let _ = ingestbench::access::AccessMethod::parse(&text, Path::new("fuzz.toml"));
+        let _ = ingestbench::transport::AccessMethod::parse(&text, Path::new("fuzz.toml"));
     }
 
     #[test]
@@ -88,9 +88,7 @@ async fn target_answers_garbage_with_4xx() {
         let mut body = head
             .file("filedata", &format!("f{i}.txt"), "text/plain")
             .to_vec();
-        body.extend_from_slice(
-            format!("x\r\n--{}--\r\n", ingestbench::protocol::BOUNDARY).as_bytes(),
-        );
+        body.extend_from_slice(format!("x\r\n--{}--\r\n", BOUNDARY).as_bytes());
         let r = c
             .post(format!(
                 "{base}/alfresco/api/-default-/public/alfresco/versions/1/nodes/-my-/children"

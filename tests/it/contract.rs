@@ -2,7 +2,7 @@
 //! `tests/specs/alfresco/`: the requests the client sends (captured by a raw HTTP
 //! listener) and the responses the embedded target returns must conform.
 
-mod common;
+use crate::common;
 
 use clap::Parser;
 use ingestbench::emulator::multipart;

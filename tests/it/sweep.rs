@@ -1,8 +1,6 @@
 //! Sweep tests: the acceptance sweep in-process, kill and `--resume` with the real binary,
 //! `report DIR` reproducing identical files, and exporter snapshots on fixed data.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

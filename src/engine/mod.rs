@@ -1,0 +1,16 @@
+//! The engine every measuring command drives: open a [`Session`] (the embedded target when a
+//! method uses it, one client and one login per access method and connection policy), then
+//! [`run_sweep`] over a schedule of `(cell, run)` pairs, each run measured by [`run_cell`]
+//! (workers, quota with remainder, barrier, recorder merge) and handed to a [`RunObserver`]
+//! the moment it ends. `ingestbench run` is one `direct` method and one cell through the same
+//! functions, so warm-up, shards or a corpus are added here once for both commands.
+//! Knows nothing of the CLI, of printing, or of report formats.
+
+mod cell;
+mod session;
+mod sweep;
+
+pub use cell::{CellPlan, run_cell};
+pub use cell::{LiveCounters, ResumePoint, RunMeasurement, split_quota};
+pub use session::{Connected, Embedded, Session, start_embedded};
+pub use sweep::{Folders, RunObserver, SweepEnd, SweepJob, run_sweep};

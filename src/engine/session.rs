@@ -1,0 +1,170 @@
+//! Connecting: the embedded target (started one way for every command), and for each access
+//! method and connection policy one HTTP client, one upload route and one login, shared by
+//! all the runs that use them.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+use crate::emulator::{self, EmulatorHandle};
+use crate::plan::CommonPlan;
+use crate::protocol::{Repo, RepoOptions, Secret};
+use crate::transport::route::Route;
+use crate::transport::{AccessMethod, ConnectionCounter, ConnectionPolicy};
+
+/// The embedded target and its temporary store (removed when dropped).
+pub struct Embedded {
+    pub handle: EmulatorHandle,
+    _tmp: Option<TempStore>,
+}
+
+struct TempStore(std::path::PathBuf);
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Starts the embedded target on loopback (HTTP and HTTPS on free ports), with its store in
+/// `data_dir` or a temporary directory, accepting exactly `--user` with `secret`, so the
+/// target and the client always agree on the credentials.
+pub async fn start_embedded(
+    plan: &CommonPlan,
+    data_dir: Option<&Path>,
+    secret: &Secret,
+) -> Result<Embedded> {
+    let (dir, tmp) = match data_dir {
+        Some(d) => (d.to_path_buf(), None),
+        None => {
+            let p = std::env::temp_dir().join(format!(
+                "ingestbench-target-{}",
+                uuid::Uuid::new_v4().simple()
+            ));
+            std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+            (p.clone(), Some(TempStore(p)))
+        }
+    };
+    let mut cfg = emulator::EmulatorConfig::local(dir);
+    cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    cfg.users = vec![(plan.user.clone(), secret.clone())];
+    Ok(Embedded {
+        handle: emulator::start(cfg).await?,
+        _tmp: tmp,
+    })
+}
+
+/// One access method with one connection policy, connected and logged in.
+#[derive(Clone)]
+pub struct Connected {
+    pub repo: Arc<Repo>,
+    /// Connections its client opened (read before and after each run).
+    pub counter: ConnectionCounter,
+    /// The URL requests go to.
+    pub url: reqwest::Url,
+}
+
+/// Everything a run or sweep uploads through.
+pub struct Session {
+    repos: HashMap<(String, ConnectionPolicy), Connected>,
+    pub embedded: Option<Embedded>,
+}
+
+impl Session {
+    /// Starts the embedded target if a method uses it, then connects every `(method,
+    /// policy)` pair (the method's own `connection` is replaced by the policy).
+    pub async fn open(
+        common: &CommonPlan,
+        pairs: &[(AccessMethod, ConnectionPolicy)],
+        secret: &Secret,
+        data_dir: Option<&Path>,
+        workers: usize,
+    ) -> Result<Session> {
+        let embedded = if pairs.iter().any(|(m, _)| m.is_embedded()) {
+            Some(start_embedded(common, data_dir, secret).await?)
+        } else {
+            None
+        };
+        let mut repos = HashMap::new();
+        for (m, policy) in pairs {
+            let mut m = m.clone();
+            m.connection = *policy;
+            let c = connect(common, &m, embedded.as_ref(), secret, workers)
+                .await
+                .with_context(|| format!("access method {} ({})", m.name, m.source.display()))?;
+            repos.insert((m.name.clone(), *policy), c);
+        }
+        Ok(Session { repos, embedded })
+    }
+
+    /// The connection of `method` with `policy` (opened by [`Session::open`]).
+    pub fn get(&self, method: &str, policy: ConnectionPolicy) -> Result<&Connected> {
+        self.repos
+            .get(&(method.to_string(), policy))
+            .with_context(|| {
+                format!(
+                    "access method {method} ({}) is not connected",
+                    policy.name()
+                )
+            })
+    }
+}
+
+/// One client, route and login for `m`.
+async fn connect(
+    common: &CommonPlan,
+    m: &AccessMethod,
+    embedded: Option<&Embedded>,
+    secret: &Secret,
+    workers: usize,
+) -> Result<Connected> {
+    let emb = embedded.map(|e| {
+        let t = &e.handle;
+        let url = if m.url == "embedded:https" {
+            t.https_url().unwrap_or_default()
+        } else {
+            t.http_url().unwrap_or_default()
+        };
+        (url, t.ca_pem.clone())
+    });
+    let (url, client, counter) = m.client(
+        emb.as_ref().map(|(u, c)| (u.as_str(), c.as_deref())),
+        common.timeout,
+        workers,
+    )?;
+    let fast = m
+        .fast_endpoint(
+            &url,
+            emb.as_ref().and_then(|(_, c)| c.as_deref()),
+            common.timeout,
+            counter.clone(),
+        )
+        .await?
+        .map(Arc::new);
+    let repo = Repo::connect(
+        common.protocol,
+        client,
+        RepoOptions {
+            url: url.clone(),
+            user: common.user.clone(),
+            password: secret.clone(),
+            auth: common.auth,
+            parent: common.parent.clone(),
+            profile: common.profile.clone(),
+            versioning: common.versioning,
+            route: Route {
+                fast,
+                node_header: m.node_header(),
+                node_cookie: m.node_cookie.clone(),
+            },
+        },
+    )
+    .await?;
+    Ok(Connected {
+        repo: Arc::new(repo),
+        counter,
+        url,
+    })
+}

@@ -1,0 +1,101 @@
+//! The results directory of a sweep on disk, and the one writer of per-run records:
+//! `plan.json` and `methods.json` before the first upload, `runs/<cell>_r<R>.json` the moment
+//! each run ends (written atomically, so a crash never leaves half a file), the reports last;
+//! and loading them back for `--resume`, `report`, `verify` and `cleanup`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::engine::RunMeasurement;
+use crate::report::SCHEMA_VERSION;
+use crate::report::export;
+use crate::report::sweep::{CellKey, CellRun, SweepPlan, SweepSummary};
+use crate::transport::AccessMethod;
+
+/// Writes `text` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// Creates `dir/runs` and writes the plan and the methods (before anything is uploaded).
+pub fn create_dir(dir: &Path, plan: &SweepPlan, methods: &[AccessMethod]) -> Result<()> {
+    std::fs::create_dir_all(dir.join("runs"))
+        .with_context(|| format!("--results-dir: cannot create {}", dir.display()))?;
+    write_atomic(&dir.join("plan.json"), &serde_json::to_string_pretty(plan)?)?;
+    write_atomic(
+        &dir.join("methods.json"),
+        &serde_json::to_string_pretty(methods)?,
+    )
+}
+
+/// The access methods a sweep recorded (`methods.json`).
+pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
+    let p = dir.join("methods.json");
+    let text = std::fs::read_to_string(&p)
+        .with_context(|| format!("{}: missing (not a complete sweep directory)", p.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a list of access methods", p.display()))
+}
+
+/// Writes one finished run's record (`runs/<cell>_r<R>.json`).
+pub fn write_run(dir: &Path, cell: &CellKey, m: &RunMeasurement, client_cpu_s: f64) -> Result<()> {
+    let rec = CellRun {
+        cell: cell.clone(),
+        record: crate::report::run_record(m),
+        latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
+        client_cpu_s: crate::metrics::round3(client_cpu_s),
+    };
+    write_atomic(
+        &dir.join("runs")
+            .join(format!("{}.json", cell.file_stem(m.run))),
+        &serde_json::to_string_pretty(&rec)?,
+    )
+}
+
+/// Reads `plan.json` and every `runs/*.json` of a sweep directory.
+pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
+    let plan_path = dir.join("plan.json");
+    let plan: SweepPlan = serde_json::from_str(
+        &std::fs::read_to_string(&plan_path)
+            .with_context(|| format!("cannot read {}", plan_path.display()))?,
+    )
+    .with_context(|| format!("{}: not an ingestbench sweep plan", plan_path.display()))?;
+    if plan.schema_version != SCHEMA_VERSION {
+        bail!(
+            "{}: schema_version {} is not the {SCHEMA_VERSION} this ingestbench reads",
+            plan_path.display(),
+            plan.schema_version
+        );
+    }
+    let mut runs = Vec::new();
+    let runs_dir = dir.join("runs");
+    if runs_dir.is_dir() {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&runs_dir)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let r: CellRun = serde_json::from_str(&std::fs::read_to_string(&p)?)
+                .with_context(|| format!("{}: not a sweep run result", p.display()))?;
+            runs.push(r);
+        }
+    }
+    Ok((plan, runs))
+}
+
+/// Writes every report; returns their paths.
+pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in export::all() {
+        let p = dir.join(e.file_name());
+        write_atomic(&p, &e.render(summary))?;
+        out.push(p);
+    }
+    Ok(out)
+}

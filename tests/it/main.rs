@@ -1,0 +1,16 @@
+//! The integration tests, one binary (one link of the crate instead of one per file): each
+//! area keeps its own module. Tests that need software `scripts/deps.sh` installs are
+//! `#[ignore = "needs …"]` and run by `scripts/test.sh` with `--include-ignored`.
+
+mod cli;
+mod cmis;
+mod common;
+mod contract;
+mod e2e;
+mod faults;
+mod fuzz;
+mod html;
+mod lab;
+mod liferay;
+mod malformed;
+mod sweep;
