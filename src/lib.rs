@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;
+pub mod records;
 pub mod report;
 pub mod results;
 pub mod timefmt;

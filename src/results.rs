@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
-use crate::report::SCHEMA_VERSION;
+use crate::records::SCHEMA_VERSION;
+use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::export;
-use crate::report::sweep::{CellKey, CellRun, SweepPlan, SweepSummary};
+use crate::report::sweep::SweepSummary;
 use crate::transport::AccessMethod;
 
 /// Writes `text` to `path` through a temporary file and a rename.

@@ -89,7 +89,7 @@ struct Runs {
 impl RunObserver for Runs {
     fn finished(
         &mut self,
-        _cell: &crate::report::sweep::CellKey,
+        _cell: &crate::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         _interrupted: bool,

@@ -19,8 +19,8 @@ use crate::engine::{
 use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::plan::sweep::{SweepPlanSpec, method_record};
-use crate::report::export;
-use crate::report::sweep::{CellKey, CellRun, SweepPlan, SweepSummary, summarize};
+use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::report::sweep::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
 
@@ -258,7 +258,7 @@ fn report(
     }
     if !p.spec.common.quiet {
         eprintln!();
-        for f in export::findings(&summary) {
+        for f in crate::report::findings::findings(&summary) {
             eprintln!("  {f}");
         }
         for w in &summary.warnings {

@@ -14,7 +14,7 @@ use super::cell::{CellPlan, LiveCounters, ResumePoint, RunMeasurement, run_cell}
 use super::session::Session;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::manifest::{Manifest, ManifestEntry};
-use crate::report::sweep::CellKey;
+use crate::records::CellKey;
 
 /// Where each run's documents go below the parent.
 pub enum Folders {

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 
+use crate::api::{AuthMode, ProtocolKind};
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
-use crate::protocol::{AuthMode, ProtocolKind};
-use crate::report::sweep::CellKey;
+use crate::records::{CellKey, PlanRecord};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 
@@ -124,29 +123,6 @@ pub struct RunPlan {
     pub output: Option<PathBuf>,
     pub results_dir: PathBuf,
     pub target_data_dir: Option<PathBuf>,
-}
-
-/// The plan as recorded in results (no secrets).
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PlanRecord {
-    pub protocol: ProtocolKind,
-    pub auth: AuthMode,
-    pub user: String,
-    pub parent: String,
-    pub size_class: SizeClass,
-    pub doc_size_bytes: u64,
-    pub docs: u64,
-    pub threads: u64,
-    pub runs: u32,
-    pub seed: u64,
-    pub profile: String,
-    pub node_type: String,
-    pub properties_per_doc: usize,
-    pub docs_per_folder: u64,
-    pub versioning: bool,
-    pub timeout_s: f64,
-    #[serde(default)]
-    pub retries: u32,
 }
 
 impl RunPlan {

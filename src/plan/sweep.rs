@@ -8,8 +8,8 @@ use anyhow::{Result, bail};
 use super::CommonPlan;
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::SizeClass;
-use crate::report::sweep::{CellKey, CellRun, MethodRecord, SweepPlan};
-use crate::report::{SCHEMA_VERSION, Tool};
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).

@@ -4,10 +4,9 @@
 
 use std::fmt::Write;
 
+use super::findings::findings;
 use super::sweep::SweepSummary;
 use super::{html, table};
-use crate::fixtures::SizeClass;
-use crate::transport::ConnectionPolicy;
 
 pub trait Exporter {
     /// File name inside the sweep's results directory.
@@ -83,63 +82,6 @@ impl Exporter for Csv {
         }
         out
     }
-}
-
-/// The plain-language findings every report leads with.
-pub fn findings(s: &SweepSummary) -> Vec<String> {
-    let mut out = Vec::new();
-    for row in &s.scaling {
-        let sc = &row.scaling;
-        let mut line = format!(
-            "{} ({} connections), {}: peak {:.1} docs/s at {} threads; 90 % of it from {} threads",
-            row.method,
-            row.connection,
-            row.size,
-            sc.peak_docs_per_sec,
-            sc.peak_threads,
-            sc.knee_threads
-        );
-        if let (Some(t), Some(worst)) = (sc.degrades_after_threads, sc.degraded_docs_per_sec) {
-            let _ = write!(
-                line,
-                "; more than {t} threads makes it worse (down to {worst:.1} docs/s)"
-            );
-        } else {
-            line.push_str("; more threads did not make it worse");
-        }
-        if let Some(u) = &row.usl {
-            let _ = write!(
-                line,
-                ". USL: σ {:.4} (contention), κ {:.6} (coherency), R² {:.3}",
-                u.sigma, u.kappa, u.r_squared
-            );
-            if let (Some(n), Some(x)) = (u.peak_concurrency, u.peak_docs_per_sec) {
-                let _ = write!(line, ", predicted peak {x:.1} docs/s at {n:.0} threads");
-            }
-        }
-        out.push(line);
-    }
-    // Relative cost: the smallest and the largest thread count of each method/size.
-    let mut seen: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    for r in &s.relative {
-        let key = (r.method.clone(), r.connection, r.size);
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        let same: Vec<_> = s
-            .relative
-            .iter()
-            .filter(|x| x.method == r.method && x.connection == r.connection && x.size == r.size)
-            .collect();
-        let lo = same.iter().min_by_key(|x| x.threads).expect("non-empty");
-        let hi = same.iter().max_by_key(|x| x.threads).expect("non-empty");
-        out.push(lo.text.clone());
-        if hi.threads != lo.threads {
-            out.push(hi.text.clone());
-        }
-    }
-    out
 }
 
 impl Exporter for Markdown {

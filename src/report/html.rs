@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::export::findings;
+use super::findings::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
 use crate::fixtures::SizeClass;

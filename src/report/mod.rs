@@ -4,117 +4,19 @@
 
 pub mod analysis;
 pub mod export;
+pub mod findings;
 mod html;
 pub mod sweep;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
 
-use serde::{Deserialize, Serialize};
-
 use crate::engine::RunMeasurement;
 use crate::host::HostFacts;
-use crate::metrics::{ErrorSummary, LatencyMs, Recorder, encode_hist, mean_sd, round3};
-use crate::plan::PlanRecord;
-
-pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Tool {
-    pub name: String,
-    pub version: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RepositoryRecord {
-    /// Repository URL, credentials removed.
-    pub url: String,
-    /// True when ingestbench started its embedded reference target.
-    pub embedded: bool,
-    /// Documents the embedded target holds in this invocation's folder (embedded only).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub stored_docs: Option<u64>,
-}
-
-/// One run of the cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunRecord {
-    pub run: u32,
-    /// From the barrier's release to the last completion.
-    pub duration_s: f64,
-    pub docs_ok: u64,
-    pub docs_failed: u64,
-    /// docs_ok / duration_s.
-    pub docs_per_sec: f64,
-    /// Document bytes acknowledged.
-    pub bytes_ok: u64,
-    /// bytes_ok / duration_s in 10^6 bytes per second.
-    pub mb_per_sec: f64,
-    pub latency_ms: LatencyMs,
-    pub errors: Vec<ErrorSummary>,
-    /// Successful uploads per backend node (from the node header).
-    pub node_split: std::collections::BTreeMap<String, u64>,
-    /// The run's folder below the parent.
-    pub folder: String,
-    /// TCP (+TLS) connections the client opened during the run.
-    #[serde(default)]
-    pub new_connections: u64,
-    /// Extra attempts (`--retries`); each document still counts once.
-    #[serde(default)]
-    pub retries: u64,
-    /// Documents a lookup found already stored after an ambiguous failure.
-    #[serde(default)]
-    pub recovered: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema_version: u32,
-    pub tool: Tool,
-    pub id: String,
-    pub started_at: String,
-    pub seed: u64,
-    pub plan: PlanRecord,
-    pub host: HostFacts,
-    pub target: RepositoryRecord,
-    /// Documents per worker per run (the quota split with remainder).
-    pub worker_quotas: Vec<u64>,
-    /// Workers with a quota of 0 (more threads than documents).
-    pub idle_workers: u64,
-    pub runs: Vec<RunRecord>,
-    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
-    pub docs_per_sec: f64,
-    /// Mean of the per-run rates.
-    pub docs_per_sec_mean: f64,
-    /// Sample standard deviation of the per-run rates.
-    pub docs_per_sec_stddev: f64,
-    pub mb_per_sec: f64,
-    pub docs_ok: u64,
-    pub docs_failed: u64,
-    /// Extra attempts over all runs (`--retries`), and documents found already stored.
-    #[serde(default)]
-    pub retries: u64,
-    #[serde(default)]
-    pub recovered: u64,
-    pub mean_duration_s: f64,
-    /// Over all runs, merged from HDR histograms.
-    pub latency_ms: LatencyMs,
-    pub errors: Vec<ErrorSummary>,
-    pub node_split: std::collections::BTreeMap<String, u64>,
-    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
-    pub latency_histogram_us: String,
-    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
-    pub client_cpu_s: f64,
-    pub client_cpu_share: f64,
-    /// Manifest file name, relative to the result file.
-    pub manifest: String,
-    /// Set when the run stopped because the repository rejected the documents outright.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub aborted: Option<String>,
-    /// With `--verify`: what reading every document back found.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub verify: Option<crate::verify::VerifyReport>,
-}
+use crate::metrics::{Recorder, encode_hist, mean_sd, round3};
+pub use crate::records::{
+    PlanRecord, RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool,
+};
 
 pub struct Inputs {
     pub id: String,

@@ -7,116 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::SCHEMA_VERSION;
 use super::analysis::{self, Scaling, Usl};
-use super::{RunRecord, SCHEMA_VERSION, Tool};
-use crate::api::{AuthMode, ProtocolKind};
-use crate::cli::Order;
 use crate::fixtures::SizeClass;
-use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
-use crate::transport::{ConnectionPolicy, HttpVersion};
-
-/// An access method as recorded in results (no secrets).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct MethodRecord {
-    pub name: String,
-    pub description: String,
-    /// URL without credentials (`embedded:*` for the embedded target).
-    pub url: String,
-    pub http_version: HttpVersion,
-    pub embedded: bool,
-    /// The connection policies this method's cells are run with (`reuse`, `new`). Absent in
-    /// plans written before 0.1.1: then every policy in [`SweepPlan::connections`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub connections: Vec<ConnectionPolicy>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepPlan {
-    pub schema_version: u32,
-    pub tool: Tool,
-    pub id: String,
-    pub started_at: String,
-    pub seed: u64,
-    pub methods: Vec<MethodRecord>,
-    pub connections: Vec<ConnectionPolicy>,
-    /// Size class → bytes, in sweep order.
-    pub sizes: Vec<(SizeClass, u64)>,
-    pub threads: Vec<u64>,
-    /// Documents per run of each cell.
-    pub docs: u64,
-    pub runs: u32,
-    /// `interleaved` (run 1 of every cell, then run 2, ...) or `random` (shuffled with the seed).
-    pub order: Order,
-    pub baseline: String,
-    pub protocol: ProtocolKind,
-    pub auth: AuthMode,
-    pub user: String,
-    pub parent: String,
-    pub profile: String,
-    pub node_type: String,
-    pub docs_per_folder: u64,
-    pub versioning: bool,
-    pub timeout_s: f64,
-    pub host: HostFacts,
-}
-
-impl SweepPlan {
-    /// The connection policies `m` is swept with: its own list, or (older plans) all of them.
-    pub fn connections_of(&self, m: &MethodRecord) -> Vec<ConnectionPolicy> {
-        if m.connections.is_empty() {
-            self.connections.clone()
-        } else {
-            m.connections.clone()
-        }
-    }
-
-    /// Runs the plan asks for: every method × its connection policies × sizes × threads × runs.
-    pub fn runs_planned(&self) -> u64 {
-        self.methods
-            .iter()
-            .map(|m| self.connections_of(m).len() as u64)
-            .sum::<u64>()
-            * self.sizes.len() as u64
-            * self.threads.len() as u64
-            * u64::from(self.runs)
-    }
-}
-
-/// Identity of a cell.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CellKey {
-    pub method: String,
-    pub connection: ConnectionPolicy,
-    pub size: SizeClass,
-    pub threads: u64,
-}
-
-impl CellKey {
-    /// The cell's name in manifest lines: `<method>_<connection>_<size>_t<threads>`.
-    pub fn tag(&self) -> String {
-        format!(
-            "{}_{}_{}_t{}",
-            self.method, self.connection, self.size, self.threads
-        )
-    }
-
-    /// File-name stem of a run of this cell.
-    pub fn file_stem(&self, run: u32) -> String {
-        format!("{}_r{run}", self.tag())
-    }
-}
-
-/// One finished run of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CellRun {
-    pub cell: CellKey,
-    pub record: RunRecord,
-    /// HdrHistogram V2 + base64 of this run's latencies (µs).
-    pub latency_histogram_us: String,
-    /// CPU seconds ingestbench (and an in-process embedded target) used during the run.
-    pub client_cpu_s: f64,
-}
+use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::transport::ConnectionPolicy;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CellSummary {

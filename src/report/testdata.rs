@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use super::sweep::{CellKey, CellRun, MethodRecord, SweepPlan, SweepSummary, summarize};
+use super::sweep::{SweepSummary, summarize};
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
 pub fn fixed_summary() -> SweepSummary {

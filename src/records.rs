@@ -1,0 +1,238 @@
+//! The records ingestbench writes to disk and reads back: a run's `result.json`, a sweep's
+//! `plan.json` and `runs/*.json`, and the pieces they share. Versioned (`SCHEMA_VERSION`),
+//! typed (the enums serialize as the same lowercase strings older results hold), with units
+//! in field names. Data only: building them is `report`'s job, writing them `results`' and
+//! the commands'.
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::{AuthMode, ProtocolKind};
+use crate::cli::Order;
+use crate::fixtures::SizeClass;
+use crate::host::HostFacts;
+use crate::metrics::{ErrorSummary, LatencyMs};
+use crate::transport::{ConnectionPolicy, HttpVersion};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepositoryRecord {
+    /// Repository URL, credentials removed.
+    pub url: String,
+    /// True when ingestbench started its embedded reference target.
+    pub embedded: bool,
+    /// Documents the embedded target holds in this invocation's folder (embedded only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stored_docs: Option<u64>,
+}
+
+/// One run of the cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: u32,
+    /// From the barrier's release to the last completion.
+    pub duration_s: f64,
+    pub docs_ok: u64,
+    pub docs_failed: u64,
+    /// docs_ok / duration_s.
+    pub docs_per_sec: f64,
+    /// Document bytes acknowledged.
+    pub bytes_ok: u64,
+    /// bytes_ok / duration_s in 10^6 bytes per second.
+    pub mb_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    pub errors: Vec<ErrorSummary>,
+    /// Successful uploads per backend node (from the node header).
+    pub node_split: std::collections::BTreeMap<String, u64>,
+    /// The run's folder below the parent.
+    pub folder: String,
+    /// TCP (+TLS) connections the client opened during the run.
+    #[serde(default)]
+    pub new_connections: u64,
+    /// Extra attempts (`--retries`); each document still counts once.
+    #[serde(default)]
+    pub retries: u64,
+    /// Documents a lookup found already stored after an ambiguous failure.
+    #[serde(default)]
+    pub recovered: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub id: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub plan: PlanRecord,
+    pub host: HostFacts,
+    pub target: RepositoryRecord,
+    /// Documents per worker per run (the quota split with remainder).
+    pub worker_quotas: Vec<u64>,
+    /// Workers with a quota of 0 (more threads than documents).
+    pub idle_workers: u64,
+    pub runs: Vec<RunRecord>,
+    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
+    pub docs_per_sec: f64,
+    /// Mean of the per-run rates.
+    pub docs_per_sec_mean: f64,
+    /// Sample standard deviation of the per-run rates.
+    pub docs_per_sec_stddev: f64,
+    pub mb_per_sec: f64,
+    pub docs_ok: u64,
+    pub docs_failed: u64,
+    /// Extra attempts over all runs (`--retries`), and documents found already stored.
+    #[serde(default)]
+    pub retries: u64,
+    #[serde(default)]
+    pub recovered: u64,
+    pub mean_duration_s: f64,
+    /// Over all runs, merged from HDR histograms.
+    pub latency_ms: LatencyMs,
+    pub errors: Vec<ErrorSummary>,
+    pub node_split: std::collections::BTreeMap<String, u64>,
+    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
+    pub latency_histogram_us: String,
+    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
+    pub client_cpu_s: f64,
+    pub client_cpu_share: f64,
+    /// Manifest file name, relative to the result file.
+    pub manifest: String,
+    /// Set when the run stopped because the repository rejected the documents outright.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aborted: Option<String>,
+    /// With `--verify`: what reading every document back found.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verify: Option<crate::verify::VerifyReport>,
+}
+
+/// The plan as recorded in results (no secrets).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct PlanRecord {
+    pub protocol: ProtocolKind,
+    pub auth: AuthMode,
+    pub user: String,
+    pub parent: String,
+    pub size_class: SizeClass,
+    pub doc_size_bytes: u64,
+    pub docs: u64,
+    pub threads: u64,
+    pub runs: u32,
+    pub seed: u64,
+    pub profile: String,
+    pub node_type: String,
+    pub properties_per_doc: usize,
+    pub docs_per_folder: u64,
+    pub versioning: bool,
+    pub timeout_s: f64,
+    #[serde(default)]
+    pub retries: u32,
+}
+
+/// An access method as recorded in results (no secrets).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MethodRecord {
+    pub name: String,
+    pub description: String,
+    /// URL without credentials (`embedded:*` for the embedded target).
+    pub url: String,
+    pub http_version: HttpVersion,
+    pub embedded: bool,
+    /// The connection policies this method's cells are run with (`reuse`, `new`). Absent in
+    /// plans written before 0.1.1: then every policy in [`SweepPlan::connections`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionPolicy>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepPlan {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub id: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub methods: Vec<MethodRecord>,
+    pub connections: Vec<ConnectionPolicy>,
+    /// Size class → bytes, in sweep order.
+    pub sizes: Vec<(SizeClass, u64)>,
+    pub threads: Vec<u64>,
+    /// Documents per run of each cell.
+    pub docs: u64,
+    pub runs: u32,
+    /// `interleaved` (run 1 of every cell, then run 2, ...) or `random` (shuffled with the seed).
+    pub order: Order,
+    pub baseline: String,
+    pub protocol: ProtocolKind,
+    pub auth: AuthMode,
+    pub user: String,
+    pub parent: String,
+    pub profile: String,
+    pub node_type: String,
+    pub docs_per_folder: u64,
+    pub versioning: bool,
+    pub timeout_s: f64,
+    pub host: HostFacts,
+}
+
+impl SweepPlan {
+    /// The connection policies `m` is swept with: its own list, or (older plans) all of them.
+    pub fn connections_of(&self, m: &MethodRecord) -> Vec<ConnectionPolicy> {
+        if m.connections.is_empty() {
+            self.connections.clone()
+        } else {
+            m.connections.clone()
+        }
+    }
+
+    /// Runs the plan asks for: every method × its connection policies × sizes × threads × runs.
+    pub fn runs_planned(&self) -> u64 {
+        self.methods
+            .iter()
+            .map(|m| self.connections_of(m).len() as u64)
+            .sum::<u64>()
+            * self.sizes.len() as u64
+            * self.threads.len() as u64
+            * u64::from(self.runs)
+    }
+}
+
+/// Identity of a cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellKey {
+    pub method: String,
+    pub connection: ConnectionPolicy,
+    pub size: SizeClass,
+    pub threads: u64,
+}
+
+impl CellKey {
+    /// The cell's name in manifest lines: `<method>_<connection>_<size>_t<threads>`.
+    pub fn tag(&self) -> String {
+        format!(
+            "{}_{}_{}_t{}",
+            self.method, self.connection, self.size, self.threads
+        )
+    }
+
+    /// File-name stem of a run of this cell.
+    pub fn file_stem(&self, run: u32) -> String {
+        format!("{}_r{run}", self.tag())
+    }
+}
+
+/// One finished run of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellRun {
+    pub cell: CellKey,
+    pub record: RunRecord,
+    /// HdrHistogram V2 + base64 of this run's latencies (µs).
+    pub latency_histogram_us: String,
+    /// CPU seconds ingestbench (and an in-process embedded target) used during the run.
+    pub client_cpu_s: f64,
+}
