@@ -245,7 +245,20 @@ pub async fn verify(
             report.merge(r);
         }
     }
-    // Ids listed twice, then documents in the run folders that nothing accounts for.
+    check_folders(&repos, &entries, &mut report).await;
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    report
+}
+
+/// Ids listed twice, then documents in the run folders that nothing accounts for (a retried
+/// upload that had committed), counted per folder.
+async fn check_folders(
+    repos: &HashMap<String, Arc<Repo>>,
+    entries: &[ManifestEntry],
+    report: &mut VerifyReport,
+) {
     let mut seen = HashSet::new();
     for e in entries.iter().filter(|e| e.ok) {
         if let Some(id) = &e.id
@@ -282,10 +295,6 @@ pub async fn verify(
             Err(m) => report.add("error", sample, format!("listing {folder}: {m}")),
         }
     }
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
-    report
 }
 
 #[cfg(test)]

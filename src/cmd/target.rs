@@ -9,7 +9,8 @@ use crate::cli::TargetArgs;
 use crate::protocol::Secret;
 use crate::{Outcome, emulator};
 
-pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
+/// The emulator's configuration from the flags, every flag checked.
+fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
     for addr in std::iter::once(&a.listen).chain(a.tls_listen.iter()) {
         if !addr.ip().is_loopback() && !a.allow_remote {
             bail!(
@@ -61,7 +62,7 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
     if rates.iter().map(|r| r.0).sum::<f64>() > 1.0 {
         bail!("the --fault-* rates add up to more than 1");
     }
-    let cfg = emulator::EmulatorConfig {
+    Ok(emulator::EmulatorConfig {
         http_listen: Some(a.listen),
         https_listen: a.tls_listen,
         tls: match (&a.cert, &a.key) {
@@ -88,8 +89,11 @@ pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
             stall_for: Duration::from_millis(a.fault_stall_ms),
             reset: a.fault_reset,
         },
-    };
-    let handle = emulator::start(cfg).await?;
+    })
+}
+
+pub async fn target_command(a: TargetArgs) -> Result<Outcome> {
+    let handle = emulator::start(config(&a)?).await?;
     if let Some(ca) = &handle.ca_pem {
         let path = a
             .ca_out

@@ -416,84 +416,153 @@ async fn create(
     if mime_base == "application/json" {
         return create_json(state, user, parent, &body).await;
     }
-    let Some(boundary) = multipart::boundary(ct) else {
-        return bad(
-            "Could not read content from HTTP request body: expected multipart/form-data or application/json",
-        );
+    let form = match UploadForm::parse(ct, &body, query) {
+        Ok(f) => f,
+        Err(r) => return r,
     };
-    let parts = match multipart::parse(&body, &boundary) {
-        Ok(p) => p,
-        Err(m) => return bad(&format!("Could not read multipart body: {m}")),
-    };
-    let mut file = None;
-    let mut name = None;
-    let mut node_type = "cm:content".to_string();
-    let mut relative_path = None;
-    let mut auto_rename = query
-        .iter()
-        .any(|(k, v)| k == "autoRename" && v.eq_ignore_ascii_case("true"));
-    let mut overwrite = false;
-    let mut versioning = !query
-        .iter()
-        .any(|(k, v)| k == "versioningEnabled" && v.eq_ignore_ascii_case("false"));
-    let mut props: Vec<(String, Vec<String>)> = Vec::new();
-    for p in parts {
-        let text = || String::from_utf8_lossy(&p.data).into_owned();
-        match p.name.to_ascii_lowercase().as_str() {
-            "filedata" => {
-                if p.filename.is_none() {
-                    return bad("filedata must be a file part");
-                }
-                file = Some(p);
-            }
-            "name" => name = Some(text()),
-            "nodetype" => node_type = text(),
-            "relativepath" => relative_path = Some(text()),
-            "autorename" => auto_rename = text().eq_ignore_ascii_case("true"),
-            "overwrite" => overwrite = text().eq_ignore_ascii_case("true"),
-            "versioningenabled" => versioning = !text().eq_ignore_ascii_case("false"),
-            "majorversion" | "comment" | "renditions" | "aspectnames" => {}
-            other if other.contains(':') => {
-                let v = text();
-                match props.iter_mut().find(|(n, _)| *n == p.name) {
-                    Some((_, vs)) => vs.push(v),
-                    None => props.push((p.name.clone(), vec![v])),
-                }
-            }
-            _ => {} // Alfresco silently ignores fields without a prefix.
-        }
-    }
-    let Some(file) = file else {
-        return bad("Required field missing: filedata");
-    };
-    if auto_rename && overwrite {
-        return bad("Both 'overwrite' and 'autoRename' have been specified - only one can be used");
-    }
-    let name = name.or(file.filename.clone()).unwrap_or_default();
-    if !valid_name(&name) {
-        return error(
-            422,
-            "framework.exception.ConstraintViolated",
-            &format!("Name contains invalid characters: {name}"),
-        );
-    }
-    if let Err(r) = state.dict.check_content_type(&node_type) {
-        return bad(&r.message);
-    }
-    let (mut typed, mut aspects) = match state.dict.convert(&node_type, &props) {
+    let (typed, aspects) = match form.properties(state) {
         Ok(x) => x,
-        Err(r) if r.status == 422 => {
-            return error(422, "framework.exception.ConstraintViolated", &r.message);
-        }
-        Err(r) => return bad(&r.message),
+        Err(r) => return r,
     };
-    aspects.push("cm:auditable".into());
-    if versioning {
-        aspects.push("cm:versionable".into());
-        typed.insert("cm:versionLabel".into(), json!("1.0"));
-        typed.insert("cm:versionType".into(), json!("MAJOR"));
+    store_upload(state, user, parent, form, typed, aspects).await
+}
+
+/// What a multipart create-node request carries, as Alfresco reads it. Its checks return
+/// the HTTP answer itself as the error (a large value, but only on the rejection path).
+struct UploadForm {
+    file: multipart::Part,
+    name: String,
+    node_type: String,
+    relative_path: Option<String>,
+    auto_rename: bool,
+    versioning: bool,
+    /// Prefixed property fields, in order, multi-valued when repeated.
+    props: Vec<(String, Vec<String>)>,
+}
+
+#[allow(clippy::result_large_err)]
+impl UploadForm {
+    /// Parses and checks the form: file part present, no overwrite with autoRename, a
+    /// valid name. Unprefixed unknown fields are ignored, as Alfresco does.
+    fn parse(ct: &str, body: &Bytes, query: &[(String, String)]) -> Result<UploadForm, Resp> {
+        let Some(boundary) = multipart::boundary(ct) else {
+            return Err(bad(
+                "Could not read content from HTTP request body: expected multipart/form-data or application/json",
+            ));
+        };
+        let parts = multipart::parse(body, &boundary)
+            .map_err(|m| bad(&format!("Could not read multipart body: {m}")))?;
+        let mut file = None;
+        let mut name = None;
+        let mut node_type = "cm:content".to_string();
+        let mut relative_path = None;
+        let mut auto_rename = query
+            .iter()
+            .any(|(k, v)| k == "autoRename" && v.eq_ignore_ascii_case("true"));
+        let mut overwrite = false;
+        let mut versioning = !query
+            .iter()
+            .any(|(k, v)| k == "versioningEnabled" && v.eq_ignore_ascii_case("false"));
+        let mut props: Vec<(String, Vec<String>)> = Vec::new();
+        for p in parts {
+            let text = || String::from_utf8_lossy(&p.data).into_owned();
+            match p.name.to_ascii_lowercase().as_str() {
+                "filedata" => {
+                    if p.filename.is_none() {
+                        return Err(bad("filedata must be a file part"));
+                    }
+                    file = Some(p);
+                }
+                "name" => name = Some(text()),
+                "nodetype" => node_type = text(),
+                "relativepath" => relative_path = Some(text()),
+                "autorename" => auto_rename = text().eq_ignore_ascii_case("true"),
+                "overwrite" => overwrite = text().eq_ignore_ascii_case("true"),
+                "versioningenabled" => versioning = !text().eq_ignore_ascii_case("false"),
+                "majorversion" | "comment" | "renditions" | "aspectnames" => {}
+                other if other.contains(':') => {
+                    let v = text();
+                    match props.iter_mut().find(|(n, _)| *n == p.name) {
+                        Some((_, vs)) => vs.push(v),
+                        None => props.push((p.name.clone(), vec![v])),
+                    }
+                }
+                _ => {} // Alfresco silently ignores fields without a prefix.
+            }
+        }
+        let Some(file) = file else {
+            return Err(bad("Required field missing: filedata"));
+        };
+        if auto_rename && overwrite {
+            return Err(bad(
+                "Both 'overwrite' and 'autoRename' have been specified - only one can be used",
+            ));
+        }
+        let name = name.or(file.filename.clone()).unwrap_or_default();
+        if !valid_name(&name) {
+            return Err(error(
+                422,
+                "framework.exception.ConstraintViolated",
+                &format!("Name contains invalid characters: {name}"),
+            ));
+        }
+        Ok(UploadForm {
+            file,
+            name,
+            node_type,
+            relative_path,
+            auto_rename,
+            versioning,
+            props,
+        })
     }
+
+    /// The typed properties and aspects, validated against the content model (400 for an
+    /// unknown property or bad value, 422 for a missing mandatory one), plus what Alfresco
+    /// adds itself (auditable, versionable with label 1.0).
+    fn properties(
+        &self,
+        state: &State,
+    ) -> Result<(serde_json::Map<String, Value>, Vec<String>), Resp> {
+        state
+            .dict
+            .check_content_type(&self.node_type)
+            .map_err(|r| bad(&r.message))?;
+        let (mut typed, mut aspects) = match state.dict.convert(&self.node_type, &self.props) {
+            Ok(x) => x,
+            Err(r) if r.status == 422 => {
+                return Err(error(
+                    422,
+                    "framework.exception.ConstraintViolated",
+                    &r.message,
+                ));
+            }
+            Err(r) => return Err(bad(&r.message)),
+        };
+        aspects.push("cm:auditable".into());
+        if self.versioning {
+            aspects.push("cm:versionable".into());
+            typed.insert("cm:versionLabel".into(), json!("1.0"));
+            typed.insert("cm:versionType".into(), json!("MAJOR"));
+        }
+        Ok((typed, aspects))
+    }
+}
+
+/// Stores the document: 201 with the node entry, 409 on a duplicate name (or, with
+/// autoRename, the next free `name-N.ext`).
+async fn store_upload(
+    state: &Arc<State>,
+    user: &str,
+    parent: String,
+    form: UploadForm,
+    typed: serde_json::Map<String, Value>,
+    aspects: Vec<String>,
+) -> Resp {
+    let name = form.name;
     let mime = mime_for(&name).0.to_string();
+    let properties = Value::Object(typed).to_string();
+    let aspects = json!(aspects).to_string();
     let mut attempt = 0u32;
     loop {
         let try_name = if attempt == 0 {
@@ -506,22 +575,22 @@ async fn create(
         };
         let new = NewNode {
             parent_id: parent.clone(),
-            relative_path: relative_path.clone(),
+            relative_path: form.relative_path.clone(),
             name: try_name,
-            node_type: node_type.clone(),
+            node_type: form.node_type.clone(),
             is_folder: false,
             creator: user.to_string(),
             mime: Some(mime.clone()),
-            properties: Value::Object(typed.clone()).to_string(),
-            aspects: json!(aspects).to_string(),
+            properties: properties.clone(),
+            aspects: aspects.clone(),
             served_by: state.node_name.clone(),
-            content: Some(file.data.clone()),
+            content: Some(form.file.data.clone()),
             title: None,
             erc: None,
         };
         match blocking(&state.store, move |s| s.create(new)).await {
             Ok(n) => return json_resp(201, &json!({"entry": node_json(&n)})),
-            Err(StoreError::Duplicate(_)) if auto_rename && attempt < 1000 => attempt += 1,
+            Err(StoreError::Duplicate(_)) if form.auto_rename && attempt < 1000 => attempt += 1,
             Err(e) => return store_failure(e),
         }
     }

@@ -376,6 +376,7 @@ async fn document_by_num(state: &State, num: &str) -> Result<Node, Resp> {
 }
 
 pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
+    // Over 80 lines on purpose: the routing table, one arm per endpoint, reads best whole.
     let path = parts.uri.path().to_string();
     if path == TOKEN {
         return if parts.method == "POST" {
@@ -587,73 +588,14 @@ async fn create_document(
     else {
         return problem(400, "No file part (`file`) in the request");
     };
-    let doc: serde_json::Map<String, Value> = match mparts.iter().find(|p| p.name == "document") {
-        None => serde_json::Map::new(),
-        Some(p) => match serde_json::from_slice::<Value>(&p.data) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) | Err(_) => {
-                return problem(
-                    400,
-                    "Unable to map JSON path: the document part is not a Document",
-                );
-            }
-        },
+    let doc = match DocumentPart::parse(mparts.iter().find(|p| p.name == "document"), file) {
+        Ok(d) => d,
+        Err(r) => return r,
     };
-    if let Some(bad) = doc.keys().find(|k| !DOCUMENT_FIELDS.contains(&k.as_str())) {
-        return problem(
-            400,
-            &format!("The property \"{bad}\" is not defined in Document."),
-        );
-    }
-    let str_field = |k: &str| -> Result<Option<String>, Resp> {
-        match doc.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(problem(
-                400,
-                &format!("Unable to map JSON path: {k} must be a string"),
-            )),
-        }
-    };
-    let (file_name, title, description, erc) = match (
-        str_field("fileName"),
-        str_field("title"),
-        str_field("description"),
-        str_field("externalReferenceCode"),
-    ) {
-        (Ok(a), Ok(b), Ok(c), Ok(d)) => (a, b, c, d),
-        (Err(r), ..) | (_, Err(r), ..) | (_, _, Err(r), _) | (.., Err(r)) => return r,
-    };
-    let file_name = file_name.or(file.filename.clone()).unwrap_or_default();
-    if file_name.is_empty() || file_name.contains('/') {
-        return problem(400, "Invalid file name");
-    }
-    let title = title.unwrap_or_else(|| file_name.clone());
-    if let Some(k) = doc.get("keywords")
-        && !k.as_array().is_some_and(|a| a.iter().all(Value::is_string))
-    {
-        return problem(
-            400,
-            "Unable to map JSON path: keywords must be an array of strings",
-        );
-    }
-    if let Some(c) = doc.get("customFields")
-        && !c.as_array().is_some_and(|a| {
-            a.iter().all(|f| {
-                f.get("name").is_some_and(Value::is_string)
-                    && f.get("customValue").is_some_and(Value::is_object)
-            })
-        })
-    {
-        return problem(
-            400,
-            "Unable to map JSON path: customFields must be [{name, customValue}]",
-        );
-    }
     // The folder: the path's, else documentFolderId, else the site root.
     let parent = match folder {
         Some(f) => f,
-        None => match doc.get("documentFolderId").and_then(Value::as_i64) {
+        None => match doc.json.get("documentFolderId").and_then(Value::as_i64) {
             Some(0) | None => match site_root(state).await {
                 Ok(r) => r,
                 Err(e) => return store_failure(e),
@@ -664,20 +606,6 @@ async fn create_document(
             },
         },
     };
-    let mut meta = serde_json::Map::new();
-    meta.insert("description".into(), json!(description.unwrap_or_default()));
-    for k in ["keywords", "customFields", "viewableBy"] {
-        if let Some(v) = doc.get(k) {
-            meta.insert(k.into(), v.clone());
-        }
-    }
-    if let Some(t) = doc.get("documentType")
-        && t.get("name")
-            .and_then(Value::as_str)
-            .is_some_and(|n| DOCUMENT_TYPES.contains(&n))
-    {
-        meta.insert("documentType".into(), t.clone());
-    }
     // Liferay stores the file part's Content-Type as sent (parameters stripped).
     let mime = file
         .content_type
@@ -687,22 +615,131 @@ async fn create_document(
     let new = NewNode {
         parent_id: parent,
         relative_path: None,
-        name: file_name,
+        name: doc.file_name.clone(),
         node_type: "DLFileEntry".into(),
         is_folder: false,
         creator: user.to_string(),
         mime: Some(mime.unwrap_or_else(|| "application/octet-stream".into())),
-        properties: Value::Object(meta).to_string(),
+        properties: doc.stored_metadata().to_string(),
         aspects: "[]".into(),
         served_by: state.node_name.clone(),
         content: Some(file.data.clone()),
-        title: Some(title),
-        erc: Some(erc.unwrap_or_else(|| uuid::Uuid::new_v4().to_string())),
+        title: Some(doc.title),
+        erc: Some(doc.erc.unwrap_or_else(|| uuid::Uuid::new_v4().to_string())),
     };
     match blocking(&state.store, move |s| s.create(new)).await {
         Ok(n) => json_resp(200, &document_json(state, &n, false).await),
         Err(e) => store_failure(e),
     }
+}
+
+/// The optional `document` JSON part of an upload, checked as Liferay maps it: only
+/// Document's fields, strings where strings go, keywords and customFields in their shapes.
+struct DocumentPart {
+    json: serde_json::Map<String, Value>,
+    file_name: String,
+    title: String,
+    description: Option<String>,
+    erc: Option<String>,
+}
+
+impl DocumentPart {
+    fn parse(part: Option<&multipart::Part>, file: &multipart::Part) -> Result<DocumentPart, Resp> {
+        let json: serde_json::Map<String, Value> = match part {
+            None => serde_json::Map::new(),
+            Some(p) => match serde_json::from_slice::<Value>(&p.data) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) | Err(_) => {
+                    return Err(problem(
+                        400,
+                        "Unable to map JSON path: the document part is not a Document",
+                    ));
+                }
+            },
+        };
+        if let Some(bad) = json.keys().find(|k| !DOCUMENT_FIELDS.contains(&k.as_str())) {
+            return Err(problem(
+                400,
+                &format!("The property \"{bad}\" is not defined in Document."),
+            ));
+        }
+        let str_field = |k: &str| -> Result<Option<String>, Resp> {
+            match json.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(problem(
+                    400,
+                    &format!("Unable to map JSON path: {k} must be a string"),
+                )),
+            }
+        };
+        let file_name = str_field("fileName")?;
+        let title = str_field("title")?;
+        let description = str_field("description")?;
+        let erc = str_field("externalReferenceCode")?;
+        let file_name = file_name.or(file.filename.clone()).unwrap_or_default();
+        if file_name.is_empty() || file_name.contains('/') {
+            return Err(problem(400, "Invalid file name"));
+        }
+        let title = title.unwrap_or_else(|| file_name.clone());
+        check_shapes(&json)?;
+        Ok(DocumentPart {
+            json,
+            file_name,
+            title,
+            description,
+            erc,
+        })
+    }
+
+    /// What the store keeps besides name, title and ERC: description, keywords, custom
+    /// fields, viewableBy, and the document type when it is a known one.
+    fn stored_metadata(&self) -> Value {
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "description".into(),
+            json!(self.description.clone().unwrap_or_default()),
+        );
+        for k in ["keywords", "customFields", "viewableBy"] {
+            if let Some(v) = self.json.get(k) {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        if let Some(t) = self.json.get("documentType")
+            && t.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| DOCUMENT_TYPES.contains(&n))
+        {
+            meta.insert("documentType".into(), t.clone());
+        }
+        Value::Object(meta)
+    }
+}
+
+/// keywords must be strings; customFields `[{name, customValue: {...}}]`.
+fn check_shapes(doc: &serde_json::Map<String, Value>) -> Result<(), Resp> {
+    if let Some(k) = doc.get("keywords")
+        && !k.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+    {
+        return Err(problem(
+            400,
+            "Unable to map JSON path: keywords must be an array of strings",
+        ));
+    }
+    if let Some(c) = doc.get("customFields")
+        && !c.as_array().is_some_and(|a| {
+            a.iter().all(|f| {
+                f.get("name").is_some_and(Value::is_string)
+                    && f.get("customValue").is_some_and(Value::is_object)
+            })
+        })
+    {
+        return Err(problem(
+            400,
+            "Unable to map JSON path: customFields must be [{name, customValue}]",
+        ));
+    }
+    Ok(())
 }
 
 /// Default OAuth2 token lifetime.

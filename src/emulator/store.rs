@@ -304,35 +304,7 @@ impl Store {
         let now = crate::timefmt::now_ms();
         let r = self.with(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(internal)?;
-            let mut parent = n.parent_id.clone();
-            let is_folder = |tx: &rusqlite::Transaction<'_>, id: &str| {
-                tx.query_row("SELECT is_folder FROM nodes WHERE id = ?1", [id], |r| r.get::<_, i64>(0)).optional().map_err(internal)
-            };
-            match is_folder(&tx, &parent)? {
-                None => return Err(StoreError::ParentNotFound),
-                Some(0) => return Err(StoreError::NotAFolder(parent)),
-                Some(_) => {}
-            }
-            for seg in n.relative_path.iter().flat_map(|p| p.split('/')).filter(|s| !s.is_empty()) {
-                let key = seg.to_lowercase();
-                let found: Option<(String, i64)> = tx
-                    .query_row("SELECT id, is_folder FROM nodes WHERE parent_id = ?1 AND name_key = ?2", params![parent, key], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-                    .map_err(internal)?;
-                parent = match found {
-                    Some((_, 0)) => return Err(StoreError::NotAFolder(seg.to_string())),
-                    Some((fid, _)) => fid,
-                    None => {
-                        let fid = uuid::Uuid::new_v4().to_string();
-                        tx.execute(
-                            "INSERT INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator, served_by) VALUES (?1, ?2, ?3, ?4, 'cm:folder', 1, ?5, ?6, ?7)",
-                            params![fid, parent, seg, key, now, n.creator, n.served_by],
-                        )
-                        .map_err(internal)?;
-                        fid
-                    }
-                };
-            }
+            let parent = folder_for(&tx, &n, now)?;
                         let inserted = tx.execute(
                 "INSERT INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by, title, title_key, erc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
@@ -524,6 +496,54 @@ impl Store {
                 .map_err(internal)
         })
     }
+}
+
+/// The folder a new node goes into: its parent, which must exist and be a folder, and
+/// below it the `relative_path` folders, created where missing (as Alfresco does).
+fn folder_for(tx: &rusqlite::Transaction<'_>, n: &NewNode, now: i64) -> Result<String, StoreError> {
+    let mut parent = n.parent_id.clone();
+    let is_folder = |tx: &rusqlite::Transaction<'_>, id: &str| {
+        tx.query_row("SELECT is_folder FROM nodes WHERE id = ?1", [id], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()
+        .map_err(internal)
+    };
+    match is_folder(tx, &parent)? {
+        None => return Err(StoreError::ParentNotFound),
+        Some(0) => return Err(StoreError::NotAFolder(parent)),
+        Some(_) => {}
+    }
+    for seg in n
+        .relative_path
+        .iter()
+        .flat_map(|p| p.split('/'))
+        .filter(|s| !s.is_empty())
+    {
+        let key = seg.to_lowercase();
+        let found: Option<(String, i64)> = tx
+            .query_row(
+                "SELECT id, is_folder FROM nodes WHERE parent_id = ?1 AND name_key = ?2",
+                params![parent, key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(internal)?;
+        parent = match found {
+            Some((_, 0)) => return Err(StoreError::NotAFolder(seg.to_string())),
+            Some((fid, _)) => fid,
+            None => {
+                let fid = uuid::Uuid::new_v4().to_string();
+                tx.execute(
+                    "INSERT INTO nodes (id, parent_id, name, name_key, node_type, is_folder, created_at, creator, served_by) VALUES (?1, ?2, ?3, ?4, 'cm:folder', 1, ?5, ?6, ?7)",
+                    params![fid, parent, seg, key, now, n.creator, n.served_by],
+                )
+                .map_err(internal)?;
+                fid
+            }
+        };
+    }
+    Ok(parent)
 }
 
 #[cfg(test)]

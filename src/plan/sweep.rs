@@ -43,6 +43,44 @@ pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
+/// The methods to sweep: those named (each must answer), or every method in the directory
+/// that answers (the others are returned as unreachable, with the reason).
+async fn resolve_methods(a: &SweepArgs) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
+    let timeout = std::time::Duration::from_secs(2);
+    let mut methods = Vec::new();
+    let mut unreachable = Vec::new();
+    if a.access_methods.is_empty() {
+        for m in access::list(&a.access_methods_dir)? {
+            match access::reachable(&m, timeout).await {
+                Ok(()) => methods.push(m),
+                Err(why) => unreachable.push((m.name.clone(), why)),
+            }
+        }
+        if methods.is_empty() {
+            bail!(
+                "--access-methods: none of the methods in {} answers; start the lab (scripts/lab.sh up) or name methods, e.g. --access-methods embedded-http",
+                a.access_methods_dir.display()
+            );
+        }
+    } else {
+        for spec in &a.access_methods {
+            let m = access::resolve(spec, &a.access_methods_dir)?;
+            if let Err(why) = access::reachable(&m, timeout).await {
+                bail!(
+                    "--access-methods: `{}` does not answer ({why}); check its url in {}",
+                    m.name,
+                    m.source.display()
+                );
+            }
+            if methods.iter().any(|x: &AccessMethod| x.name == m.name) {
+                bail!("--access-methods: `{}` is listed twice", m.name);
+            }
+            methods.push(m);
+        }
+    }
+    Ok((methods, unreachable))
+}
+
 #[derive(Debug, Clone)]
 pub struct SweepPlanSpec {
     pub common: CommonPlan,
@@ -66,38 +104,7 @@ impl SweepPlanSpec {
         let threads = parse_threads(&a.threads)?;
         let mut sizes = a.sizes.clone();
         sizes.dedup();
-        let timeout = std::time::Duration::from_secs(2);
-        let mut methods = Vec::new();
-        let mut unreachable = Vec::new();
-        if a.access_methods.is_empty() {
-            for m in access::list(&a.access_methods_dir)? {
-                match access::reachable(&m, timeout).await {
-                    Ok(()) => methods.push(m),
-                    Err(why) => unreachable.push((m.name.clone(), why)),
-                }
-            }
-            if methods.is_empty() {
-                bail!(
-                    "--access-methods: none of the methods in {} answers; start the lab (scripts/lab.sh up) or name methods, e.g. --access-methods embedded-http",
-                    a.access_methods_dir.display()
-                );
-            }
-        } else {
-            for spec in &a.access_methods {
-                let m = access::resolve(spec, &a.access_methods_dir)?;
-                if let Err(why) = access::reachable(&m, timeout).await {
-                    bail!(
-                        "--access-methods: `{}` does not answer ({why}); check its url in {}",
-                        m.name,
-                        m.source.display()
-                    );
-                }
-                if methods.iter().any(|x: &AccessMethod| x.name == m.name) {
-                    bail!("--access-methods: `{}` is listed twice", m.name);
-                }
-                methods.push(m);
-            }
-        }
+        let (methods, unreachable) = resolve_methods(a).await?;
         for m in &methods {
             if m.is_embedded() && common.protocol == crate::protocol::ProtocolKind::Cmis {
                 bail!(

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::analysis::Usl;
 use super::findings::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
@@ -29,19 +30,56 @@ fn nice_axis(max: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
+/// The geometry of one chart: margins, plot area, the log-scale thread axis and the
+/// docs/sec axis.
+struct Plot {
+    w: f64,
+    h: f64,
+    ml: f64,
+    mt: f64,
+    pw: f64,
+    ph: f64,
+    tmin: f64,
+    tmax: f64,
+    ymax: f64,
+    ystep: f64,
+}
+
+impl Plot {
+    fn new(threads: &[u64], ymax_data: f64) -> Plot {
+        let (w, h) = (760.0, 400.0);
+        let (ml, mr, mt, mb) = (64.0, 170.0, 34.0, 48.0);
+        let tmin = *threads.iter().min().unwrap_or(&1) as f64;
+        let tmax = (*threads.iter().max().unwrap_or(&1) as f64).max(tmin * 2.0);
+        let (ymax, ystep) = nice_axis(ymax_data * 1.05);
+        Plot {
+            w,
+            h,
+            ml,
+            mt,
+            pw: w - ml - mr,
+            ph: h - mt - mb,
+            tmin,
+            tmax,
+            ymax,
+            ystep,
+        }
+    }
+    fn x(&self, t: f64) -> f64 {
+        self.ml + (t.log2() - self.tmin.log2()) / (self.tmax.log2() - self.tmin.log2()) * self.pw
+    }
+    fn y(&self, v: f64) -> f64 {
+        self.mt + self.ph - (v / self.ymax).clamp(0.0, 1.05) * self.ph
+    }
+}
+
 fn chart(
     s: &SweepSummary,
     size: SizeClass,
     conn: ConnectionPolicy,
     cells: &[&CellSummary],
 ) -> String {
-    let (w, h) = (760.0, 400.0);
-    let (ml, mr, mt, mb) = (64.0, 170.0, 34.0, 48.0);
-    let (pw, ph) = (w - ml - mr, h - mt - mb);
     let threads = &s.plan.threads;
-    let tmin = *threads.iter().min().unwrap_or(&1) as f64;
-    let tmax = (*threads.iter().max().unwrap_or(&1) as f64).max(tmin * 2.0);
-    let x = |t: f64| ml + (t.log2() - tmin.log2()) / (tmax.log2() - tmin.log2()) * pw;
     let rows: Vec<&ScalingRow> = s
         .scaling
         .iter()
@@ -54,8 +92,8 @@ fn chart(
                 .max(c.docs_per_sec_mean + c.docs_per_sec_stddev)
         })
         .fold(0.0, f64::max);
-    let (ymax, ystep) = nice_axis(ymax_data * 1.05);
-    let y = |v: f64| mt + ph - (v / ymax).clamp(0.0, 1.05) * ph;
+    let p = Plot::new(threads, ymax_data);
+    let (w, h, ml) = (p.w, p.h, p.ml);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -65,9 +103,40 @@ fn chart(
         o,
         r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#
     );
+    axes(&p, threads, &mut o);
+    let methods: Vec<&str> = s
+        .plan
+        .methods
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|m| cells.iter().any(|c| c.method == *m))
+        .collect();
+    for (i, m) in methods.iter().enumerate() {
+        let usl = rows
+            .iter()
+            .find(|r| r.method == *m)
+            .and_then(|r| r.usl.as_ref());
+        series(&p, i, m, cells, usl, &mut o);
+    }
+    let ly = p.mt + 10.0 + methods.len() as f64 * 20.0;
+    let _ = writeln!(
+        o,
+        r##"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="#555" stroke-dasharray="5 4"/><text class="legend" x="{}" y="{}">USL fit</text>"##,
+        ml + p.pw + 14.0,
+        ml + p.pw + 38.0,
+        ml + p.pw + 44.0,
+        ly + 4.0
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
+/// Grid lines, tick labels and axis titles.
+fn axes(p: &Plot, threads: &[u64], o: &mut String) {
+    let (ml, mt, pw, ph) = (p.ml, p.mt, p.pw, p.ph);
     let mut v = 0.0;
-    while v <= ymax + 1e-9 {
-        let yy = y(v);
+    while v <= p.ymax + 1e-9 {
+        let yy = p.y(v);
         let _ = writeln!(
             o,
             r#"<line class="grid" x1="{ml}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
@@ -76,11 +145,11 @@ fn chart(
             yy + 4.0,
             fmt_num(v)
         );
-        v += ystep;
+        v += p.ystep;
     }
     let mut last_label = f64::NEG_INFINITY;
     for &t in threads {
-        let xx = x(t as f64);
+        let xx = p.x(t as f64);
         let _ = writeln!(
             o,
             r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{}"/>"#,
@@ -99,93 +168,73 @@ fn chart(
         o,
         r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads (log scale)</text>"#,
         ml + pw / 2.0,
-        h - 8.0
+        p.h - 8.0
     );
     let _ = writeln!(
         o,
         r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">docs/sec</text>"#,
         mt + ph / 2.0
     );
-    let methods: Vec<&str> = s
-        .plan
-        .methods
+}
+
+/// One method's line, its points with ±σ bars, its USL curve (dashed) and its legend entry.
+fn series(p: &Plot, i: usize, m: &str, cells: &[&CellSummary], usl: Option<&Usl>, o: &mut String) {
+    let color = PALETTE[i % PALETTE.len()];
+    let mut pts: Vec<&&CellSummary> = cells.iter().filter(|c| c.method == m).collect();
+    pts.sort_by_key(|c| c.threads);
+    let line: Vec<String> = pts
         .iter()
-        .map(|m| m.name.as_str())
-        .filter(|m| cells.iter().any(|c| c.method == *m))
+        .map(|c| format!("{:.1},{:.1}", p.x(c.threads as f64), p.y(c.docs_per_sec)))
         .collect();
-    for (i, m) in methods.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let mut pts: Vec<&&CellSummary> = cells.iter().filter(|c| c.method == *m).collect();
-        pts.sort_by_key(|c| c.threads);
-        let line: Vec<String> = pts
-            .iter()
-            .map(|c| format!("{:.1},{:.1}", x(c.threads as f64), y(c.docs_per_sec)))
+    let _ = writeln!(
+        o,
+        r#"<polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+        esc(m),
+        line.join(" ")
+    );
+    for c in &pts {
+        let (xx, yy) = (p.x(c.threads as f64), p.y(c.docs_per_sec));
+        let (lo, hi) = (
+            p.y(c.docs_per_sec_mean - c.docs_per_sec_stddev),
+            p.y(c.docs_per_sec_mean + c.docs_per_sec_stddev),
+        );
+        let _ = writeln!(
+            o,
+            r#"<line class="errbar" x1="{xx:.1}" x2="{xx:.1}" y1="{lo:.1}" y2="{hi:.1}" stroke="{color}"/><circle class="point" cx="{xx:.1}" cy="{yy:.1}" r="3.5" fill="{color}"><title>{}: {} threads, {:.1} docs/s (runs {:.1} ± {:.1}), p95 {:.2} ms</title></circle>"#,
+            esc(m),
+            c.threads,
+            c.docs_per_sec,
+            c.docs_per_sec_mean,
+            c.docs_per_sec_stddev,
+            c.latency_ms.p95
+        );
+    }
+    if let Some(u) = usl {
+        let n = 60;
+        let (lo, hi) = (p.tmin.log2(), p.tmax.log2());
+        let curve: Vec<String> = (0..=n)
+            .map(|k| {
+                let t = (lo + (hi - lo) * k as f64 / n as f64).exp2();
+                format!("{:.1},{:.1}", p.x(t), p.y(u.predict(t)))
+            })
             .collect();
         let _ = writeln!(
             o,
-            r#"<polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline class="usl" data-method="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="5 4" points="{}"/>"#,
             esc(m),
-            line.join(" ")
-        );
-        for c in &pts {
-            let (xx, yy) = (x(c.threads as f64), y(c.docs_per_sec));
-            let (lo, hi) = (
-                y(c.docs_per_sec_mean - c.docs_per_sec_stddev),
-                y(c.docs_per_sec_mean + c.docs_per_sec_stddev),
-            );
-            let _ = writeln!(
-                o,
-                r#"<line class="errbar" x1="{xx:.1}" x2="{xx:.1}" y1="{lo:.1}" y2="{hi:.1}" stroke="{color}"/><circle class="point" cx="{xx:.1}" cy="{yy:.1}" r="3.5" fill="{color}"><title>{}: {} threads, {:.1} docs/s (runs {:.1} ± {:.1}), p95 {:.2} ms</title></circle>"#,
-                esc(m),
-                c.threads,
-                c.docs_per_sec,
-                c.docs_per_sec_mean,
-                c.docs_per_sec_stddev,
-                c.latency_ms.p95
-            );
-        }
-        if let Some(u) = rows
-            .iter()
-            .find(|r| r.method == *m)
-            .and_then(|r| r.usl.as_ref())
-        {
-            let n = 60;
-            let curve: Vec<String> = (0..=n)
-                .map(|k| {
-                    let t =
-                        (tmin.log2() + (tmax.log2() - tmin.log2()) * k as f64 / n as f64).exp2();
-                    format!("{:.1},{:.1}", x(t), y(u.predict(t)))
-                })
-                .collect();
-            let _ = writeln!(
-                o,
-                r#"<polyline class="usl" data-method="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="5 4" points="{}"/>"#,
-                esc(m),
-                curve.join(" ")
-            );
-        }
-        let ly = mt + 10.0 + i as f64 * 20.0;
-        let _ = writeln!(
-            o,
-            r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
-            ml + pw + 14.0,
-            ml + pw + 38.0,
-            ml + pw + 44.0,
-            ly + 4.0,
-            esc(m)
+            curve.join(" ")
         );
     }
-    let ly = mt + 10.0 + methods.len() as f64 * 20.0;
+    let ly = p.mt + 10.0 + i as f64 * 20.0;
     let _ = writeln!(
         o,
-        r##"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="#555" stroke-dasharray="5 4"/><text class="legend" x="{}" y="{}">USL fit</text>"##,
-        ml + pw + 14.0,
-        ml + pw + 38.0,
-        ml + pw + 44.0,
-        ly + 4.0
+        r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
+        p.ml + p.pw + 14.0,
+        p.ml + p.pw + 38.0,
+        p.ml + p.pw + 44.0,
+        ly + 4.0,
+        esc(m)
     );
-    o.push_str("</svg>\n");
-    o
 }
 
 fn fmt_num(v: f64) -> String {

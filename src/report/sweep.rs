@@ -86,11 +86,32 @@ fn plural(n: u64) -> &'static str {
 
 /// Builds the summary from the plan and every run found (any order).
 pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
+    let cells = cells_in_plan_order(plan, runs);
+    let relative = relative_costs(plan, &cells);
+    let scaling = scaling_rows(&cells);
+    let mut warnings = cell_warnings(plan, &cells);
+    let planned = plan.runs_planned();
+    if (runs.len() as u64) < planned {
+        warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
+    }
+    SweepSummary {
+        schema_version: SCHEMA_VERSION,
+        plan: plan.clone(),
+        runs_planned: planned,
+        runs_done: runs.len() as u64,
+        cells,
+        relative,
+        scaling,
+        warnings,
+    }
+}
+
+/// One summary per cell that has runs, in plan order: method, connection, size, threads.
+fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
     let mut by_cell: BTreeMap<&CellKey, Vec<&CellRun>> = BTreeMap::new();
     for r in runs {
         by_cell.entry(&r.cell).or_default().push(r);
     }
-    // Cells in plan order: method, connection, size, threads.
     let mut cells = Vec::new();
     for m in &plan.methods {
         for c in &plan.connections_of(m) {
@@ -109,8 +130,14 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             }
         }
     }
+    cells
+}
+
+/// Each non-baseline cell against the baseline's cell of the same connection, size and
+/// threads, with the 95 % Welch interval of the difference.
+fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
     let mut relative = Vec::new();
-    for cell in &cells {
+    for cell in cells {
         if cell.method == plan.baseline {
             continue;
         }
@@ -148,9 +175,14 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             });
         }
     }
+    relative
+}
+
+/// Peak, knee and degradation per method, connection and size, with the USL fit.
+fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
     let mut scaling = Vec::new();
     let mut groups: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    for c in &cells {
+    for c in cells {
         let g = (c.method.clone(), c.connection, c.size);
         if !groups.contains(&g) {
             groups.push(g);
@@ -180,8 +212,13 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             });
         }
     }
+    scaling
+}
+
+/// Cells where the client may have been the bottleneck, and cells with failed uploads.
+fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     let mut warnings = Vec::new();
-    for c in &cells {
+    for c in cells {
         if c.client_cpu_share >= SATURATION_SHARE {
             let embedded = plan
                 .methods
@@ -205,20 +242,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
             ));
         }
     }
-    let planned = plan.runs_planned();
-    if (runs.len() as u64) < planned {
-        warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
-    }
-    SweepSummary {
-        schema_version: SCHEMA_VERSION,
-        plan: plan.clone(),
-        runs_planned: planned,
-        runs_done: runs.len() as u64,
-        cells,
-        relative,
-        scaling,
-        warnings,
-    }
+    warnings
 }
 
 fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {

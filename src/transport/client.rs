@@ -42,6 +42,34 @@ impl AccessMethod {
             (HttpVersion::Http2, "http") => b.http2_prior_knowledge(),
             (HttpVersion::Http2, _) => b,
         };
+        let b = self.tls_settings(b, &mut url, embedded_ca)?;
+        let mut b = b;
+        let mut headers = HeaderMap::new();
+        for (k, v) in &self.headers {
+            headers.insert(
+                HeaderName::from_bytes(k.as_bytes())?,
+                HeaderValue::from_str(v).with_context(|| {
+                    format!(
+                        "access method {}: header {k} has an invalid value",
+                        self.name
+                    )
+                })?,
+            );
+        }
+        b = b.default_headers(headers);
+        let counter = ConnectionCounter::default();
+        b = b.connector_layer(counter.clone());
+        Ok((url, b.build().context("building the HTTP client")?, counter))
+    }
+
+    /// The TLS part of the client: trusted CAs, client certificate, `insecure`, and a
+    /// server-name override (which also changes the host of `url`).
+    fn tls_settings(
+        &self,
+        mut b: reqwest::ClientBuilder,
+        url: &mut reqwest::Url,
+        embedded_ca: Option<&str>,
+    ) -> Result<reqwest::ClientBuilder> {
         if let Some(ca) = embedded_ca {
             b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes())?);
         }
@@ -93,22 +121,7 @@ impl AccessMethod {
                 )
             })?;
         }
-        let mut headers = HeaderMap::new();
-        for (k, v) in &self.headers {
-            headers.insert(
-                HeaderName::from_bytes(k.as_bytes())?,
-                HeaderValue::from_str(v).with_context(|| {
-                    format!(
-                        "access method {}: header {k} has an invalid value",
-                        self.name
-                    )
-                })?,
-            );
-        }
-        b = b.default_headers(headers);
-        let counter = ConnectionCounter::default();
-        b = b.connector_layer(counter.clone());
-        Ok((url, b.build().context("building the HTTP client")?, counter))
+        Ok(b)
     }
     /// The upload fast path for this method, when it is plain HTTP/1.1 or HTTPS trusting
     /// public roots and/or `tls.ca_cert` (or the embedded target's CA); `None` otherwise

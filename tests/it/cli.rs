@@ -355,6 +355,7 @@ fn generated_pdfs_pass_pdfinfo() {
 
 #[test]
 fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     // A slow target (2 slots x 5 ms = 400 docs/s) so the run is still going when interrupted.
     let target = TargetProcess::start(

@@ -97,6 +97,7 @@ async fn acceptance_sweep_writes_every_report_and_report_reproduces_them() {
 
 #[test]
 fn killed_midway_then_resume_completes_without_repeating_runs() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let mut child = bin()
