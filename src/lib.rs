@@ -1,7 +1,10 @@
 //! ingestbench: measure how fast documents can be pushed into a content repository.
 //!
-//! `run(cli)` is the whole tool; `main` only builds the runtime and maps the outcome to an
-//! exit code, so tests drive everything in-process.
+//! `execute(cli)` is the whole tool; `main` only builds the runtime and maps the outcome to
+//! an exit code, so tests drive everything in-process. The commands (`cmd`) turn validated
+//! plans (`plan`) into calls of one engine (`engine`), which uploads through a repository
+//! API (`protocol`) over an access path (`transport`) and hands each run to the writers
+//! (`results`, `report`, `records`); `emulator` is the embedded reference target.
 
 pub mod api;
 pub mod cli;
@@ -48,7 +51,7 @@ impl Outcome {
     }
 }
 
-pub async fn run(cli: Cli) -> Result<Outcome> {
+pub async fn execute(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Run(args) => run_command(&args).await.map(|(o, _)| o),
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),

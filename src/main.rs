@@ -15,7 +15,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let code = match rt.block_on(ingestbench::run(cli)) {
+    let code = match rt.block_on(ingestbench::execute(cli)) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
             eprintln!("error: {e:#}");

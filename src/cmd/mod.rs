@@ -1,6 +1,8 @@
-//! The commands (`run`, `sweep`, `report`, `target`) and what they share: credentials,
-//! temporary directories, the progress display. Each command turns its validated plan into
-//! calls of the library modules and maps the result to an [`Outcome`](crate::Outcome).
+//! The commands (`run`, `sweep`, `report`, `verify`, `cleanup`, `target`) and what they
+//! share: credentials (prompting only on a terminal), signal handling, the progress display.
+//! Each command parses, builds its validated plan, calls the engine or the library modules,
+//! prints, and maps the result to an [`Outcome`](crate::Outcome); none loops over workers
+//! or cells.
 
 pub mod cleanup;
 pub mod report;

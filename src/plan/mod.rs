@@ -1,5 +1,6 @@
 //! Validated plans built from the CLI in one place (`TryFrom`): every flag a user can get
-//! wrong is checked here with a message naming it. `sweep` expands its axes here too.
+//! wrong is checked here with a message naming it. `run` becomes one `direct` access method
+//! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
 
 pub mod sweep;
 

@@ -1,6 +1,8 @@
-//! The result of a `run` as data (the JSON source of truth, schema in
-//! `schema/run-result.schema.json`) and its human summary. Building it is pure: it takes
-//! measurements and returns values; writing files is the caller's job.
+//! Reports: the result of a `run` built from its measured runs (the JSON source of truth,
+//! schema in `schema/run-result.schema.json`; the record types live in `records`) and its
+//! human summary; a sweep's summary and its exporters (`sweep`, `export`, `table`, `html`,
+//! `findings`, `analysis`). Building is pure: measurements in, values out; writing files is
+//! the caller's job.
 
 pub mod analysis;
 pub mod export;

@@ -1,7 +1,7 @@
-//! The data of a sweep: the plan (`plan.json`), one record per finished run
-//! (`runs/*.json`, written as soon as the run ends), and the summary every report is
-//! rendered from (`summary.json`). `summarize` is pure and deterministic, so `report DIR`
-//! reproduces the same files from the same runs.
+//! The summary of a sweep every report is rendered from (`summary.json`), built from its
+//! plan (`plan.json`) and its finished runs (`runs/*.json`; both record types live in
+//! `records`). `summarize` is pure and deterministic, so `report DIR` reproduces the same
+//! files from the same runs.
 
 use std::collections::BTreeMap;
 

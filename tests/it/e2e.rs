@@ -336,7 +336,7 @@ async fn verify_finds_what_went_missing_corrupt_or_extra() {
         pw.to_str().unwrap(),
     ])
     .unwrap();
-    let outcome = ingestbench::run(cli).await.unwrap();
+    let outcome = ingestbench::execute(cli).await.unwrap();
     assert_eq!(outcome, ingestbench::Outcome::Failures, "exit 1");
     let v: ingestbench::verify::VerifyReport =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("verify.json")).unwrap())
@@ -393,7 +393,7 @@ async fn cleanup_deletes_only_its_own_folder() {
         pw.to_str().unwrap(),
     ])
     .unwrap();
-    let err = format!("{:#}", ingestbench::run(cli).await.unwrap_err());
+    let err = format!("{:#}", ingestbench::execute(cli).await.unwrap_err());
     assert!(
         err.contains("--yes") && err.contains("60 documents"),
         "{err}"
@@ -411,7 +411,7 @@ async fn cleanup_deletes_only_its_own_folder() {
     ])
     .unwrap();
     assert_eq!(
-        ingestbench::run(cli).await.unwrap(),
+        ingestbench::execute(cli).await.unwrap(),
         ingestbench::Outcome::Success
     );
     assert_eq!(
