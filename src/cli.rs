@@ -44,6 +44,13 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render the reports of a sweep directory from its saved results.
     Report(ReportArgs),
+    /// Describe a corpus: a directory of real files (content sniffed, Alfresco bulk-import
+    /// shadow metadata read) or a CSV listing exported from the source system. Writes
+    /// corpus.json: counts, bytes, size histogram and percentiles, types, folders.
+    Corpus(CorpusArgs),
+    /// Estimate how long importing a corpus takes, per measured access method and thread
+    /// count, with a 95 % interval, from sweep results (ideally `sweep --corpus`).
+    Estimate(EstimateArgs),
     /// Read back every document a run or sweep uploaded (by id, from its manifest) and check
     /// it: exists, name, size, SHA-256 of the content, the metadata sent; and that the run
     /// folders hold nothing else. Exit 1 when anything is missing, corrupt or duplicated.
@@ -113,6 +120,12 @@ pub struct RunArgs {
     /// documents, uploading exactly those its manifest does not show as acknowledged.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+
+    /// Upload synthetic documents whose sizes follow this corpus's size distribution
+    /// (corpus.json from `ingestbench corpus`) instead of one size class; with --docs set to
+    /// the corpus's document count this replays the whole import's size mix.
+    #[arg(long, value_name = "CORPUS.json", conflicts_with = "size")]
+    pub corpus: Option<PathBuf>,
 
     #[command(flatten)]
     pub common: CommonArgs,
@@ -264,6 +277,12 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub target_data_dir: Option<PathBuf>,
 
+    /// Measure the size mix of this corpus (corpus.json from `ingestbench corpus`): the small,
+    /// average and large classes become its 10th percentile, its median, and the size below
+    /// which half its bytes lie, so `estimate` models cost per byte over the real range.
+    #[arg(long, value_name = "CORPUS.json")]
+    pub corpus: Option<PathBuf>,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -353,6 +372,46 @@ pub struct CleanupArgs {
     /// File whose first line is the password (else INGESTBENCH_PASSWORD, else a prompt).
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "A listing is CSV with a header naming a `size` column (bytes) and optionally `path`\nand `mime`. Nothing is uploaded; the files are only read for their first 512 bytes.\n\nExit codes: 0 described (problems are counted in corpus.json), 2 unreadable path or listing."
+)]
+pub struct CorpusArgs {
+    /// A directory of real files, or a CSV listing of them.
+    #[arg(value_name = "DIR|LISTING.csv")]
+    pub path: PathBuf,
+
+    /// Where to write the description.
+    #[arg(long, default_value = "corpus.json", value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Print the description as JSON on stdout (the summary goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Model: per-document cost a + c x bytes at each method, policy and thread count, fitted\nfrom the measured sizes; the corpus takes N x a + c x B. See the README.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory."
+)]
+pub struct EstimateArgs {
+    /// The corpus description (from `ingestbench corpus`).
+    #[arg(long, value_name = "CORPUS.json")]
+    pub corpus: PathBuf,
+
+    /// Sweep results directories (results/sweep-<id>) to estimate from.
+    #[arg(value_name = "RESULTS_DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// Where to write estimate.json (default: in the first results directory).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print estimate.json on stdout (the table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Re-render a sweep's reports from its saved run results.

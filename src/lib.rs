@@ -9,8 +9,10 @@
 pub mod api;
 pub mod cli;
 pub mod cmd;
+pub mod corpus;
 pub mod emulator;
 pub mod engine;
+pub mod estimate;
 pub mod fixtures;
 pub mod host;
 pub mod manifest;
@@ -56,6 +58,8 @@ pub async fn execute(cli: Cli) -> Result<Outcome> {
         Command::Run(args) => run_command(&args).await.map(|(o, _)| o),
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),
         Command::Report(args) => cmd::report::report_command(&args),
+        Command::Corpus(args) => cmd::corpus::corpus_command(&args),
+        Command::Estimate(args) => cmd::estimate::estimate_command(&args),
         Command::Verify(args) => cmd::verify::verify_command(&args).await,
         Command::Cleanup(args) => cmd::cleanup::cleanup_command(&args).await,
         Command::Target(args) => cmd::target::target_command(args).await,

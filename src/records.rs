@@ -133,6 +133,10 @@ pub struct PlanRecord {
     pub timeout_s: f64,
     #[serde(default)]
     pub retries: u32,
+    /// `run --corpus`: the corpus description whose size mix the documents follow
+    /// (`doc_size_bytes` is then the mix's mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<String>,
 }
 
 /// An access method as recorded in results (no secrets).
@@ -168,6 +172,9 @@ pub struct SweepPlan {
     /// `interleaved` (run 1 of every cell, then run 2, ...) or `random` (shuffled with the seed).
     pub order: Order,
     pub baseline: String,
+    /// The corpus the size classes stand for (`sweep --corpus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<String>,
     pub protocol: ProtocolKind,
     pub auth: AuthMode,
     pub user: String,

@@ -5,6 +5,8 @@
 //! or cells.
 
 pub mod cleanup;
+pub mod corpus;
+pub mod estimate;
 pub mod report;
 pub mod run;
 pub mod sweep;

@@ -10,7 +10,6 @@ use anyhow::{Context, Result, bail};
 use super::{Progress, password, rand_u64, write_file};
 use crate::cli::RunArgs;
 use crate::engine::{self, Folders, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob};
-use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::plan::{self, RunPlan};
 use crate::transport::ConnectionPolicy;
@@ -45,6 +44,7 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
         crate::fixtures::SizeClass::Large => a.common.large_size = bytes,
     }
     a.common.seed = p.seed;
+    a.corpus = p.corpus.as_ref().map(PathBuf::from);
     a.common.profile = Some(
         p.profile
             .strip_prefix("built-in:")
@@ -120,15 +120,7 @@ async fn measure(
     earlier: &[ManifestEntry],
     live: &Arc<LiveCounters>,
 ) -> Result<Runs> {
-    let fixtures = HashMap::from([(
-        plan.size,
-        Arc::new(Fixtures::new(
-            plan.size,
-            plan.doc_size(),
-            plan.common.seed,
-            plan.common.profile.clone(),
-        )),
-    )]);
+    let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
     let job = SweepJob {
         session,

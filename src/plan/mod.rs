@@ -124,11 +124,32 @@ pub struct RunPlan {
     pub output: Option<PathBuf>,
     pub results_dir: PathBuf,
     pub target_data_dir: Option<PathBuf>,
+    /// `--corpus`: its path and description (documents follow its size mix).
+    pub corpus: Option<(PathBuf, Arc<crate::corpus::CorpusDescription>)>,
 }
 
 impl RunPlan {
     pub fn doc_size(&self) -> u64 {
-        self.common.sizes.of(self.size)
+        match &self.corpus {
+            Some((_, c)) => c.mean_document_size(),
+            None => self.common.sizes.of(self.size),
+        }
+    }
+
+    /// The documents this run uploads: one size class, or the corpus's size mix.
+    pub fn fixtures(&self) -> crate::fixtures::Fixtures {
+        let c = &self.common;
+        match &self.corpus {
+            Some((_, corpus)) => {
+                crate::fixtures::Fixtures::mix(&corpus.size_mix(), c.seed, c.profile.clone())
+            }
+            None => crate::fixtures::Fixtures::new(
+                self.size,
+                self.doc_size(),
+                c.seed,
+                c.profile.clone(),
+            ),
+        }
     }
 
     pub fn record(&self) -> PlanRecord {
@@ -151,6 +172,7 @@ impl RunPlan {
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
             retries: c.retries,
+            corpus: self.corpus.as_ref().map(|(p, _)| p.display().to_string()),
         }
     }
 }
@@ -254,6 +276,18 @@ impl TryFrom<&RunArgs> for RunPlan {
             output: a.output.clone(),
             results_dir: a.results_dir.clone(),
             target_data_dir: a.target_data_dir.clone(),
+            corpus: match &a.corpus {
+                Some(p) if p.is_dir() => bail!(
+                    "--corpus {}: a directory; uploading real files is not supported yet: describe it with `ingestbench corpus {}` and pass the corpus.json to measure its size mix",
+                    p.display(),
+                    p.display()
+                ),
+                Some(p) => Some((
+                    p.clone(),
+                    Arc::new(crate::corpus::CorpusDescription::load(p)?),
+                )),
+                None => None,
+            },
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
 use crate::cli::{Order, SweepArgs};
@@ -95,12 +95,23 @@ pub struct SweepPlanSpec {
     pub runs: u32,
     pub order: Order,
     pub baseline: String,
+    /// The corpus whose size mix the size classes stand for (`--corpus`).
+    pub corpus: Option<String>,
 }
 
 impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
     pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
-        let common = CommonPlan::try_from(&a.common)?;
+        let mut common = CommonPlan::try_from(&a.common)?;
+        let corpus = match &a.corpus {
+            Some(p) => {
+                let c = crate::corpus::CorpusDescription::load(p)?;
+                common.sizes =
+                    sizes_of_corpus(&c).with_context(|| format!("--corpus {}", p.display()))?;
+                Some(c.source)
+            }
+            None => None,
+        };
         let threads = parse_threads(&a.threads)?;
         let mut sizes = a.sizes.clone();
         sizes.dedup();
@@ -151,6 +162,7 @@ impl SweepPlanSpec {
             runs: a.runs,
             order: a.order,
             baseline,
+            corpus,
         })
     }
 
@@ -215,6 +227,7 @@ impl SweepPlanSpec {
             runs: self.runs,
             order: self.order,
             baseline: self.baseline.clone(),
+            corpus: self.corpus.clone(),
             protocol: c.protocol,
             auth: c.auth,
             user: c.user.clone(),
@@ -272,6 +285,7 @@ impl SweepPlanSpec {
             runs: plan.runs,
             order: plan.order,
             baseline: plan.baseline.clone(),
+            corpus: plan.corpus.clone(),
         })
     }
 
@@ -308,6 +322,25 @@ impl SweepPlanSpec {
             })
             .sum()
     }
+}
+
+/// The three size classes that stand for a corpus's mix: its 10th percentile, its median,
+/// and the size below which half its bytes lie (at least the 90th percentile), so the
+/// measured sizes span where its documents and its bytes are. At least 1 KiB each (the
+/// smallest fixture), strictly increasing.
+pub fn sizes_of_corpus(c: &crate::corpus::CorpusDescription) -> Result<crate::fixtures::Sizes> {
+    if c.documents == 0 {
+        bail!("the corpus has no documents");
+    }
+    let min = crate::fixtures::body::MIN_DOC_SIZE;
+    let small = c.sizes.p10.max(min);
+    let average = c.sizes.p50.max(small + 1);
+    let large = c.sizes.bytes_p50.max(c.sizes.p90).max(average + 1);
+    Ok(crate::fixtures::Sizes {
+        small,
+        average,
+        large,
+    })
 }
 
 /// Each method's own connection policies, as `plan.json` recorded them. A `--connection`

@@ -37,6 +37,7 @@ pub fn fixed_summary() -> SweepSummary {
         runs: 3,
         order: crate::cli::Order::Interleaved,
         baseline: "direct".into(),
+        corpus: None,
         protocol: crate::api::ProtocolKind::Alfresco,
         auth: crate::api::AuthMode::Ticket,
         user: "admin".into(),

@@ -7,6 +7,7 @@ mod cmis;
 mod common;
 mod contract;
 mod e2e;
+mod estimate;
 mod faults;
 mod fuzz;
 mod html;

@@ -1,0 +1,115 @@
+//! `ingestbench corpus DIR|LISTING.csv`: describe a corpus, write corpus.json, print a summary.
+
+use anyhow::{Context, Result};
+
+use super::write_file;
+use crate::Outcome;
+use crate::cli::CorpusArgs;
+use crate::corpus::{self, CorpusDescription};
+use crate::estimate::human_bytes;
+
+pub fn corpus_command(a: &CorpusArgs) -> Result<Outcome> {
+    let d = corpus::describe(&a.path)?;
+    let json = serde_json::to_string_pretty(&d)?;
+    write_file(&a.output, &json).with_context(|| format!("--output {}", a.output.display()))?;
+    if a.json {
+        println!("{json}");
+    }
+    eprint!("{}", summary(&d));
+    eprintln!("  wrote {}", a.output.display());
+    Ok(Outcome::Success)
+}
+
+/// The human summary: totals, percentiles, the size histogram, types, folders, problems.
+pub fn summary(d: &CorpusDescription) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let s = &d.sizes;
+    let _ = writeln!(
+        o,
+        "corpus {} ({}): {} documents, {}",
+        d.source,
+        d.kind,
+        d.documents,
+        human_bytes(d.bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  size: min {}  p10 {}  p50 {}  p90 {}  p99 {}  max {}  mean {}; half the bytes in documents over {}",
+        human_bytes(s.min),
+        human_bytes(s.p10),
+        human_bytes(s.p50),
+        human_bytes(s.p90),
+        human_bytes(s.p99),
+        human_bytes(s.max),
+        human_bytes(s.mean as u64),
+        human_bytes(s.bytes_p50)
+    );
+    let _ = writeln!(
+        o,
+        "  {:<22} {:>10} {:>7} {:>12} {:>7}",
+        "size", "documents", "%", "bytes", "%"
+    );
+    for b in &d.size_histogram {
+        let _ = writeln!(
+            o,
+            "  {:<22} {:>10} {:>6.1}% {:>12} {:>6.1}%",
+            format!("{} – {}", human_bytes(b.lo_bytes), human_bytes(b.hi_bytes)),
+            b.files,
+            pct(b.files, d.documents),
+            human_bytes(b.bytes),
+            pct(b.bytes, d.bytes)
+        );
+    }
+    let mut types: Vec<(&String, &u64)> = d.content_types.iter().collect();
+    types.sort_by(|x, y| y.1.cmp(x.1));
+    let top: Vec<String> = types
+        .iter()
+        .take(6)
+        .map(|(t, n)| format!("{t} {:.0} %", pct(**n, d.documents)))
+        .collect();
+    let _ = writeln!(o, "  types: {}", top.join(", "));
+    let _ = writeln!(
+        o,
+        "  folders: {} holding documents, deepest level {}, largest {} ({} documents)",
+        d.folders,
+        d.max_depth,
+        d.largest_folder.as_deref().unwrap_or("-"),
+        d.largest_folder_documents
+    );
+    let sh = &d.shadow;
+    if sh.metadata_files + sh.version_files > 0 {
+        let _ = writeln!(
+            o,
+            "  bulk-import metadata: {} shadow files ({} properties, types {}), {} version files",
+            sh.metadata_files,
+            sh.properties.len(),
+            sh.types.keys().cloned().collect::<Vec<_>>().join(", "),
+            sh.version_files
+        );
+    }
+    for (what, p) in [
+        ("symlinks skipped", &d.symlinks_skipped),
+        ("unreadable", &d.unreadable),
+        ("malformed listing lines", &d.malformed_lines),
+        ("broken shadow metadata files", &d.broken_shadow_files),
+    ] {
+        if p.count > 0 {
+            let _ = writeln!(
+                o,
+                "  {what}: {} (first: {})",
+                p.count,
+                p.samples.first().map_or("", String::as_str)
+            );
+        }
+    }
+    o
+}
+
+fn pct(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 * 100.0 / of as f64
+    }
+}

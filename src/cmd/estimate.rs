@@ -1,0 +1,82 @@
+//! `ingestbench estimate --corpus corpus.json RESULTS_DIR...`: how long the corpus's import
+//! takes per measured option, from sweep results; writes estimate.json, prints the table.
+
+use std::fmt::Write;
+
+use anyhow::{Context, Result, bail};
+
+use super::write_file;
+use crate::Outcome;
+use crate::cli::EstimateArgs;
+use crate::corpus::CorpusDescription;
+use crate::estimate::{Estimate, estimate, human_bytes, human_hours};
+
+pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
+    let corpus = CorpusDescription::load(&a.corpus)?;
+    let mut sweeps = Vec::new();
+    for d in &a.dirs {
+        if !crate::plan::sweep::is_sweep_dir(d) {
+            bail!(
+                "{}: not a sweep results directory (no plan.json); give results/sweep-<id> directories",
+                d.display()
+            );
+        }
+        sweeps.push(crate::results::load_dir(d)?);
+    }
+    let e = estimate(&corpus, &sweeps);
+    let json = serde_json::to_string_pretty(&e)?;
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.dirs[0].join("estimate.json"));
+    write_file(&out, &json).with_context(|| format!("writing {}", out.display()))?;
+    if a.json {
+        println!("{json}");
+    }
+    eprint!("{}", table(&e));
+    eprintln!("  wrote {}", out.display());
+    Ok(Outcome::Success)
+}
+
+/// The human table: every option, fastest first, then findings, flags and assumptions.
+pub fn table(e: &Estimate) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "estimate for {}: {} documents, {}",
+        e.corpus,
+        e.documents,
+        human_bytes(e.bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  {:<16} {:<10} {:>7} {:>12} {:>12} {:>12} {:>12}",
+        "method", "connection", "threads", "duration", "95 %", "s/doc", "s/MiB"
+    );
+    for x in &e.options {
+        let _ = writeln!(
+            o,
+            "  {:<16} {:<10} {:>7} {:>12} {:>12} {:>12.6} {:>12.6}",
+            x.method,
+            x.connection.name(),
+            x.threads,
+            human_hours(x.hours),
+            format!("± {}", human_hours(x.ci95_hours)),
+            x.per_doc_s,
+            x.per_mib_s
+        );
+    }
+    for f in &e.findings {
+        let _ = writeln!(o, "  {f}");
+    }
+    let mut flags: Vec<&String> = e.options.iter().flat_map(|x| &x.flags).collect();
+    flags.sort();
+    flags.dedup();
+    for f in flags {
+        let _ = writeln!(o, "  caveat: {f}");
+    }
+    for a in &e.assumptions {
+        let _ = writeln!(o, "  assumes: {a}");
+    }
+    o
+}

@@ -1,0 +1,105 @@
+//! Walks a directory tree of real files, one directory at a time (only the directory being
+//! read and the stack of directories still to read are held), sniffing each document's
+//! first bytes. Symlinks are not followed (counted); unreadable files and directories are
+//! counted with their error; shadow metadata and version files are counted as such.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::shadow::{self, Role};
+use super::{CorpusDescription, Describer, sniff};
+
+/// Describes the tree below `root`.
+pub fn scan(root: &Path) -> Result<CorpusDescription> {
+    let mut d = Describer::new(&root.display().to_string(), "directory");
+    let mut stack: Vec<(PathBuf, u64)> = vec![(root.to_path_buf(), 0)];
+    let mut head = vec![0u8; 512];
+    while let Some((dir, depth)) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                d.unreadable(&dir, &e);
+                continue;
+            }
+        };
+        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        let names: HashSet<String> = entries
+            .iter()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut documents = 0u64;
+        for e in entries {
+            let path = e.path();
+            let meta = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m,
+                Err(err) => {
+                    d.unreadable(&path, &err);
+                    continue;
+                }
+            };
+            if meta.file_type().is_symlink() {
+                d.symlink(&path);
+                continue;
+            }
+            if meta.is_dir() {
+                stack.push((path, depth + 1));
+                continue;
+            }
+            if !meta.is_file() {
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            match shadow::role(&name, |n| names.contains(n)) {
+                Role::Version => d.shadow().version_files += 1,
+                Role::Metadata => metadata_file(&mut d, &path),
+                Role::Document => {
+                    let n = match std::fs::File::open(&path).and_then(|f| read_head(f, &mut head)) {
+                        Ok(n) => n,
+                        Err(err) => {
+                            d.unreadable(&path, &err);
+                            continue;
+                        }
+                    };
+                    d.document(meta.len(), sniff::content_type(&head[..n], &name));
+                    documents += 1;
+                }
+            }
+        }
+        let rel = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+        d.folder(if rel.is_empty() { "." } else { &rel }, documents, depth);
+    }
+    Ok(d.finish())
+}
+
+fn read_head(mut f: std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn metadata_file(d: &mut Describer, path: &Path) {
+    match shadow::load(path) {
+        Ok(m) => {
+            let s = d.shadow();
+            s.metadata_files += 1;
+            if let Some(t) = m.node_type {
+                *s.types.entry(t).or_default() += 1;
+            }
+            for a in m.aspects {
+                *s.aspects.entry(a).or_default() += 1;
+            }
+            for (p, _) in m.properties {
+                *s.properties.entry(p).or_default() += 1;
+            }
+        }
+        Err(why) => d.broken_shadow(path, &why),
+    }
+}

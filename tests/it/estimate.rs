@@ -1,0 +1,237 @@
+//! Corpus description and the migration estimate: a generated listing is described in
+//! constant memory; and the accuracy claim, against a target whose capacity is known: an
+//! estimate made from a sample of 10 % of a corpus (a `sweep --corpus` of its three quantile
+//! sizes) predicts the measured duration of uploading the whole corpus's size mix within
+//! ±10 %, at two thread counts.
+
+use std::path::Path;
+
+use clap::Parser;
+use ingestbench::cli::{Cli, Command};
+
+use crate::common;
+
+/// A deterministic log-normal listing of `n` documents (median ~12 KiB, long tail).
+fn listing(path: &Path, n: usize) {
+    let mut rng = ingestbench::fixtures::Rng::new(42);
+    let mut text = String::from("path,size,mime\n");
+    for i in 0..n {
+        // Box–Muller from two uniforms.
+        let u1 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let z = (-2.0 * u1.max(1e-12).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        let size = (9.4 + 1.3 * z).exp().clamp(200.0, 4e6) as u64;
+        text.push_str(&format!(
+            "/src/{:03}/doc-{i}.pdf,{size},application/pdf\n",
+            i / 250
+        ));
+    }
+    text.push_str("/src/bad,notanumber,x\n\"unclosed,1,x\n");
+    std::fs::write(path, text).unwrap();
+}
+
+fn cli(args: &[&str]) -> Command {
+    Cli::try_parse_from(args).unwrap().command
+}
+
+#[test]
+fn a_listing_is_described_with_its_problems_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 2000);
+    let d = ingestbench::corpus::describe(&csv).unwrap();
+    assert_eq!(d.documents, 2000);
+    assert_eq!(d.malformed_lines.count, 2, "{:?}", d.malformed_lines);
+    assert!(d.malformed_lines.samples[0].contains("line 2002"));
+    assert_eq!(d.folders, 8);
+    assert!(d.sizes.p50 > 8_000 && d.sizes.p50 < 20_000, "{:?}", d.sizes);
+    assert!(
+        d.sizes.bytes_p50 > d.sizes.p90 / 2,
+        "the bytes sit in the tail"
+    );
+    let total: u64 = d.size_histogram.iter().map(|b| b.files).sum();
+    assert_eq!(total, 2000);
+}
+
+#[test]
+fn a_directory_is_sniffed_and_shadow_metadata_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("src");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::write(root.join("a/report.txt"), "%PDF-1.4 really a pdf").unwrap();
+    std::fs::write(root.join("a/notes"), "plain words\n").unwrap();
+    std::fs::write(
+        root.join("a/notes.metadata.properties.xml"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE properties SYSTEM "http://java.sun.com/dtd/properties.dtd">
+<properties><entry key="type">cm:content</entry><entry key="cm:title">Notes</entry></properties>"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("a/notes.v1"), "older words\n").unwrap();
+    std::fs::write(
+        root.join("a/b/broken.metadata.properties.xml"),
+        "<properties>",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(root.join("a/notes"), root.join("a/link")).unwrap();
+    let d = ingestbench::corpus::describe(&root).unwrap();
+    assert_eq!(
+        d.documents, 2,
+        "shadow, version and link files are not documents"
+    );
+    assert_eq!(
+        d.content_types.get("application/pdf"),
+        Some(&1),
+        "sniffed, not by extension"
+    );
+    assert_eq!(d.shadow.metadata_files, 1);
+    assert_eq!(d.shadow.version_files, 1);
+    assert_eq!(d.shadow.properties.get("cm:title"), Some(&1));
+    assert_eq!(d.broken_shadow_files.count, 1);
+    assert!(d.broken_shadow_files.samples[0].contains("broken.metadata.properties.xml"));
+    assert_eq!(d.symlinks_skipped.count, 1);
+    assert_eq!(d.max_depth, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    let (target, dir) = common::target_with(|c| {
+        // Two slots: at both thread counts the repository, not the client, sets the pace, so
+        // the load of other tests on the 2 cores does not move the result.
+        c.perf.max_concurrent = 2;
+        c.perf.service_time = std::time::Duration::from_millis(4);
+        c.perf.per_mib = std::time::Duration::from_millis(40);
+    })
+    .await;
+    let pw = common::password_file(dir.path(), "admin");
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 3000);
+    let corpus_json = dir.path().join("corpus.json");
+    let Command::Corpus(ca) = cli(&[
+        "ingestbench",
+        "corpus",
+        csv.to_str().unwrap(),
+        "--output",
+        corpus_json.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
+    let methods = dir.path().join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    std::fs::write(
+        methods.join("direct.toml"),
+        format!(
+            "name = \"direct\"\nurl = \"{}\"\n",
+            target.http_url().unwrap()
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    // The sample: 300 documents per run (10 % of 3000), three sizes, two thread counts.
+    let Command::Sweep(sa) = cli(&[
+        "ingestbench",
+        "sweep",
+        "--quiet",
+        "--corpus",
+        corpus_json.to_str().unwrap(),
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "3,8",
+        "--docs",
+        "300",
+        "--runs",
+        "3",
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let sweep_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
+    let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
+    let est = ingestbench::estimate::estimate(&corpus, &sweeps);
+    // The whole import: every document of the corpus's size mix, once, at each thread count.
+    for threads in [3u64, 8] {
+        let predicted = est
+            .options
+            .iter()
+            .find(|o| o.threads == threads)
+            .unwrap()
+            .duration_s;
+        let Command::Run(ra) = cli(&[
+            "ingestbench",
+            "run",
+            "--quiet",
+            "--url",
+            &target.http_url().unwrap(),
+            "--corpus",
+            corpus_json.to_str().unwrap(),
+            "--docs",
+            "3000",
+            "--threads",
+            &threads.to_string(),
+            "--runs",
+            "1",
+            "--profile",
+            "basic",
+            "--password-file",
+            pw.to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ]) else {
+            unreachable!()
+        };
+        let (outcome, r) = ingestbench::run_command(&ra).await.unwrap();
+        assert_eq!(outcome, ingestbench::Outcome::Success);
+        let measured = r.mean_duration_s;
+        let ratio = predicted / measured;
+        eprintln!(
+            "threads {threads}: predicted {predicted:.2} s, measured {measured:.2} s, ratio {ratio:.3}"
+        );
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "threads {threads}: predicted {predicted:.2} s vs measured {measured:.2} s"
+        );
+    }
+}
+
+#[test]
+fn bad_corpus_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = format!(
+        "{:#}",
+        ingestbench::corpus::describe(&dir.path().join("nope")).unwrap_err()
+    );
+    assert!(e.contains("nope") && e.contains("cannot read"), "{e}");
+    let csv = dir.path().join("l.csv");
+    std::fs::write(&csv, "path,bytes_total\n/a,1\n").unwrap();
+    let e = format!("{:#}", ingestbench::corpus::describe(&csv).unwrap_err());
+    assert!(e.contains("l.csv") && e.contains("size column"), "{e}");
+    std::fs::write(&csv, "").unwrap();
+    let e = format!("{:#}", ingestbench::corpus::describe(&csv).unwrap_err());
+    assert!(e.contains("empty"), "{e}");
+    let e = format!(
+        "{:#}",
+        ingestbench::corpus::CorpusDescription::load(&csv).unwrap_err()
+    );
+    assert!(
+        e.contains("--corpus") && e.contains("ingestbench corpus"),
+        "{e}"
+    );
+}
