@@ -476,6 +476,11 @@ pub struct TargetArgs {
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub cost_per_mib_ms: f64,
 
+    /// Extra service time per 1,000 requests already served: a repository that slows down
+    /// as it grows (for testing drift detection).
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub growth_ms_per_1000: f64,
+
     /// Most requests processed at once; the rest queue (0 = unlimited).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_concurrent: usize,

@@ -68,10 +68,11 @@ pub struct Estimate {
     pub assumptions: Vec<String>,
 }
 
-/// A cell's observations: its document size and one `t = 1/rate` per run.
+/// A cell's observations: its document size, one `t = 1/rate` per run, and its drift.
 struct Point {
     bytes: u64,
     times: Vec<f64>,
+    drift: Option<crate::report::analysis::Drift>,
 }
 
 /// Least-squares weights: `a = Σ α·t̄`, `c = Σ γ·t̄` over the points' means.
@@ -199,6 +200,17 @@ fn flags(
     if a < 0.0 || c < 0.0 {
         out.push("the fitted per-document or per-byte cost is negative: the measured sizes are too close or too noisy; run more runs or sizes further apart".into());
     }
+    if let Some(d) = points
+        .iter()
+        .filter_map(|p| p.drift.as_ref())
+        .filter(|d| d.significant && d.end_vs_start < 1.0)
+        .min_by(|x, y| x.end_vs_start.total_cmp(&y.end_vs_start))
+    {
+        out.push(format!(
+            "{} in the measured cells: the import, far longer, is likely slower than estimated",
+            d.text()
+        ));
+    }
     if points.iter().any(|p| p.times.len() < 2) {
         out.push("a cell has a single run: its spread is unknown, so the interval is too narrow; use --runs 3 or more".into());
     }
@@ -256,6 +268,7 @@ pub fn estimate(corpus: &CorpusDescription, sweeps: &[(SweepPlan, Vec<CellRun>)]
                 .push(Point {
                     bytes: *bytes,
                     times,
+                    drift: cell.drift.clone(),
                 });
         }
     }
@@ -277,7 +290,7 @@ pub fn estimate(corpus: &CorpusDescription, sweeps: &[(SweepPlan, Vec<CellRun>)]
         time_by_size,
         findings,
         assumptions: vec![
-            "the measured rate holds for the whole import: no slowdown as the repository grows (drift within runs is not measured yet)".into(),
+            "the measured rate holds for the whole import: no slowdown as the repository grows (drift within the measured runs is tested, and flagged when significant)".into(),
             "the repository, access path and client are the ones measured".into(),
             "document cost is linear in its size between and beyond the measured sizes (flagged where extrapolated)".into(),
         ],

@@ -61,6 +61,9 @@ pub struct RunRecord {
     /// Documents a lookup found already stored after an ambiguous failure.
     #[serde(default)]
     pub recovered: u64,
+    /// Seconds from the start at which 10 %, 20 %, … 100 % of the documents had completed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress_s: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -107,6 +110,9 @@ pub struct RunResult {
     /// Set when the run stopped because the repository rejected the documents outright.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aborted: Option<String>,
+    /// Throughput at the end of the runs against their start (over 2 runs or more).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drift: Option<crate::report::analysis::Drift>,
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub verify: Option<crate::verify::VerifyReport>,

@@ -43,6 +43,7 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
     for (v, flag) in [
         (a.service_time_ms, "--service-time-ms"),
         (a.cost_per_mib_ms, "--cost-per-mib-ms"),
+        (a.growth_ms_per_1000, "--growth-ms-per-1000"),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             bail!("{flag} {v}: must be a number of milliseconds >= 0");
@@ -80,6 +81,7 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             service_time: Duration::from_secs_f64(a.service_time_ms / 1000.0),
             per_mib: Duration::from_secs_f64(a.cost_per_mib_ms / 1000.0),
             max_concurrent: a.max_concurrent,
+            growth_per_1000: Duration::from_secs_f64(a.growth_ms_per_1000 / 1000.0),
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
         faults: emulator::Faults {

@@ -38,17 +38,21 @@ use store::Store;
 pub const NODE_HEADER: &str = "x-ingestbench-node";
 
 /// Known capacity: each request holds one of `max_concurrent` slots for
-/// `service_time + size_mib × per_mib` (0 slots = unlimited).
+/// `service_time + size_mib × per_mib + served/1000 × growth_per_1000` (0 slots = unlimited);
+/// `growth_per_1000` models a repository that slows as it grows (indexes, folder sizes).
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct PerfModel {
     pub service_time: Duration,
     pub per_mib: Duration,
     pub max_concurrent: usize,
+    pub growth_per_1000: Duration,
 }
 
 impl PerfModel {
-    fn cost(&self, body_len: usize) -> Duration {
-        self.service_time + self.per_mib.mul_f64(body_len as f64 / (1024.0 * 1024.0))
+    fn cost(&self, body_len: usize, served: u64) -> Duration {
+        self.service_time
+            + self.per_mib.mul_f64(body_len as f64 / (1024.0 * 1024.0))
+            + self.growth_per_1000.mul_f64(served as f64 / 1000.0)
     }
 }
 
@@ -149,6 +153,8 @@ impl EmulatorConfig {
 /// not accumulate and throughput under queueing is exactly slots / cost.
 struct Capacity {
     model: PerfModel,
+    /// Requests served so far (for the growth term).
+    served: std::sync::atomic::AtomicU64,
     sem: Option<Semaphore>,
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
 }
@@ -160,6 +166,7 @@ impl Capacity {
         let free_at = (0..model.max_concurrent).map(|_| Reverse(now)).collect();
         Capacity {
             model,
+            served: std::sync::atomic::AtomicU64::new(0),
             sem,
             free_at: Mutex::new(free_at),
         }
@@ -167,7 +174,10 @@ impl Capacity {
 
     /// Runs `work` as one request of `body_len` bytes under the model.
     async fn serve<T>(&self, body_len: usize, work: impl std::future::Future<Output = T>) -> T {
-        let cost = self.model.cost(body_len);
+        let served = self
+            .served
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cost = self.model.cost(body_len, served);
         let Some(sem) = &self.sem else {
             let end = Instant::now() + cost;
             let out = work.await;

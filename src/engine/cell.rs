@@ -83,6 +83,47 @@ pub struct RunMeasurement {
     pub fatal: Option<String>,
     /// Connections the client opened during the run.
     pub new_connections: u64,
+    /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
+    /// completed (empty for runs of fewer than 10 documents): throughput over time.
+    pub progress_s: Vec<f64>,
+}
+
+/// When each tenth of a run's documents completed: one atomic add per upload, a lock only
+/// at the ten crossings.
+struct Marks {
+    total: u64,
+    completed: AtomicU64,
+    times: std::sync::Mutex<Vec<Instant>>,
+}
+
+impl Marks {
+    fn new(total: u64) -> Marks {
+        Marks {
+            total,
+            completed: AtomicU64::new(0),
+            times: std::sync::Mutex::new(Vec::with_capacity(10)),
+        }
+    }
+    fn completed_one(&self) {
+        if self.total < 10 {
+            return;
+        }
+        let n = self.completed.fetch_add(1, Ordering::Relaxed) + 1;
+        if n * 10 / self.total > (n - 1) * 10 / self.total {
+            self.times.lock().expect("marks").push(Instant::now());
+        }
+    }
+    fn seconds_since(&self, start: Instant) -> Vec<f64> {
+        let mut t: Vec<f64> = self
+            .times
+            .lock()
+            .expect("marks")
+            .iter()
+            .map(|t| (t.saturating_duration_since(start).as_secs_f64() * 1e6).round() / 1e6)
+            .collect();
+        t.sort_by(f64::total_cmp);
+        if t.len() == 10 { t } else { Vec::new() }
+    }
 }
 
 /// A client error before any success means the input is wrong (unknown property, bad
@@ -177,6 +218,7 @@ pub async fn run_cell<P: Protocol>(
     let folders = Arc::new(folders);
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
     let ok_so_far = Arc::new(AtomicU64::new(0));
+    let marks = Arc::new(Marks::new(n_todo));
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
     let mut handles = Vec::with_capacity(quotas.len());
     let mut start_index = 0u64;
@@ -196,6 +238,7 @@ pub async fn run_cell<P: Protocol>(
                 range: start_index..start_index + q,
             },
             ok_so_far: ok_so_far.clone(),
+            marks: marks.clone(),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
         };
@@ -224,6 +267,7 @@ pub async fn run_cell<P: Protocol>(
         folder: run_folder,
         fatal: fatal.get().cloned(),
         new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
+        progress_s: marks.seconds_since(started),
     })
 }
 
@@ -239,6 +283,7 @@ struct WorkerCtx<P> {
     run_tag: u64,
     work: Work,
     ok_so_far: Arc<AtomicU64>,
+    marks: Arc<Marks>,
     fatal: Arc<std::sync::OnceLock<String>>,
     manifest: Writer,
 }
@@ -288,6 +333,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
             }
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
+        ctx.marks.completed_one();
     }
     ctx.manifest.finish();
     rec

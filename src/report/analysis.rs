@@ -229,9 +229,92 @@ pub fn fit_usl(points: &[(u64, f64)]) -> Option<Usl> {
     Some(usl)
 }
 
+/// Throughput drift within runs: the rate over the last 30 % of each run's documents against
+/// the rate over its first 30 %, as a geometric mean over the runs with a 95 % interval (a
+/// t interval on the log ratios). `significant` when the interval excludes 1.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Drift {
+    /// End rate / start rate (1 = steady; 0.8 = the end ran 20 % slower).
+    pub end_vs_start: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    pub runs: u32,
+    pub significant: bool,
+}
+
+impl Drift {
+    /// From each run's completion times at 10 %, …, 100 % (runs without them are skipped);
+    /// `None` with fewer than 2 such runs.
+    pub fn of_runs<'a>(progress: impl Iterator<Item = &'a [f64]>) -> Option<Drift> {
+        let logs: Vec<f64> = progress
+            .filter(|p| p.len() == 10)
+            .filter_map(|p| {
+                let start = 3.0 / p[2];
+                let end = 3.0 / (p[9] - p[6]);
+                (start.is_finite() && end.is_finite() && start > 0.0 && end > 0.0)
+                    .then(|| (end / start).ln())
+            })
+            .collect();
+        if logs.len() < 2 {
+            return None;
+        }
+        let (m, v) = mean_var(&logs);
+        let half = t975(logs.len() as f64 - 1.0) * (v / logs.len() as f64).sqrt();
+        let r = |x: f64| (x.exp() * 1000.0).round() / 1000.0;
+        Some(Drift {
+            end_vs_start: r(m),
+            ci95_low: r(m - half),
+            ci95_high: r(m + half),
+            runs: logs.len() as u32,
+            significant: m - half > 0.0 || m + half < 0.0,
+        })
+    }
+
+    /// "throughput fell to 0.85× by the end of the runs (95 %: 0.80–0.90)", or that it held.
+    pub fn text(&self) -> String {
+        let range = format!("95 %: {:.2}–{:.2}", self.ci95_low, self.ci95_high);
+        if !self.significant {
+            return format!(
+                "no significant drift within runs ({:.2}× end vs start, {range})",
+                self.end_vs_start
+            );
+        }
+        let word = if self.end_vs_start < 1.0 {
+            "fell"
+        } else {
+            "rose"
+        };
+        format!(
+            "throughput {word} to {:.2}× by the end of the runs ({range}, {} runs)",
+            self.end_vs_start, self.runs
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drift_is_significant_only_when_it_is() {
+        // Steady: 10 % every second.
+        let steady: Vec<f64> = (1..=10).map(f64::from).collect();
+        // Slowing: the last 30 % take twice as long as the first 30 %.
+        let slow = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0, 11.0, 13.0];
+        let slow2 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.1, 11.0, 12.9];
+        let d = Drift::of_runs([&steady[..], &steady[..], &steady[..]].into_iter()).unwrap();
+        assert!(!d.significant && (d.end_vs_start - 1.0).abs() < 1e-9);
+        let d = Drift::of_runs([&slow[..], &slow2[..], &slow[..]].into_iter()).unwrap();
+        assert!(
+            d.significant && (d.end_vs_start - 0.5).abs() < 0.01,
+            "{d:?}"
+        );
+        assert!(d.text().contains("fell to 0.50"));
+        assert!(
+            Drift::of_runs([&slow[..]].into_iter()).is_none(),
+            "one run: no test"
+        );
+    }
 
     const THREADS: [u64; 17] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 30, 50, 70, 90, 100];
 

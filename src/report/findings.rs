@@ -62,5 +62,20 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
             out.push(hi.text.clone());
         }
     }
+    for c in s
+        .cells
+        .iter()
+        .filter(|c| c.drift.as_ref().is_some_and(|d| d.significant))
+    {
+        let d = c.drift.as_ref().expect("filtered");
+        out.push(format!(
+            "{} ({} connections), {} at {} threads: {}",
+            c.method,
+            c.connection,
+            c.size,
+            c.threads,
+            d.text()
+        ));
+    }
     out
 }

@@ -53,7 +53,12 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         new_connections: o.new_connections,
         retries: o.recorder.retries,
         recovered: o.recorder.recovered,
+        progress_s: o.progress_s.clone(),
     }
+}
+
+fn runs_progress(outcomes: &[RunMeasurement]) -> impl Iterator<Item = &[f64]> {
+    outcomes.iter().map(|o| o.progress_s.as_slice())
 }
 
 pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
@@ -109,6 +114,7 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
         client_cpu_share: round3(rate(inp.client_cpu_s, total_time * cpus)),
         manifest: inp.manifest,
         aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
+        drift: analysis::Drift::of_runs(runs_progress(outcomes)),
         verify: None,
     }
 }
@@ -143,6 +149,9 @@ pub fn summary_text(r: &RunResult) -> String {
         "  latency ms: min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
         l.min, l.p50, l.p90, l.p95, l.p99, l.max
     );
+    if let Some(d) = &r.drift {
+        let _ = writeln!(s, "  drift: {}", d.text());
+    }
     if !r.node_split.is_empty() {
         let parts: Vec<String> = r
             .node_split

@@ -39,6 +39,9 @@ pub struct CellSummary {
     pub client_cpu_share: f64,
     /// TCP (+TLS) connections opened over the cell's runs.
     pub new_connections: u64,
+    /// Throughput at the end of the runs against their start (2 runs or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<super::analysis::Drift>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -315,5 +318,6 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             0.0
         },
         new_connections: conns,
+        drift: super::analysis::Drift::of_runs(runs.iter().map(|r| r.record.progress_s.as_slice())),
     }
 }

@@ -77,6 +77,7 @@ pub fn fixed_summary() -> SweepSummary {
                 rec.record_node("node1");
                 let duration = Duration::from_secs_f64(100.0 / x);
                 let o = crate::engine::RunMeasurement {
+                    progress_s: Vec::new(),
                     run: r,
                     duration,
                     recorder: rec.clone(),
