@@ -12,7 +12,6 @@ pub mod cmd;
 pub mod corpus;
 pub mod emulator;
 pub mod engine;
-pub mod estimate;
 pub mod fixtures;
 pub mod host;
 pub mod manifest;

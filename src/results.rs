@@ -90,6 +90,23 @@ pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
     Ok((plan, runs))
 }
 
+/// The summary of a sweep directory as every report renders it: its runs, and the import
+/// estimate when `estimate.json` is there.
+pub fn load_summary(dir: &Path) -> Result<SweepSummary> {
+    let (plan, runs) = load_dir(dir)?;
+    let mut s = crate::report::sweep::summarize(&plan, &runs);
+    let p = dir.join("estimate.json");
+    if p.is_file() {
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        s.estimate = Some(
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not an ingestbench estimate", p.display()))?,
+        );
+    }
+    Ok(s)
+}
+
 /// Writes every report; returns their paths.
 pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();

@@ -9,7 +9,7 @@ use super::write_file;
 use crate::Outcome;
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
-use crate::estimate::{Estimate, estimate, human_bytes, human_hours};
+use crate::report::estimate::{Estimate, estimate, human_bytes, human_hours};
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     let corpus = CorpusDescription::load(&a.corpus)?;
@@ -35,6 +35,14 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     }
     eprint!("{}", table(&e));
     eprintln!("  wrote {}", out.display());
+    if a.output.is_none() {
+        // The estimate joins the first sweep's reports (report.md / report.html).
+        let mut summary = crate::results::load_summary(&a.dirs[0])?;
+        summary.estimate = Some(e);
+        for p in crate::results::write_reports(&a.dirs[0], &summary)? {
+            eprintln!("  wrote {}", p.display());
+        }
+    }
     Ok(Outcome::Success)
 }
 

@@ -1,4 +1,5 @@
-//! `ingestbench report DIR`: re-render a sweep's reports from its saved plan and runs.
+//! `ingestbench report DIR`: re-render a sweep's reports from its saved plan and runs (and
+//! its import estimate, when there is one).
 
 use anyhow::{Result, bail};
 
@@ -12,8 +13,7 @@ pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
             a.dir.display()
         );
     }
-    let (plan, runs) = crate::results::load_dir(&a.dir)?;
-    let summary = crate::report::sweep::summarize(&plan, &runs);
+    let summary = crate::results::load_summary(&a.dir)?;
     let written = crate::results::write_reports(&a.dir, &summary)?;
     for f in written {
         println!("{}", f.display());

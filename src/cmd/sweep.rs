@@ -240,8 +240,7 @@ fn report(
     live: &LiveCounters,
 ) -> Result<(Outcome, SweepSummary)> {
     let dir = &p.dir;
-    let (plan, runs) = results::load_dir(dir)?;
-    let summary = summarize(&plan, &runs);
+    let summary = results::load_summary(dir)?;
     let written = results::write_reports(dir, &summary)?;
     if let Err(e) = manifest.flush() {
         bail!(

@@ -146,6 +146,12 @@ impl Exporter for Markdown {
             t.markdown(&mut o);
         }
         table::cells(s).markdown(&mut o);
+        if let Some(t) = table::estimate(s) {
+            t.markdown(&mut o);
+            for n in table::estimate_notes(s) {
+                let _ = writeln!(o, "- {n}");
+            }
+        }
         o
     }
 }

@@ -47,8 +47,12 @@ struct Plot {
 
 impl Plot {
     fn new(threads: &[u64], ymax_data: f64) -> Plot {
-        let (w, h) = (760.0, 400.0);
-        let (ml, mr, mt, mb) = (64.0, 170.0, 34.0, 48.0);
+        Plot::with_legend(threads, ymax_data, 170.0)
+    }
+    /// `legend` pixels to the right of the plot for the legend.
+    fn with_legend(threads: &[u64], ymax_data: f64, legend: f64) -> Plot {
+        let (w, h) = (590.0 + legend, 400.0);
+        let (ml, mr, mt, mb) = (64.0, legend, 34.0, 48.0);
         let tmin = *threads.iter().min().unwrap_or(&1) as f64;
         let tmax = (*threads.iter().max().unwrap_or(&1) as f64).max(tmin * 2.0);
         let (ymax, ystep) = nice_axis(ymax_data * 1.05);
@@ -103,7 +107,7 @@ fn chart(
         o,
         r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#
     );
-    axes(&p, threads, &mut o);
+    axes(&p, threads, "docs/sec", &mut o);
     let methods: Vec<&str> = s
         .plan
         .methods
@@ -132,7 +136,7 @@ fn chart(
 }
 
 /// Grid lines, tick labels and axis titles.
-fn axes(p: &Plot, threads: &[u64], o: &mut String) {
+fn axes(p: &Plot, threads: &[u64], ylabel: &str, o: &mut String) {
     let (ml, mt, pw, ph) = (p.ml, p.mt, p.pw, p.ph);
     let mut v = 0.0;
     while v <= p.ymax + 1e-9 {
@@ -172,7 +176,7 @@ fn axes(p: &Plot, threads: &[u64], o: &mut String) {
     );
     let _ = writeln!(
         o,
-        r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">docs/sec</text>"#,
+        r#"<text class="axis" transform="translate(14 {}) rotate(-90)" text-anchor="middle">{ylabel}</text>"#,
         mt + ph / 2.0
     );
 }
@@ -235,6 +239,87 @@ fn series(p: &Plot, i: usize, m: &str, cells: &[&CellSummary], usl: Option<&Usl>
         ly + 4.0,
         esc(m)
     );
+}
+
+/// Predicted import hours vs threads, one line per access method and policy, with the 95 %
+/// interval as a shaded band.
+fn estimate_chart(e: &super::estimate::Estimate) -> String {
+    let mut threads: Vec<u64> = e.options.iter().map(|o| o.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let top_h = e
+        .options
+        .iter()
+        .map(|o| o.hours + o.ci95_hours)
+        .fold(0.0, f64::max);
+    // Plot in the unit that reads best: hours, minutes or seconds.
+    let (unit, per_hour) = if top_h >= 2.0 {
+        ("hours", 1.0)
+    } else if top_h * 60.0 >= 2.0 {
+        ("minutes", 60.0)
+    } else {
+        ("seconds", 3600.0)
+    };
+    let p = Plot::with_legend(&threads, top_h * per_hour, 260.0);
+    let (w, h) = (p.w, p.h);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg class="chart estimate" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="predicted import hours vs threads">"#
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="{}" y="20" class="title">predicted import duration ({unit}) vs threads, 95 % band</text>"#,
+        p.ml
+    );
+    axes(&p, &threads, unit, &mut o);
+    let mut paths: Vec<(&str, ConnectionPolicy)> = e
+        .options
+        .iter()
+        .map(|x| (x.method.as_str(), x.connection))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    for (i, (m, conn)) in paths.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut pts: Vec<_> = e
+            .options
+            .iter()
+            .filter(|x| x.method == *m && x.connection == *conn)
+            .collect();
+        pts.sort_by_key(|x| x.threads);
+        let xy = |t: u64, v: f64| format!("{:.1},{:.1}", p.x(t as f64), p.y(v * per_hour));
+        let line: Vec<String> = pts.iter().map(|x| xy(x.threads, x.hours)).collect();
+        let band: Vec<String> = pts
+            .iter()
+            .map(|x| xy(x.threads, x.hours + x.ci95_hours))
+            .chain(
+                pts.iter()
+                    .rev()
+                    .map(|x| xy(x.threads, (x.hours - x.ci95_hours).max(0.0))),
+            )
+            .collect();
+        let label = format!("{m} ({conn})");
+        let _ = writeln!(
+            o,
+            r#"<polygon class="band" fill="{color}" fill-opacity="0.15" stroke="none" points="{}"/><polyline class="series" data-method="{}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            band.join(" "),
+            esc(&label),
+            line.join(" ")
+        );
+        let ly = p.mt + 10.0 + i as f64 * 20.0;
+        let _ = writeln!(
+            o,
+            r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
+            p.ml + p.pw + 14.0,
+            p.ml + p.pw + 38.0,
+            p.ml + p.pw + 44.0,
+            ly + 4.0,
+            esc(&label)
+        );
+    }
+    o.push_str("</svg>\n");
+    o
 }
 
 fn fmt_num(v: f64) -> String {
@@ -306,6 +391,15 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         t.html(&mut o);
     }
     table::cells(s).html(&mut o);
+    if let (Some(e), Some(t)) = (&s.estimate, table::estimate(s)) {
+        t.html(&mut o);
+        o.push_str(&estimate_chart(e));
+        o.push_str("<ul>\n");
+        for n in table::estimate_notes(s) {
+            let _ = writeln!(o, "<li>{}</li>", esc(&n));
+        }
+        o.push_str("</ul>\n");
+    }
     o.push_str("</body></html>\n");
 
     o

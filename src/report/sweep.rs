@@ -78,6 +78,9 @@ pub struct SweepSummary {
     pub relative: Vec<Relative>,
     pub scaling: Vec<ScalingRow>,
     pub warnings: Vec<String>,
+    /// The import estimate, when `ingestbench estimate` wrote one into this directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<super::estimate::Estimate>,
 }
 
 /// Share of all cores at which the client counts as saturated.
@@ -106,6 +109,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         relative,
         scaling,
         warnings,
+        estimate: None,
     }
 }
 

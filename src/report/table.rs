@@ -255,6 +255,56 @@ pub fn cells(s: &SweepSummary) -> Table {
     t
 }
 
+/// The import estimate: every option, fastest first.
+pub fn estimate(s: &SweepSummary) -> Option<Table> {
+    let e = s.estimate.as_ref()?;
+    let mut t = Table::new(
+        format!(
+            "Import estimate: {} ({} documents, {})",
+            e.corpus,
+            e.documents,
+            super::estimate::human_bytes(e.bytes)
+        ),
+        &[
+            ("method", Align::Left),
+            ("connection", Align::Left),
+            ("threads", Align::Right),
+            ("duration", Align::Right),
+            ("95 % interval", Align::Right),
+            ("s per document", Align::Right),
+            ("s per MiB", Align::Right),
+        ],
+    );
+    for o in &e.options {
+        t.push(vec![
+            o.method.clone(),
+            o.connection.to_string(),
+            o.threads.to_string(),
+            super::estimate::human_hours(o.hours),
+            format!("± {}", super::estimate::human_hours(o.ci95_hours)),
+            format!("{:.6}", o.per_doc_s),
+            format!("{:.6}", o.per_mib_s),
+        ]);
+    }
+    Some(t)
+}
+
+/// What the estimate says, then its caveats and assumptions, one line each.
+pub fn estimate_notes(s: &SweepSummary) -> Vec<String> {
+    let Some(e) = &s.estimate else {
+        return Vec::new();
+    };
+    let mut flags: Vec<&String> = e.options.iter().flat_map(|o| &o.flags).collect();
+    flags.sort();
+    flags.dedup();
+    e.findings
+        .iter()
+        .cloned()
+        .chain(flags.into_iter().map(|f| format!("Caveat: {f}")))
+        .chain(e.assumptions.iter().map(|a| format!("Assumes: {a}")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,7 +166,26 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
         .path();
     let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
     let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
-    let est = ingestbench::estimate::estimate(&corpus, &sweeps);
+    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps);
+    // The command writes estimate.json and adds the estimate to the sweep's reports.
+    let Command::Estimate(ea) = cli(&[
+        "ingestbench",
+        "estimate",
+        "--corpus",
+        corpus_json.to_str().unwrap(),
+        sweep_dir.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    ingestbench::cmd::estimate::estimate_command(&ea).unwrap();
+    assert!(sweep_dir.join("estimate.json").is_file());
+    let md = std::fs::read_to_string(sweep_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Import estimate") && md.contains("- fastest: direct"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(sweep_dir.join("report.html")).unwrap();
+    assert!(html.contains(r#"class="chart estimate""#) && html.contains("<polygon class=\"band\""));
     // The whole import: every document of the corpus's size mix, once, at each thread count.
     for threads in [4u64, 8] {
         let predicted = est

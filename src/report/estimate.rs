@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::analysis::t975;
 use crate::corpus::CorpusDescription;
 use crate::records::{CellRun, SweepPlan};
-use crate::report::analysis::t975;
 use crate::transport::ConnectionPolicy;
 
 /// One option the team can choose: a method, a policy and a thread count.
