@@ -16,6 +16,11 @@ use crate::metrics::UploadError;
 /// Small, so 100 workers hold at most ~1 MiB of unwritten lines (memory stays flat with N).
 const FLUSH_AT: usize = 8 * 1024;
 
+/// A worker writes its buffered lines once they are this old (checked after each upload), so
+/// a hard kill loses at most this much of each worker's acknowledged documents, plus the line
+/// of an upload that completes while its next one is in flight.
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// One manifest line.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct ManifestEntry {
@@ -122,6 +127,7 @@ impl Manifest {
             shared: self.shared.clone(),
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             cell,
+            written_at: std::time::Instant::now(),
         }
     }
 
@@ -152,14 +158,33 @@ impl Manifest {
     pub fn read(path: &Path) -> Result<Vec<ManifestEntry>> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the manifest {}", path.display()))?;
-        text.lines()
+        // A hard stop can cut the last line short: it is skipped (its document is found on
+        // the server by --resume). Any other bad line is an error.
+        let (body, torn) = match text.rfind('\n') {
+            Some(i) if i + 1 < text.len() => (&text[..=i], Some(&text[i + 1..])),
+            None if !text.is_empty() => ("", Some(text.as_str())),
+            _ => (text.as_str(), None),
+        };
+        if let Some(t) = torn
+            && serde_json::from_str::<ManifestEntry>(t).is_err()
+        {
+            eprintln!(
+                "warning: {}: the last line is cut short (a hard stop while writing); skipped",
+                path.display()
+            );
+        }
+        let complete = torn.and_then(|t| serde_json::from_str::<ManifestEntry>(t).ok());
+        let mut out: Vec<ManifestEntry> = body
+            .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| {
                 serde_json::from_str(l)
                     .with_context(|| format!("{}:{}: not a manifest line", path.display(), i + 1))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        out.extend(complete);
+        Ok(out)
     }
 }
 
@@ -168,6 +193,8 @@ pub struct Writer {
     shared: Arc<Shared>,
     buf: Vec<u8>,
     cell: Option<Arc<str>>,
+    /// When the buffer was last written out.
+    written_at: std::time::Instant,
 }
 
 impl Writer {
@@ -200,7 +227,7 @@ impl Writer {
         };
         serde_json::to_writer(&mut self.buf, &e).expect("serialize to memory");
         self.buf.push(b'\n');
-        if self.buf.len() >= FLUSH_AT {
+        if self.buf.len() >= FLUSH_AT || self.written_at.elapsed() >= FLUSH_EVERY {
             self.write_out();
         }
     }
@@ -223,6 +250,7 @@ impl Writer {
         // and the command reports it; the lines of this buffer are lost with the disk.
         self.shared.write(&self.buf);
         self.buf.clear();
+        self.written_at = std::time::Instant::now();
     }
 
     /// True once any writer's write failed: stop starting uploads.
@@ -261,6 +289,25 @@ mod tests {
             .to_string();
         assert!(e.contains("/dev/full"), "{e}");
         assert!(e.contains("No space left on device"), "{e}");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_others_are_errors() {
+        let dir = std::env::temp_dir().join(format!("ib-torn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("m.jsonl");
+        let line = r#"{"run":1,"index":0,"name":"a","folder":"f","ok":true,"id":"x","size":1,"sha256":"s","mime":"m","marker":"k"}"#;
+        std::fs::write(&p, format!("{line}\n{}", &line[..40])).unwrap();
+        assert_eq!(Manifest::read(&p).unwrap().len(), 1);
+        std::fs::write(&p, format!("{line}\n{line}")).unwrap();
+        assert_eq!(
+            Manifest::read(&p).unwrap().len(),
+            2,
+            "a complete last line without newline"
+        );
+        std::fs::write(&p, format!("garbage\n{line}\n")).unwrap();
+        assert!(Manifest::read(&p).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

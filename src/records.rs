@@ -110,6 +110,10 @@ pub struct RunResult {
     /// Set when the run stopped because the repository rejected the documents outright.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aborted: Option<String>,
+    /// True in the result written before the first upload (what `--resume`, `verify` and
+    /// `cleanup` need); the final result replaces it. Still true after a hard stop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_progress: bool,
     /// Throughput at the end of the runs against their start (over 2 runs or more).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub drift: Option<crate::report::analysis::Drift>,

@@ -14,11 +14,22 @@ use crate::report::export;
 use crate::report::sweep::SweepSummary;
 use crate::transport::AccessMethod;
 
-/// Writes `text` to `path` through a temporary file and a rename.
+/// Writes `text` to `path` durably and atomically: a temporary file, fsync, rename, then an
+/// fsync of the directory, so a crash leaves the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 

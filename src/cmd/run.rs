@@ -181,8 +181,7 @@ async fn verify_now(
 fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> Result<PathBuf> {
     let json = serde_json::to_string_pretty(result)?;
     let result_path = results.join("result.json");
-    std::fs::write(&result_path, &json)
-        .with_context(|| format!("writing {}", result_path.display()))?;
+    crate::results::write_atomic(&result_path, &json)?;
     if let Some(out) = &plan.output {
         write_file(out, &json).with_context(|| format!("--output {}", out.display()))?;
     }
@@ -236,6 +235,27 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         )
     })?;
     let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
+    let inputs = report::Inputs {
+        id: id.clone(),
+        started_at,
+        plan: plan.record(),
+        host: host::facts(),
+        target: report::RepositoryRecord {
+            url: plan::redact(&direct.url),
+            embedded: session.embedded.is_some(),
+            stored_docs: None,
+        },
+        worker_quotas: engine::split_quota(plan.docs, plan.threads),
+        client_cpu_s: 0.0,
+        manifest: "manifest.jsonl".into(),
+    };
+    // What --resume, verify and cleanup need is on disk before the first upload.
+    let mut pending = report::build(inputs.clone(), &[]);
+    pending.in_progress = true;
+    crate::results::write_atomic(
+        &results.join("result.json"),
+        &serde_json::to_string_pretty(&pending)?,
+    )?;
     let earlier = resumed.as_ref().map(|r| r.2.as_slice()).unwrap_or_default();
     let live = Arc::new(LiveCounters::default());
     let runs = measure(&plan, &session, &id, &manifest, earlier, &live).await?;
@@ -263,18 +283,12 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     };
     let mut result = report::build(
         report::Inputs {
-            id: id.clone(),
-            started_at,
-            plan: plan.record(),
-            host: host::facts(),
             target: report::RepositoryRecord {
-                url: plan::redact(&direct.url),
-                embedded: session.embedded.is_some(),
                 stored_docs,
+                ..inputs.target
             },
-            worker_quotas: engine::split_quota(plan.docs, plan.threads),
             client_cpu_s: runs.cpu_s,
-            manifest: "manifest.jsonl".into(),
+            ..inputs
         },
         &runs.done,
     );

@@ -305,6 +305,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
             folder_ref,
             &mut state,
             ctx.retries,
+            ctx.work.list.is_some(),
             &mut rec,
         )
         .await;
@@ -348,6 +349,7 @@ async fn upload_with_retries<P: Protocol>(
     folder: &str,
     state: &mut crate::protocol::WorkerState,
     retries: u32,
+    resuming: bool,
     rec: &mut Recorder,
 ) -> Result<crate::protocol::Uploaded, crate::metrics::UploadError> {
     let mut attempt = 0u32;
@@ -357,7 +359,9 @@ async fn upload_with_retries<P: Protocol>(
             Ok(up) => return Ok(up),
             Err(e) => e,
         };
-        let clash_after_retry = attempt > 0 && err.status == Some(409);
+        // A name clash on a retry, or on finishing an interrupted run, is the same document
+        // stored by an attempt whose answer was lost (or whose manifest line was): adopt it.
+        let clash_after_retry = (attempt > 0 || resuming) && err.status == Some(409);
         if (!err.retryable() && !clash_after_retry) || attempt >= retries {
             if clash_after_retry && let Ok(Some(id)) = proto.lookup(doc, folder).await {
                 rec.recovered += 1;

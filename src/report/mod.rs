@@ -21,6 +21,7 @@ pub use crate::records::{
     PlanRecord, RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool,
 };
 
+#[derive(Clone)]
 pub struct Inputs {
     pub id: String,
     pub started_at: String,
@@ -115,6 +116,7 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
         client_cpu_share: round3(rate(inp.client_cpu_s, total_time * cpus)),
         manifest: inp.manifest,
         aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
+        in_progress: false,
         drift: analysis::Drift::of_runs(runs_progress(outcomes)),
         verify: None,
     }

@@ -615,3 +615,84 @@ fn a_manifest_write_error_stops_uploads_and_exits_2() {
         "no new uploads after the error: {ok} acknowledged"
     );
 }
+
+/// A hard stop (SIGKILL: no handler runs) in the middle of a run against a target with a
+/// persistent store: result.json (in progress) and the manifest are there, `--resume`
+/// adopts the documents the repository stored but the manifest lost (409 → looked up by
+/// name), uploads exactly the rest, and `--verify` finds every planned document once.
+#[test]
+fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    let dir = tempfile::tempdir().unwrap();
+    let target = TargetProcess::start(
+        dir.path(),
+        &["--service-time-ms", "3", "--max-concurrent", "2"],
+    );
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let results = dir.path().join("results");
+    let args = |extra: &[&str]| {
+        let mut c = bin();
+        c.env("INGESTBENCH_PASSWORD", "admin")
+            .args(["run", "--quiet", "--url", &url, "--profile", "basic"])
+            .args(extra)
+            .arg("--results-dir")
+            .arg(&results)
+            .stdout(Stdio::null());
+        c
+    };
+    let mut child = args(&["--docs", "2000", "--threads", "4", "--runs", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let run_dir = loop {
+        let found = std::fs::read_dir(&results)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(d) = &found
+            && std::fs::read_to_string(d.join("manifest.jsonl"))
+                .map(|m| m.lines().count())
+                .unwrap_or(0)
+                >= 300
+        {
+            break d.clone();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the run never got going");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(
+        r["in_progress"], true,
+        "the plan was on disk before the first upload"
+    );
+    let o = args(&["--resume", run_dir.to_str().unwrap(), "--verify"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "resume: {err}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
+    assert_eq!(v["checked"], 2000, "{v}");
+    for k in ["missing", "corrupt", "duplicates"] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
+    assert!(
+        r.get("in_progress").is_none(),
+        "the final result replaces it"
+    );
+    eprintln!(
+        "resume adopted {} documents stored but not in the manifest",
+        r["recovered"]
+    );
+}
