@@ -206,6 +206,48 @@ fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> R
     Ok(result_path)
 }
 
+/// Creates the results directory and the manifest, and writes the in-progress result.json
+/// (what --resume, verify and cleanup need) before the first upload; returns the manifest and
+/// the result's inputs.
+fn prepare_results(
+    plan: &RunPlan,
+    results: &Path,
+    id: &str,
+    started_at: String,
+    session: &Session,
+    direct: &engine::Connected,
+) -> Result<(Manifest, report::Inputs)> {
+    std::fs::create_dir_all(results).with_context(|| {
+        format!(
+            "--results-dir {}: cannot create {}",
+            plan.results_dir.display(),
+            results.display()
+        )
+    })?;
+    let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
+    let inputs = report::Inputs {
+        id: id.to_string(),
+        started_at,
+        plan: plan.record(),
+        host: host::facts(),
+        target: report::RepositoryRecord {
+            url: plan::redact(&direct.url),
+            embedded: session.embedded.is_some(),
+            stored_docs: None,
+        },
+        worker_quotas: engine::split_quota(plan.docs, plan.threads),
+        client_cpu_s: 0.0,
+        manifest: "manifest.jsonl".into(),
+    };
+    let mut pending = report::build(inputs.clone(), &[]);
+    pending.in_progress = true;
+    crate::results::write_atomic(
+        &results.join("result.json"),
+        &serde_json::to_string_pretty(&pending)?,
+    )?;
+    Ok((manifest, inputs))
+}
+
 /// `run`: returns the outcome and the result (for tests).
 pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)> {
     let resumed = resumed_args(args)?;
@@ -227,35 +269,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     .await?;
     let direct = session.get("direct", ConnectionPolicy::Reuse)?.clone();
     let results = plan.results_dir.join(format!("run-{id}"));
-    std::fs::create_dir_all(&results).with_context(|| {
-        format!(
-            "--results-dir {}: cannot create {}",
-            plan.results_dir.display(),
-            results.display()
-        )
-    })?;
-    let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
-    let inputs = report::Inputs {
-        id: id.clone(),
-        started_at,
-        plan: plan.record(),
-        host: host::facts(),
-        target: report::RepositoryRecord {
-            url: plan::redact(&direct.url),
-            embedded: session.embedded.is_some(),
-            stored_docs: None,
-        },
-        worker_quotas: engine::split_quota(plan.docs, plan.threads),
-        client_cpu_s: 0.0,
-        manifest: "manifest.jsonl".into(),
-    };
-    // What --resume, verify and cleanup need is on disk before the first upload.
-    let mut pending = report::build(inputs.clone(), &[]);
-    pending.in_progress = true;
-    crate::results::write_atomic(
-        &results.join("result.json"),
-        &serde_json::to_string_pretty(&pending)?,
-    )?;
+    let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
     let earlier = resumed.as_ref().map(|r| r.2.as_slice()).unwrap_or_default();
     let live = Arc::new(LiveCounters::default());
     let runs = measure(&plan, &session, &id, &manifest, earlier, &live).await?;

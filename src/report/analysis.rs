@@ -32,7 +32,8 @@ pub fn t975(df: f64) -> f64 {
     a + (b - a) * frac
 }
 
-fn mean_var(x: &[f64]) -> (f64, f64) {
+/// Mean and sample variance (0 for a single value).
+pub fn mean_var(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let m = x.iter().sum::<f64>() / n;
     let v = if x.len() > 1 {

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::analysis::t975;
+use super::analysis::{mean_var, t975};
 use crate::corpus::CorpusDescription;
 use crate::records::{CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
@@ -86,17 +86,6 @@ fn weights(sizes: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let gamma: Vec<f64> = sizes.iter().map(|b| (b - mean) / sbb).collect();
     let alpha = gamma.iter().map(|g| 1.0 / m - mean * g).collect();
     (alpha, gamma)
-}
-
-fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = if x.len() > 1 {
-        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, v)
 }
 
 /// The estimate for one option from its points.

@@ -229,6 +229,11 @@ fn series(p: &Plot, i: usize, m: &str, cells: &[&CellSummary], usl: Option<&Usl>
             curve.join(" ")
         );
     }
+    legend(p, i, color, m, o);
+}
+
+/// Legend entry `i`: a line in `color` and the escaped `label`.
+fn legend(p: &Plot, i: usize, color: &str, label: &str, o: &mut String) {
     let ly = p.mt + 10.0 + i as f64 * 20.0;
     let _ = writeln!(
         o,
@@ -237,7 +242,7 @@ fn series(p: &Plot, i: usize, m: &str, cells: &[&CellSummary], usl: Option<&Usl>
         p.ml + p.pw + 38.0,
         p.ml + p.pw + 44.0,
         ly + 4.0,
-        esc(m)
+        esc(label)
     );
 }
 
@@ -307,16 +312,7 @@ fn estimate_chart(e: &super::estimate::Estimate) -> String {
             esc(&label),
             line.join(" ")
         );
-        let ly = p.mt + 10.0 + i as f64 * 20.0;
-        let _ = writeln!(
-            o,
-            r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
-            p.ml + p.pw + 14.0,
-            p.ml + p.pw + 38.0,
-            p.ml + p.pw + 44.0,
-            ly + 4.0,
-            esc(&label)
-        );
+        legend(&p, i, color, &label, &mut o);
     }
     o.push_str("</svg>\n");
     o

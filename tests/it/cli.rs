@@ -353,6 +353,36 @@ fn generated_pdfs_pass_pdfinfo() {
     }
 }
 
+/// Waits until the run directory below `results` has `lines` manifest lines; returns it.
+fn wait_for_manifest_lines(
+    results: &Path,
+    lines: usize,
+    child: &mut std::process::Child,
+) -> std::path::PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = std::fs::read_dir(results)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(d) = &found
+            && std::fs::read_to_string(d.join("manifest.jsonl"))
+                .map(|m| m.lines().count())
+                .unwrap_or(0)
+                >= lines
+        {
+            return d.clone();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run never got going");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
@@ -386,28 +416,7 @@ fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let run_dir = loop {
-        let found = std::fs::read_dir(&results)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path());
-        if let Some(d) = &found
-            && std::fs::read_to_string(d.join("manifest.jsonl"))
-                .map(|m| m.lines().count())
-                .unwrap_or(0)
-                >= 100
-        {
-            break d.clone();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the run never got going");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let run_dir = wait_for_manifest_lines(&results, 100, &mut child);
     // SIGINT, as Ctrl-C sends it.
     assert!(
         Command::new("kill")
@@ -644,27 +653,7 @@ fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let run_dir = loop {
-        let found = std::fs::read_dir(&results)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path());
-        if let Some(d) = &found
-            && std::fs::read_to_string(d.join("manifest.jsonl"))
-                .map(|m| m.lines().count())
-                .unwrap_or(0)
-                >= 300
-        {
-            break d.clone();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the run never got going");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let run_dir = wait_for_manifest_lines(&results, 300, &mut child);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let r: serde_json::Value =
