@@ -28,7 +28,8 @@ fn request_body(c: &mut Criterion) {
                     &doc,
                     "ingestbench/x/run-1/0000",
                     false,
-                );
+                )
+                .expect("a fixture body");
                 black_box(body.len())
             })
         });
@@ -38,7 +39,7 @@ fn request_body(c: &mut Criterion) {
                 b.iter(|| {
                     i += 1;
                     let doc = f.doc(0xabc, i);
-                    black_box(doc.template.sha256_hex(&doc.marker))
+                    black_box(doc.sha256_hex())
                 })
             },
         );

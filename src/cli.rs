@@ -121,11 +121,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 
-    /// Upload synthetic documents whose sizes follow this corpus's size distribution
-    /// (corpus.json from `ingestbench corpus`) instead of one size class; with --docs set to
-    /// the corpus's document count this replays the whole import's size mix.
-    #[arg(long, value_name = "CORPUS.json", conflicts_with = "size")]
+    /// A corpus instead of one size class. A directory: upload a stratified random sample
+    /// of its real files (--sample N, reproducible from --seed), streamed from disk with their
+    /// sniffed type and, for Alfresco, their bulk-import shadow metadata. A corpus.json (from
+    /// `ingestbench corpus`): synthetic documents whose sizes follow its distribution (with
+    /// --docs set to its document count this replays the whole import's size mix).
+    #[arg(long, value_name = "DIR|CORPUS.json", conflicts_with = "size")]
     pub corpus: Option<PathBuf>,
+
+    /// With --corpus DIR: how many files to sample (default: --docs); every run uploads the
+    /// same sample, each into its own folder.
+    #[arg(long, value_name = "N", requires = "corpus", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
 
     #[command(flatten)]
     pub common: CommonArgs,
@@ -277,10 +284,11 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub target_data_dir: Option<PathBuf>,
 
-    /// Measure the size mix of this corpus (corpus.json from `ingestbench corpus`): the small,
+    /// Measure the size mix of this corpus (corpus.json from `ingestbench corpus`, or a
+    /// directory or listing, described on the spot): the small,
     /// average and large classes become its 10th percentile, its median, and the size below
     /// which half its bytes lie, so `estimate` models cost per byte over the real range.
-    #[arg(long, value_name = "CORPUS.json")]
+    #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: Option<PathBuf>,
 
     #[command(flatten)]
@@ -398,7 +406,7 @@ pub struct CorpusArgs {
 )]
 pub struct EstimateArgs {
     /// The corpus description (from `ingestbench corpus`).
-    #[arg(long, value_name = "CORPUS.json")]
+    #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: PathBuf,
 
     /// Sweep results directories (results/sweep-<id>) to estimate from.

@@ -44,6 +44,9 @@ pub struct ManifestEntry {
     pub node: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// The real file uploaded (`run --corpus DIR`), absent for generated documents.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
 }
 
 /// The same line, borrowed: what workers serialize (no per-upload string copies).
@@ -66,6 +69,8 @@ struct EntryRef<'a> {
     node: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
 }
 
 /// The manifest file, shared by all workers. The first write error is kept (never dropped):
@@ -209,7 +214,8 @@ impl Writer {
         node: Option<&str>,
         error: Option<&str>,
     ) {
-        let sha = doc.template.sha256_hex(&doc.marker);
+        let sha = doc.sha256_hex();
+        let source = doc.file().map(|f| f.path.to_string_lossy());
         let e = EntryRef {
             cell: self.cell.as_deref(),
             run,
@@ -218,12 +224,13 @@ impl Writer {
             folder,
             ok,
             id,
-            size: doc.template.doc_len(),
+            size: doc.len(),
             sha256: &sha,
-            mime: doc.template.kind.mime_type(),
+            mime: doc.mime(),
             marker: doc.marker_str(),
             node,
             error,
+            source: source.as_deref(),
         };
         serde_json::to_writer(&mut self.buf, &e).expect("serialize to memory");
         self.buf.push(b'\n');

@@ -158,6 +158,16 @@ fn check_one(
         rep.add("corrupt", e, detail);
         return;
     }
+    // A real file sent with its own bulk-import shadow metadata (Alfresco): its content is
+    // checked above; the shadow values carry no types to compare by, so they are not.
+    if expect.protocol == ProtocolKind::Alfresco
+        && e.source.as_ref().is_some_and(|s| {
+            std::path::Path::new(&format!("{s}{}", crate::fixtures::shadow::SUFFIX)).is_file()
+        })
+    {
+        rep.ok += 1;
+        return;
+    }
     for p in expect.profile.values(expect.seed, e.index, &e.marker) {
         let want: Vec<String> = if expect.protocol == ProtocolKind::Liferay && p.name == "title" {
             p.values

@@ -12,7 +12,7 @@ use crate::corpus::CorpusDescription;
 use crate::report::estimate::{Estimate, estimate, human_bytes, human_hours};
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
-    let corpus = CorpusDescription::load(&a.corpus)?;
+    let corpus = CorpusDescription::load_or_describe(&a.corpus)?;
     let mut sweeps = Vec::new();
     for d in &a.dirs {
         if !crate::plan::sweep::is_sweep_dir(d) {

@@ -45,6 +45,9 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
     }
     a.common.seed = p.seed;
     a.corpus = p.corpus.as_ref().map(PathBuf::from);
+    if a.corpus.as_ref().is_some_and(|c| c.is_dir()) {
+        a.sample = Some(p.docs);
+    }
     a.common.profile = Some(
         p.profile
             .strip_prefix("built-in:")

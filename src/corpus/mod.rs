@@ -7,8 +7,9 @@
 //! files) are counted with samples, never fatal.
 
 pub mod listing;
+pub mod sample;
 pub mod scan;
-pub mod shadow;
+
 pub mod sniff;
 
 use std::collections::BTreeMap;
@@ -280,6 +281,16 @@ impl CorpusDescription {
             );
         }
         Ok(d)
+    }
+
+    /// A corpus.json as written by `ingestbench corpus`, or else (a directory, a CSV
+    /// listing) described on the spot.
+    pub fn load_or_describe(path: &Path) -> Result<CorpusDescription> {
+        if path.extension().is_some_and(|e| e == "json") {
+            CorpusDescription::load(path)
+        } else {
+            describe(path).with_context(|| format!("--corpus {}", path.display()))
+        }
     }
 
     /// The size mix: each histogram bucket's mean document size, weighted by its count.

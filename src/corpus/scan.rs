@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::shadow::{self, Role};
 use super::{CorpusDescription, Describer, sniff};
+use crate::fixtures::shadow::{self, Role};
 
 /// Describes the tree below `root`.
 pub fn scan(root: &Path) -> Result<CorpusDescription> {

@@ -311,7 +311,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
         .await;
         let done = Instant::now();
         let latency = done - t0;
-        let size = doc.template.doc_len();
+        let size = doc.len();
         match result {
             Ok(up) => {
                 rec.record_ok(latency, size, done.into_std());

@@ -124,14 +124,34 @@ pub struct RunPlan {
     pub output: Option<PathBuf>,
     pub results_dir: PathBuf,
     pub target_data_dir: Option<PathBuf>,
-    /// `--corpus`: its path and description (documents follow its size mix).
-    pub corpus: Option<(PathBuf, Arc<crate::corpus::CorpusDescription>)>,
+    /// `--corpus`: a size mix to follow, or real files to upload.
+    pub corpus: Option<CorpusInput>,
+}
+
+/// What `run --corpus` uploads.
+#[derive(Debug, Clone)]
+pub enum CorpusInput {
+    /// A corpus.json: synthetic documents whose sizes follow its distribution.
+    Mix(PathBuf, Arc<crate::corpus::CorpusDescription>),
+    /// A directory: these real files, a stratified sample of it.
+    Files(PathBuf, Arc<Vec<crate::fixtures::SampledFile>>),
+}
+
+impl CorpusInput {
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            CorpusInput::Mix(p, _) | CorpusInput::Files(p, _) => p,
+        }
+    }
 }
 
 impl RunPlan {
     pub fn doc_size(&self) -> u64 {
         match &self.corpus {
-            Some((_, c)) => c.mean_document_size(),
+            Some(CorpusInput::Mix(_, c)) => c.mean_document_size(),
+            Some(CorpusInput::Files(_, f)) => {
+                f.iter().map(|x| x.size).sum::<u64>() / f.len().max(1) as u64
+            }
             None => self.common.sizes.of(self.size),
         }
     }
@@ -140,8 +160,11 @@ impl RunPlan {
     pub fn fixtures(&self) -> crate::fixtures::Fixtures {
         let c = &self.common;
         match &self.corpus {
-            Some((_, corpus)) => {
+            Some(CorpusInput::Mix(_, corpus)) => {
                 crate::fixtures::Fixtures::mix(&corpus.size_mix(), c.seed, c.profile.clone())
+            }
+            Some(CorpusInput::Files(_, files)) => {
+                crate::fixtures::Fixtures::files(files.to_vec(), c.seed, c.profile.clone())
             }
             None => crate::fixtures::Fixtures::new(
                 self.size,
@@ -172,7 +195,7 @@ impl RunPlan {
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
             retries: c.retries,
-            corpus: self.corpus.as_ref().map(|(p, _)| p.display().to_string()),
+            corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
         }
     }
 }
@@ -264,11 +287,24 @@ impl TryFrom<&RunArgs> for RunPlan {
         {
             bail!("--ca-cert {}: no such file", ca.display());
         }
+        let common = CommonPlan::try_from(&a.common)?;
+        let corpus = match &a.corpus {
+            Some(p) if p.is_dir() => Some(sample_files(p, a.sample.unwrap_or(a.docs), &common)?),
+            Some(p) => Some(CorpusInput::Mix(
+                p.clone(),
+                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
+            )),
+            None => None,
+        };
+        let docs = match &corpus {
+            Some(CorpusInput::Files(_, f)) => f.len() as u64,
+            _ => a.docs,
+        };
         Ok(RunPlan {
-            common: CommonPlan::try_from(&a.common)?,
+            common,
             url,
             size: a.size,
-            docs: a.docs,
+            docs,
             threads: a.threads,
             runs: a.runs,
             ca_cert: a.ca_cert.clone(),
@@ -276,20 +312,30 @@ impl TryFrom<&RunArgs> for RunPlan {
             output: a.output.clone(),
             results_dir: a.results_dir.clone(),
             target_data_dir: a.target_data_dir.clone(),
-            corpus: match &a.corpus {
-                Some(p) if p.is_dir() => bail!(
-                    "--corpus {}: a directory; uploading real files is not supported yet: describe it with `ingestbench corpus {}` and pass the corpus.json to measure its size mix",
-                    p.display(),
-                    p.display()
-                ),
-                Some(p) => Some((
-                    p.clone(),
-                    Arc::new(crate::corpus::CorpusDescription::load(p)?),
-                )),
-                None => None,
-            },
+            corpus,
         })
     }
+}
+
+/// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
+fn sample_files(dir: &std::path::Path, n: u64, common: &CommonPlan) -> Result<CorpusInput> {
+    let (files, _) = crate::corpus::sample::sample(dir, n, common.seed)?;
+    if files.is_empty() {
+        bail!(
+            "--corpus {}: none of the sampled files could be read",
+            dir.display()
+        );
+    }
+    if !common.quiet {
+        let bytes: u64 = files.iter().map(|f| f.size).sum();
+        let with_meta = files.iter().filter(|f| f.shadow.is_some()).count();
+        eprintln!(
+            "sampled {} files ({bytes} bytes, {with_meta} with shadow metadata) from {}",
+            files.len(),
+            dir.display()
+        );
+    }
+    Ok(CorpusInput::Files(dir.to_path_buf(), Arc::new(files)))
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ impl SweepPlanSpec {
         let mut common = CommonPlan::try_from(&a.common)?;
         let corpus = match &a.corpus {
             Some(p) => {
-                let c = crate::corpus::CorpusDescription::load(p)?;
+                let c = crate::corpus::CorpusDescription::load_or_describe(p)?;
                 common.sizes =
                     sizes_of_corpus(&c).with_context(|| format!("--corpus {}", p.display()))?;
                 Some(c.source)

@@ -14,7 +14,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 
 use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::multipart::{MultipartHead, document_body, multipart_content_type};
 use super::readback::unreachable_err;
 use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
@@ -91,21 +91,37 @@ pub fn upload_body(
     doc: &Doc<'_>,
     folder: &str,
     versioning: bool,
-) -> ChunkBody {
+) -> Result<ChunkBody, UploadError> {
+    let shadow = doc.file().and_then(|f| f.shadow.as_ref());
+    let node_type = shadow
+        .and_then(|s| s.node_type.as_deref())
+        .unwrap_or(&profile.node_type);
     let mut head = MultipartHead::new();
     head.text("name", &doc.name)
-        .text("nodeType", &profile.node_type)
+        .text("nodeType", node_type)
         .text("relativePath", folder);
     if !versioning {
         head.text("versioningEnabled", "false");
     }
-    for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
-        for v in &p.values {
-            head.text(&p.name, v);
+    match shadow {
+        // A bulk-import source's own metadata, as its shadow file gives it.
+        Some(s) => {
+            for (name, values) in &s.properties {
+                for v in values {
+                    head.text(name, v);
+                }
+            }
+        }
+        None => {
+            for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
+                for v in &p.values {
+                    head.text(&p.name, v);
+                }
+            }
         }
     }
-    let head = head.file("filedata", &doc.name, doc.template.kind.mime_type());
-    ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc))
+    let head = head.file("filedata", &doc.name, doc.mime());
+    document_body(doc, head)
 }
 
 impl Alfresco {
@@ -205,7 +221,7 @@ impl Alfresco {
         header: &HeaderValue,
         conn: &mut Option<crate::transport::fast::Conn>,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
-        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning);
+        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning)?;
         self.opts
             .route
             .send_upload(

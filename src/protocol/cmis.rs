@@ -14,12 +14,11 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
 use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::multipart::{MultipartHead, document_body, multipart_content_type};
 use super::readback::unreachable_err;
 use super::{Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
-use crate::transport::ChunkBody;
 
 pub struct Cmis {
     client: reqwest::Client,
@@ -353,8 +352,8 @@ impl Protocol for Cmis {
             }
         }
         head.text("succinct", "true");
-        let head = head.file("content", &doc.name, doc.template.kind.mime_type());
-        let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
+        let head = head.file("content", &doc.name, doc.mime());
+        let body = document_body(doc, head)?;
         let header = worker.auth.header().clone();
         let target = format!("?objectId={}", pct(folder));
         let path = format!("{}{target}", self.root_path);

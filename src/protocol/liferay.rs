@@ -19,12 +19,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, multipart_content_type, multipart_tail};
+use super::multipart::{MultipartHead, document_body, multipart_content_type};
 use super::readback::unreachable_err;
 use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::{Doc, PropType, PropValue};
 use crate::metrics::UploadError;
-use crate::transport::ChunkBody;
 
 pub const API: &str = "/o/headless-delivery/v1.0";
 pub const TOKEN_PATH: &str = "/o/oauth2/token";
@@ -491,8 +490,8 @@ impl Protocol for Liferay {
                 "application/json",
                 &self.document_json(doc, folder_id),
             );
-            let head = head.file("file", &doc.name, doc.template.kind.mime_type());
-            let body = ChunkBody::new(head, doc.template.prefix.clone(), multipart_tail(doc));
+            let head = head.file("file", &doc.name, doc.mime());
+            let body = document_body(doc, head)?;
             let (status, node, bytes) = self
                 .opts
                 .route

@@ -5,7 +5,8 @@
 use bytes::Bytes;
 use reqwest::header::HeaderValue;
 
-use crate::fixtures::Doc;
+use crate::fixtures::{Content, Doc};
+use crate::transport::ChunkBody;
 
 /// Boundary of every multipart body ingestbench sends. Generated content is words, digits
 /// and markup, so it never contains this string.
@@ -70,14 +71,35 @@ impl MultipartHead {
     }
 }
 
-/// The document tail followed by the closing boundary.
+/// The document tail (fixtures) followed by the closing boundary.
 pub fn multipart_tail(doc: &Doc<'_>) -> Bytes {
-    let mut t = Vec::with_capacity(doc.template.tail_len() + BOUNDARY.len() + 8);
-    doc.template.write_tail(&doc.marker, &mut t);
+    let tail_len = doc.template().map_or(0, |t| t.tail_len());
+    let mut t = Vec::with_capacity(tail_len + BOUNDARY.len() + 8);
+    if let Some(tpl) = doc.template() {
+        tpl.write_tail(&doc.marker, &mut t);
+    }
     t.extend_from_slice(b"\r\n--");
     t.extend_from_slice(BOUNDARY.as_bytes());
     t.extend_from_slice(b"--\r\n");
     Bytes::from(t)
+}
+
+/// The whole upload body: `head` (fields and the file part's header), the document's
+/// content (the shared fixture prefix, or the real file streamed from disk), the tail. A
+/// file that cannot be opened fails this upload as an I/O error.
+pub fn document_body(doc: &Doc<'_>, head: Bytes) -> Result<ChunkBody, crate::metrics::UploadError> {
+    match doc.content {
+        Content::Fixture(t) => Ok(ChunkBody::new(head, t.prefix.clone(), multipart_tail(doc))),
+        Content::File(f) => {
+            ChunkBody::file(head, &f.path, f.size, multipart_tail(doc)).map_err(|e| {
+                crate::metrics::UploadError {
+                    class: crate::metrics::ErrorClass::Io,
+                    status: None,
+                    message: format!("{}: {e}", f.path.display()),
+                }
+            })
+        }
+    }
 }
 
 pub fn multipart_content_type() -> HeaderValue {

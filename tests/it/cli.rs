@@ -326,9 +326,12 @@ fn generated_pdfs_pass_pdfinfo() {
             profile.clone(),
         );
         let doc = f.doc(1, 0);
-        assert_eq!(doc.template.kind, ingestbench::fixtures::DocKind::Pdf);
+        assert_eq!(
+            doc.template().unwrap().kind,
+            ingestbench::fixtures::DocKind::Pdf
+        );
         let path = dir.path().join(format!("{size}.pdf"));
-        std::fs::write(&path, doc.template.materialize(&doc.marker)).unwrap();
+        std::fs::write(&path, doc.template().unwrap().materialize(&doc.marker)).unwrap();
         let o = Command::new("pdfinfo").arg(&path).output().unwrap();
         let (out, err) = text(&o);
         assert!(

@@ -1,0 +1,195 @@
+//! A stratified random sample of a directory's real files, reproducible from the seed:
+//! strata are the log2 size buckets of the corpus's description, each gets its share of the
+//! sample (largest remainder), and within a stratum files are drawn by reservoir sampling
+//! over a walk in sorted order, so memory is the sample's size whatever the corpus's. Each
+//! drawn file is hashed and sniffed, and its bulk-import shadow metadata read, before the
+//! measurement starts.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::{CorpusDescription, scan, sniff};
+use crate::fixtures::shadow::{self, Role};
+use crate::fixtures::{Rng, SampledFile};
+
+/// The bucket index of a size: its bit length (as in the description's histogram).
+fn bucket(size: u64) -> usize {
+    (64 - size.leading_zeros()) as usize
+}
+
+/// How many files each bucket contributes to a sample of `n` (largest remainder).
+fn quotas(d: &CorpusDescription, n: u64) -> [u64; 65] {
+    let mut q = [0u64; 65];
+    let total = d.documents.max(1);
+    let n = n.min(d.documents);
+    let mut rem: Vec<(f64, usize)> = Vec::new();
+    let mut given = 0;
+    for b in &d.size_histogram {
+        let i = if b.lo_bytes == 0 {
+            0
+        } else {
+            bucket(b.lo_bytes)
+        };
+        let exact = n as f64 * b.files as f64 / total as f64;
+        q[i] = exact.floor() as u64;
+        given += q[i];
+        rem.push((exact - exact.floor(), i));
+    }
+    rem.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, i) in rem.into_iter().take((n - given) as usize) {
+        q[i] += 1;
+    }
+    q
+}
+
+/// Calls `f(path, size)` for every document below `root`, in sorted order (the same order
+/// every time for an unchanged tree); skips what `scan` does not count as a document.
+fn walk_documents(root: &Path, f: &mut dyn FnMut(&Path, u64)) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<(String, PathBuf)> = rd
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        entries.sort();
+        let names: std::collections::HashSet<&str> =
+            entries.iter().map(|(n, _)| n.as_str()).collect();
+        let mut subdirs = Vec::new();
+        for (name, path) in &entries {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                subdirs.push(path.clone());
+            } else if meta.is_file() && shadow::role(name, |n| names.contains(n)) == Role::Document
+            {
+                f(path, meta.len());
+            }
+        }
+        stack.extend(subdirs.into_iter().rev());
+    }
+}
+
+/// Up to `n` files of the tree below `root`, stratified by size, drawn with `seed`; with the
+/// tree's description. Files that cannot be read when hashed are left out (and said).
+pub fn sample(root: &Path, n: u64, seed: u64) -> Result<(Vec<SampledFile>, CorpusDescription)> {
+    let d = scan::scan(root)?;
+    if d.documents == 0 {
+        bail!("--corpus {}: no documents to sample", root.display());
+    }
+    let q = quotas(&d, n);
+    let mut reservoirs: Vec<Vec<(PathBuf, u64)>> = vec![Vec::new(); 65];
+    let mut seen = [0u64; 65];
+    let mut rng = Rng::new(seed ^ 0x5A3_91E);
+    walk_documents(root, &mut |path, size| {
+        let i = bucket(size);
+        seen[i] += 1;
+        let r = &mut reservoirs[i];
+        if (r.len() as u64) < q[i] {
+            r.push((path.to_path_buf(), size));
+        } else if q[i] > 0 {
+            let j = rng.below(seen[i]);
+            if j < q[i] {
+                r[j as usize] = (path.to_path_buf(), size);
+            }
+        }
+    });
+    let mut picked: Vec<(PathBuf, u64)> = reservoirs.into_iter().flatten().collect();
+    picked.sort();
+    let mut files = Vec::with_capacity(picked.len());
+    for (path, size) in picked {
+        match describe_file(&path, size) {
+            Ok(f) => files.push(f),
+            Err(e) => eprintln!("warning: {}: left out of the sample: {e}", path.display()),
+        }
+    }
+    // Mix sizes across the workers' shares.
+    for i in (1..files.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        files.swap(i, j);
+    }
+    Ok((files, d))
+}
+
+/// Hash, type and shadow metadata of one drawn file.
+fn describe_file(path: &Path, size: u64) -> std::io::Result<SampledFile> {
+    use sha2::Digest;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = sha2::Sha256::new();
+    let mut head = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if head.len() < 512 {
+            head.extend_from_slice(&buf[..n.min(512 - head.len())]);
+        }
+        h.update(&buf[..n]);
+        total += n as u64;
+    }
+    if total != size {
+        return Err(std::io::Error::other(
+            "its size changed while it was sampled",
+        ));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shadow_path = PathBuf::from(format!("{}{}", path.display(), shadow::SUFFIX));
+    let shadow = if shadow_path.is_file() {
+        match shadow::load(&shadow_path) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                eprintln!(
+                    "warning: {}: broken shadow metadata ({e}); the profile's metadata is used",
+                    shadow_path.display()
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(SampledFile {
+        path: path.to_path_buf(),
+        size,
+        sha256: crate::fixtures::body::hex(&h.finalize()),
+        mime: sniff::content_type(&head, &name),
+        shadow,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_add_up_and_follow_the_strata() {
+        let mut d = super::super::Describer::new("t", "directory");
+        for _ in 0..90 {
+            d.document(1000, "text/plain");
+        }
+        for _ in 0..10 {
+            d.document(100_000, "text/plain");
+        }
+        let d = d.finish();
+        let q = quotas(&d, 20);
+        assert_eq!(q.iter().sum::<u64>(), 20);
+        assert_eq!(q[bucket(1000)], 18);
+        assert_eq!(q[bucket(100_000)], 2);
+        assert_eq!(
+            quotas(&d, 1000).iter().sum::<u64>(),
+            100,
+            "at most every file"
+        );
+    }
+}
