@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Accuracy of `ingestbench estimate` on a real directory, against a target whose capacity is
 # known: describe DIR, measure a 10 % sample of its size mix (sweep --corpus, 3 runs, two
-# thread counts), estimate the whole import, then upload the whole corpus's size mix (run
-# --corpus --docs N) at each thread count and compare predicted with measured duration.
+# thread counts), estimate the whole import, then upload every file of the corpus (run
+# --corpus DIR --sample N) at each thread count and compare predicted with measured duration.
 #   scripts/estimate-accuracy.sh [DIR]        # default /usr/share/doc
 # Loopback only; the target is `ingestbench target` with 2 slots x (2 ms + 20 ms/MiB).
 set -euo pipefail
@@ -30,7 +30,7 @@ sweep=$(ls -d "$work"/results/sweep-*)
 "$bin" estimate --corpus "$work/corpus.json" "$sweep" --json 2>/dev/null > "$work/estimate.json"
 echo "corpus: $docs documents; sample: $sample documents per run (10 %), 3 runs, 3 sizes"
 for t in 3 8; do
-  "$bin" run --quiet --url "$url" --corpus "$work/corpus.json" --docs "$docs" --threads "$t" \
+  "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$docs" --threads "$t" \
     --runs 1 --profile basic --results-dir "$work/results" --json > "$work/run-$t.json"
   python3 - "$work/estimate.json" "$work/run-$t.json" "$t" <<'PY'
 import json, sys

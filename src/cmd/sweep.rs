@@ -158,7 +158,10 @@ async fn execute(
         .sizes
         .iter()
         .map(|s| {
-            let f = Fixtures::new(*s, c.sizes.of(*s), c.seed, c.profile.clone());
+            let f = match p.spec.files.as_ref().and_then(|m| m.get(s)) {
+                Some(files) => Fixtures::files(files.to_vec(), c.seed, c.profile.clone()),
+                None => Fixtures::new(*s, c.sizes.of(*s), c.seed, c.profile.clone()),
+            };
             (*s, Arc::new(f))
         })
         .collect();

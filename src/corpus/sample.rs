@@ -99,7 +99,36 @@ pub fn sample(root: &Path, n: u64, seed: u64) -> Result<(Vec<SampledFile>, Corpu
             }
         }
     });
-    let mut picked: Vec<(PathBuf, u64)> = reservoirs.into_iter().flatten().collect();
+    let picked: Vec<(PathBuf, u64)> = reservoirs.into_iter().flatten().collect();
+    Ok((finish(picked, &mut rng), d))
+}
+
+/// Up to `n` files of the tree whose size is in `lo..hi`, drawn uniformly with `seed` (a
+/// sweep's size class of a real corpus).
+pub fn sample_range(root: &Path, n: u64, seed: u64, lo: u64, hi: u64) -> Vec<SampledFile> {
+    let mut rng = Rng::new(seed ^ lo.rotate_left(17) ^ 0x5A3_91F);
+    let mut r: Vec<(PathBuf, u64)> = Vec::new();
+    let mut seen = 0u64;
+    walk_documents(root, &mut |path, size| {
+        if !(lo..hi).contains(&size) {
+            return;
+        }
+        seen += 1;
+        if (r.len() as u64) < n {
+            r.push((path.to_path_buf(), size));
+        } else {
+            let j = rng.below(seen);
+            if j < n {
+                r[j as usize] = (path.to_path_buf(), size);
+            }
+        }
+    });
+    finish(r, &mut rng)
+}
+
+/// Sorts the drawn files, hashes, types and reads the metadata of each, then shuffles them
+/// with the seed so sizes mix across the workers' shares.
+fn finish(mut picked: Vec<(PathBuf, u64)>, rng: &mut Rng) -> Vec<SampledFile> {
     picked.sort();
     let mut files = Vec::with_capacity(picked.len());
     for (path, size) in picked {
@@ -108,12 +137,11 @@ pub fn sample(root: &Path, n: u64, seed: u64) -> Result<(Vec<SampledFile>, Corpu
             Err(e) => eprintln!("warning: {}: left out of the sample: {e}", path.display()),
         }
     }
-    // Mix sizes across the workers' shares.
     for i in (1..files.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         files.swap(i, j);
     }
-    Ok((files, d))
+    files
 }
 
 /// Hash, type and shadow metadata of one drawn file.

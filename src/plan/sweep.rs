@@ -3,11 +3,13 @@
 
 use std::path::Path;
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
 use crate::cli::{Order, SweepArgs};
-use crate::fixtures::SizeClass;
+use crate::fixtures::{SampledFile, SizeClass};
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
@@ -97,24 +99,31 @@ pub struct SweepPlanSpec {
     pub baseline: String,
     /// The corpus whose size mix the size classes stand for (`--corpus`).
     pub corpus: Option<String>,
+    /// `--corpus DIR`: each size class's sample of the directory's real files.
+    pub files: Option<std::collections::HashMap<SizeClass, Arc<Vec<SampledFile>>>>,
 }
 
 impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
     pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
-        let corpus = match &a.corpus {
+        let mut sizes = a.sizes.clone();
+        sizes.dedup();
+        let (corpus, files) = match &a.corpus {
             Some(p) => {
                 let c = crate::corpus::CorpusDescription::load_or_describe(p)?;
                 common.sizes =
                     sizes_of_corpus(&c).with_context(|| format!("--corpus {}", p.display()))?;
-                Some(c.source)
+                if p.is_dir() {
+                    let files = class_samples(p, &mut common, &mut sizes, a.docs)?;
+                    (Some(p.display().to_string()), Some(files))
+                } else {
+                    (Some(c.source), None)
+                }
             }
-            None => None,
+            None => (None, None),
         };
         let threads = parse_threads(&a.threads)?;
-        let mut sizes = a.sizes.clone();
-        sizes.dedup();
         let (methods, unreachable) = resolve_methods(a).await?;
         for m in &methods {
             if m.is_embedded() && common.protocol == crate::protocol::ProtocolKind::Cmis {
@@ -163,6 +172,7 @@ impl SweepPlanSpec {
             order: a.order,
             baseline,
             corpus,
+            files,
         })
     }
 
@@ -274,18 +284,30 @@ impl SweepPlanSpec {
             quiet: a.common.quiet,
         };
         let (methods, connections) = recorded_policies(plan, methods);
+        let mut common = common;
+        let mut sizes: Vec<SizeClass> = plan.sizes.iter().map(|(s, _)| *s).collect();
+        // A sweep of a directory's real files draws the same samples again (same seed).
+        let files = match plan.corpus.as_deref().map(std::path::Path::new) {
+            Some(dir) if dir.is_dir() => {
+                let c = crate::corpus::describe(dir)?;
+                common.sizes = sizes_of_corpus(&c)?;
+                Some(class_samples(dir, &mut common, &mut sizes, plan.docs)?)
+            }
+            _ => None,
+        };
         Ok(SweepPlanSpec {
             common,
             methods,
             unreachable: vec![],
             connections,
-            sizes: plan.sizes.iter().map(|(s, _)| *s).collect(),
+            sizes,
             threads: plan.threads.clone(),
             docs: plan.docs,
             runs: plan.runs,
             order: plan.order,
             baseline: plan.baseline.clone(),
             corpus: plan.corpus.clone(),
+            files,
         })
     }
 
@@ -341,6 +363,48 @@ pub fn sizes_of_corpus(c: &crate::corpus::CorpusDescription) -> Result<crate::fi
         average,
         large,
     })
+}
+
+/// `sweep --corpus DIR`: each size class becomes the directory's real files around its
+/// quantile size (small below the geometric midpoint of small and average, large above that
+/// of average and large), `docs` of them drawn with the seed; a class's size is then its
+/// sample's mean. Classes the corpus has no files for are dropped.
+fn class_samples(
+    dir: &Path,
+    common: &mut CommonPlan,
+    sizes: &mut Vec<SizeClass>,
+    docs: u64,
+) -> Result<std::collections::HashMap<SizeClass, Arc<Vec<SampledFile>>>> {
+    let s = common.sizes;
+    let b1 = ((s.small as f64) * (s.average as f64)).sqrt() as u64;
+    let b2 = ((s.average as f64) * (s.large as f64)).sqrt() as u64;
+    let mut out = std::collections::HashMap::new();
+    sizes.retain(|class| {
+        let (lo, hi) = match class {
+            SizeClass::Small => (0, b1),
+            SizeClass::Average => (b1, b2),
+            SizeClass::Large => (b2, u64::MAX),
+        };
+        let files = crate::corpus::sample::sample_range(dir, docs, common.seed, lo, hi);
+        if files.is_empty() {
+            return false;
+        }
+        let mean = files.iter().map(|f| f.size).sum::<u64>() / files.len() as u64;
+        match class {
+            SizeClass::Small => common.sizes.small = mean,
+            SizeClass::Average => common.sizes.average = mean,
+            SizeClass::Large => common.sizes.large = mean,
+        }
+        out.insert(*class, Arc::new(files));
+        true
+    });
+    if sizes.is_empty() {
+        bail!(
+            "--corpus {}: no readable files in any size class",
+            dir.display()
+        );
+    }
+    Ok(out)
 }
 
 /// Each method's own connection policies, as `plan.json` recorded them. A `--connection`

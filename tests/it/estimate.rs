@@ -1,8 +1,8 @@
 //! Corpus description and the migration estimate: a generated listing is described in
 //! constant memory; and the accuracy claim, against a target whose capacity is known: an
 //! estimate made from a sample of 10 % of a corpus (a `sweep --corpus` of its three quantile
-//! sizes) predicts the measured duration of uploading the whole corpus's size mix within
-//! ±10 %, at two thread counts.
+//! sizes) predicts the measured duration of uploading the whole corpus (its 2,000 real files)
+//! within ±10 %, at two thread counts.
 
 use std::path::Path;
 
@@ -106,13 +106,31 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
     })
     .await;
     let pw = common::password_file(dir.path(), "admin");
+    // A corpus of 2,000 real files with log-normal sizes (the listing's).
     let csv = dir.path().join("listing.csv");
     listing(&csv, 2000);
+    let root = dir.path().join("files");
+    for line in std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take(2000)
+    {
+        let mut f = line.split(',');
+        let (path, size) = (
+            f.next().unwrap(),
+            f.next().unwrap().parse::<usize>().unwrap(),
+        );
+        let p = root.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let body: Vec<u8> = (0..size).map(|k| b'a' + (k % 23) as u8).collect();
+        std::fs::write(p, body).unwrap();
+    }
     let corpus_json = dir.path().join("corpus.json");
     let Command::Corpus(ca) = cli(&[
         "ingestbench",
         "corpus",
-        csv.to_str().unwrap(),
+        root.to_str().unwrap(),
         "--output",
         corpus_json.to_str().unwrap(),
     ]) else {
@@ -186,7 +204,7 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
     );
     let html = std::fs::read_to_string(sweep_dir.join("report.html")).unwrap();
     assert!(html.contains(r#"class="chart estimate""#) && html.contains("<polygon class=\"band\""));
-    // The whole import: every document of the corpus's size mix, once, at each thread count.
+    // The whole import: every file of the corpus, once, at each thread count.
     for threads in [4u64, 8] {
         let predicted = est
             .options
@@ -201,8 +219,8 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
             "--url",
             &target.http_url().unwrap(),
             "--corpus",
-            corpus_json.to_str().unwrap(),
-            "--docs",
+            root.to_str().unwrap(),
+            "--sample",
             "2000",
             "--threads",
             &threads.to_string(),
@@ -388,6 +406,48 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap()
         .unwrap();
     assert!(node.properties.contains("Title "), "{}", node.properties);
+    // sweep --corpus DIR: each size class is the directory's real files around its size.
+    let methods = dir.path().join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    std::fs::write(
+        methods.join("direct.toml"),
+        format!("name = \"direct\"\nurl = \"{}\"\n", target.http_url().unwrap()),
+    )
+    .unwrap();
+    let sweeps = dir.path().join("sweeps");
+    let Command::Sweep(sa) = cli(&[
+        "ingestbench",
+        "sweep",
+        "--quiet",
+        "--corpus",
+        root.to_str().unwrap(),
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--docs",
+        "8",
+        "--runs",
+        "2",
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        sweeps.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    let (outcome, summary) = ingestbench::sweep_command(&sa).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    assert_eq!(summary.runs_done, summary.runs_planned);
+    let sizes: Vec<u64> = summary.plan.sizes.iter().map(|s| s.1).collect();
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+    let sweep_dir = std::fs::read_dir(&sweeps).unwrap().next().unwrap().unwrap().path();
+    let m = ingestbench::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
+    assert!(!m.is_empty() && m.iter().all(|e| e.ok && e.source.is_some()));
     // The same seed draws the same sample.
     let (a, _) = ingestbench::corpus::sample::sample(&root, 30, 1).unwrap();
     let (b, _) = ingestbench::corpus::sample::sample(&root, 30, 1).unwrap();
