@@ -128,10 +128,14 @@ pub fn summary_text(r: &RunResult) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let p = &r.plan;
+    let what = match &p.corpus {
+        Some(c) => format!("documents of corpus {c} (mean {} bytes)", p.doc_size_bytes),
+        None => format!("{} documents ({} bytes)", p.size_class, p.doc_size_bytes),
+    };
     let _ = writeln!(
         s,
-        "ingestbench run {}: {} {} documents ({} bytes) x {} runs, {} workers -> {}",
-        r.id, p.docs, p.size_class, p.doc_size_bytes, p.runs, p.threads, r.target.url
+        "ingestbench run {}: {} {what} x {} runs, {} workers -> {}",
+        r.id, p.docs, p.runs, p.threads, r.target.url
     );
     let _ = writeln!(s, "  quotas: {}", quota_text(&r.worker_quotas));
     for run in &r.runs {

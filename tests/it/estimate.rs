@@ -411,7 +411,10 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
     std::fs::create_dir_all(&methods).unwrap();
     std::fs::write(
         methods.join("direct.toml"),
-        format!("name = \"direct\"\nurl = \"{}\"\n", target.http_url().unwrap()),
+        format!(
+            "name = \"direct\"\nurl = \"{}\"\n",
+            target.http_url().unwrap()
+        ),
     )
     .unwrap();
     let sweeps = dir.path().join("sweeps");
@@ -445,7 +448,12 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
     assert_eq!(summary.runs_done, summary.runs_planned);
     let sizes: Vec<u64> = summary.plan.sizes.iter().map(|s| s.1).collect();
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
-    let sweep_dir = std::fs::read_dir(&sweeps).unwrap().next().unwrap().unwrap().path();
+    let sweep_dir = std::fs::read_dir(&sweeps)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let m = ingestbench::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
     assert!(!m.is_empty() && m.iter().all(|e| e.ok && e.source.is_some()));
     // The same seed draws the same sample.
