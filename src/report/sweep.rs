@@ -159,17 +159,32 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 analysis::relative_pct(&cell.run_docs_per_sec, &b.run_docs_per_sec)
         {
             let word = if d < 0.0 { "slower" } else { "faster" };
-            let text = format!(
-                "{} is {:.1} % ± {:.1} % {word} than {} at {} thread{} ({}, {} connections)",
-                cell.method,
-                d.abs(),
-                h,
-                plan.baseline,
-                cell.threads,
-                plural(cell.threads),
-                cell.size,
-                cell.connection
-            );
+            // A conclusion only when the 95 % interval excludes no difference.
+            let text = if h >= d.abs() {
+                format!(
+                    "{} vs {} at {} thread{} ({}, {} connections): no significant difference ({:+.1} % ± {:.1} %)",
+                    cell.method,
+                    plan.baseline,
+                    cell.threads,
+                    plural(cell.threads),
+                    cell.size,
+                    cell.connection,
+                    d,
+                    h
+                )
+            } else {
+                format!(
+                    "{} is {:.1} % ± {:.1} % {word} than {} at {} thread{} ({}, {} connections)",
+                    cell.method,
+                    d.abs(),
+                    h,
+                    plan.baseline,
+                    cell.threads,
+                    plural(cell.threads),
+                    cell.size,
+                    cell.connection
+                )
+            };
             relative.push(Relative {
                 method: cell.method.clone(),
                 baseline: plan.baseline.clone(),
@@ -323,5 +338,29 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         },
         new_connections: conns,
         drift: super::analysis::Drift::of_runs(runs.iter().map(|r| r.record.progress_s.as_slice())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_difference_inside_its_interval_is_no_conclusion() {
+        let s = crate::report::testdata::fixed_summary();
+        assert!(s.relative.iter().all(|r| r.text.contains("slower")));
+        let mut cells = s.cells.clone();
+        for c in cells.iter_mut().filter(|c| c.method == "https-lb") {
+            let base = c.docs_per_sec / 0.9;
+            c.run_docs_per_sec = vec![base * 0.5, base * 1.4, base * 0.8];
+        }
+        let rel = relative_costs(&s.plan, &cells);
+        assert!(!rel.is_empty());
+        assert!(
+            rel.iter()
+                .all(|r| r.text.contains("no significant difference")),
+            "{:?}",
+            rel.iter().map(|r| &r.text).collect::<Vec<_>>()
+        );
     }
 }
