@@ -405,7 +405,8 @@ pub struct CorpusArgs {
     after_help = "Model: per-document cost a + c x bytes at each method, policy and thread count, fitted\nfrom the measured sizes; the corpus takes N x a + c x B. See the README.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory."
 )]
 pub struct EstimateArgs {
-    /// The corpus description (from `ingestbench corpus`).
+    /// The corpus: its corpus.json (from `ingestbench corpus`), or a directory or listing,
+    /// described on the spot.
     #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: PathBuf,
 

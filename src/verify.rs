@@ -50,17 +50,28 @@ pub struct VerifyReport {
     /// Not a loss, but the report counted them as failed.
     #[serde(default)]
     pub unacknowledged: u64,
+    /// After a hard stop (the result still in progress): documents in a run folder beyond
+    /// what the manifest accounts for, stored by uploads whose lines were lost. Not copies:
+    /// `--resume` adopts them.
+    #[serde(default)]
+    pub unrecorded: u64,
     pub problems: Vec<Problem>,
 }
 
 impl VerifyReport {
     pub fn clean(&self) -> bool {
-        self.missing + self.corrupt + self.metadata_mismatch + self.errors + self.duplicates == 0
+        self.missing
+            + self.corrupt
+            + self.metadata_mismatch
+            + self.errors
+            + self.duplicates
+            + self.unrecorded
+            == 0
     }
 
     pub fn summary(&self) -> String {
         format!(
-            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates ({} uploads listed as failed, {} of them stored anyway)",
+            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates, {} stored but not in the manifest ({} uploads listed as failed, {} of them stored anyway)",
             self.checked,
             self.ok,
             self.missing,
@@ -68,6 +79,7 @@ impl VerifyReport {
             self.metadata_mismatch,
             self.errors,
             self.duplicates,
+            self.unrecorded,
             self.failed_uploads,
             self.unacknowledged
         )
@@ -79,6 +91,7 @@ impl VerifyReport {
             "corrupt" => self.corrupt += 1,
             "metadata" => self.metadata_mismatch += 1,
             "duplicate" => self.duplicates += 1,
+            "unrecorded" => self.unrecorded += 1,
             _ => self.errors += 1,
         }
         if self.problems.len() < MAX_LISTED {
@@ -137,6 +150,9 @@ pub struct Expect {
     pub protocol: ProtocolKind,
     pub profile: Arc<Profile>,
     pub seed: u64,
+    /// The results are of a run stopped hard (result still in progress, or a sweep missing
+    /// runs): documents beyond the manifest are unrecorded, not duplicates.
+    pub hard_stopped: bool,
 }
 
 fn check_one(
@@ -255,7 +271,7 @@ pub async fn verify(
             report.merge(r);
         }
     }
-    check_folders(&repos, &entries, &mut report).await;
+    check_folders(&repos, &entries, expect.hard_stopped, &mut report).await;
     if let Some(p) = progress {
         p.finish_and_clear();
     }
@@ -267,6 +283,7 @@ pub async fn verify(
 async fn check_folders(
     repos: &HashMap<String, Arc<Repo>>,
     entries: &[ManifestEntry],
+    hard_stopped: bool,
     report: &mut VerifyReport,
 ) {
     let mut seen = HashSet::new();
@@ -298,7 +315,12 @@ async fn check_folders(
                 let unacked = (n - acked).min(failed);
                 report.unacknowledged += unacked;
                 for _ in acked + unacked..n {
-                    report.add("duplicate", sample, format!("{folder} holds {n} documents: {acked} acknowledged, {failed} failed uploads"));
+                    let kind = if hard_stopped {
+                        "unrecorded"
+                    } else {
+                        "duplicate"
+                    };
+                    report.add(kind, sample, format!("{folder} holds {n} documents: {acked} acknowledged, {failed} failed uploads"));
                 }
             }
             Ok(_) => {}

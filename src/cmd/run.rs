@@ -167,6 +167,7 @@ async fn verify_now(
         protocol: plan.common.protocol,
         profile: plan.common.profile.clone(),
         seed: plan.common.seed,
+        hard_stopped: false,
     });
     let bar = super::bar(entries.len() as u64, plan.common.quiet, "verifying");
     let repos = HashMap::from([(String::new(), repo)]);

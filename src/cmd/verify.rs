@@ -30,6 +30,8 @@ pub struct Recorded {
     method: Option<crate::transport::AccessMethod>,
     /// The invocation's own top folder below the parent (`ingestbench/<id>`).
     pub folder: String,
+    /// Stopped hard: a run whose result is still in progress, a sweep missing runs.
+    hard_stopped: bool,
 }
 
 /// Where a results directory's documents are, and how to reach them.
@@ -66,10 +68,11 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
             url: Some(r.target.url.clone()),
             method: None,
             folder: format!("ingestbench/{}", r.id),
+            hard_stopped: r.in_progress,
         });
     }
     if crate::plan::sweep::is_sweep_dir(dir) {
-        let (p, _) = crate::results::load_dir(dir)?;
+        let (p, runs) = crate::results::load_dir(dir)?;
         let methods = crate::results::load_methods(dir)?;
         let m = match &a.access_method {
             Some(n) => methods
@@ -96,6 +99,7 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
             url: None,
             method: Some(m),
             folder: format!("ingestbench/{}", p.id),
+            hard_stopped: (runs.len() as u64) < p.runs_planned(),
         });
     }
     bail!(
@@ -192,6 +196,7 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
             protocol: rec.protocol,
             profile,
             seed: rec.seed,
+            hard_stopped: rec.hard_stopped,
         }),
         entries,
         a.concurrency as usize,

@@ -665,6 +665,23 @@ fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
         r["in_progress"], true,
         "the plan was on disk before the first upload"
     );
+    // verify before finishing: what the manifest lost is "stored but not in the manifest",
+    // never a duplicate; the run is not clean (exit 1).
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["verify", "--url", &url])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
+    assert_eq!(
+        (v["duplicates"].as_u64(), v["missing"].as_u64()),
+        (Some(0), Some(0)),
+        "{v}"
+    );
+    let before = v["unrecorded"].as_u64().unwrap();
     let o = args(&["--resume", run_dir.to_str().unwrap(), "--verify"])
         .stderr(Stdio::piped())
         .output()
@@ -684,7 +701,29 @@ fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
         "the final result replaces it"
     );
     eprintln!(
-        "resume adopted {} documents stored but not in the manifest",
+        "verify before resume: {before} stored but not in the manifest; resume adopted {}",
         r["recovered"]
+    );
+    assert!(r["recovered"].as_u64().unwrap() >= before);
+    // cleanup removes the run's folder; verify then finds every document gone.
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["cleanup", "--yes", "--url", &url])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "cleanup: {}", text(&o).1);
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["verify", "--url", &url])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
+    assert_eq!(
+        (o.status.code(), v["missing"].as_u64()),
+        (Some(1), Some(2000)),
+        "{v}"
     );
 }
