@@ -416,3 +416,110 @@ fn each_method_keeps_its_own_connection_policy_through_resume() {
     assert_eq!(std::fs::read_dir(out.join("runs")).unwrap().count(), 8);
     assert_eq!(summary(&out)["runs_planned"], 8);
 }
+
+/// A sweep killed hard (SIGKILL) in the middle of a run, against a persistent store:
+/// `--resume` finishes exactly the missing runs, adopting what the killed run stored but did
+/// not record, and `verify` then finds every planned document stored exactly once.
+#[test]
+fn a_sweep_killed_mid_run_resumes_to_every_document_once() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let store = dir.path().join("store");
+    let sweep = |extra: &[&str]| {
+        let mut c = bin();
+        c.args(["sweep", "--quiet"])
+            .args(extra)
+            .arg("--target-data-dir")
+            .arg(&store)
+            .stdout(Stdio::null());
+        c
+    };
+    let mut child = sweep(&[
+        "--access-methods",
+        "embedded-http",
+        "--threads",
+        "2",
+        "--sizes",
+        "small",
+        "--docs",
+        "400",
+        "--runs",
+        "3",
+        "--profile",
+        "basic",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ])
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let sweep_dir = loop {
+        if let Ok(mut rd) = std::fs::read_dir(&results)
+            && let Some(Ok(e)) = rd.next()
+        {
+            let d = e.path();
+            let runs = std::fs::read_dir(d.join("runs")).map_or(0, |r| r.count());
+            let lines =
+                std::fs::read_to_string(d.join("manifest.jsonl")).map_or(0, |m| m.lines().count());
+            if runs >= 1 && lines >= 500 {
+                break d;
+            }
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the sweep never got into its second run");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = sweep(&["--resume", sweep_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_dir(sweep_dir.join("runs")).unwrap().count(),
+        3
+    );
+    // Serve the store and read everything back.
+    let port_file = dir.path().join("port");
+    let mut target = bin()
+        .arg("target")
+        .arg("--data-dir")
+        .arg(&store)
+        .arg("--port-file")
+        .arg(&port_file)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        if let Some(p) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.parse::<u16>().ok()))
+        {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "target did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["verify", "--url", &format!("http://127.0.0.1:{port}")])
+        .arg(&sweep_dir)
+        .output()
+        .unwrap();
+    let _ = target.kill();
+    let _ = target.wait();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sweep_dir.join("verify.json")).unwrap()).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["checked"], 1200, "{v}");
+    assert_eq!(
+        (v["duplicates"].as_u64(), v["unrecorded"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
