@@ -529,10 +529,21 @@ impl Protocol for Liferay {
                     )));
                 }
                 s => {
-                    return Err(UploadError::http(
-                        s.as_u16(),
-                        error_message(s.as_u16(), &bytes),
-                    ));
+                    let message = error_message(s.as_u16(), &bytes);
+                    // Liferay answers an external reference code that is taken with 400
+                    // (DuplicateFileEntryExternalReferenceCodeException): for this client
+                    // that is the conflict "the document is already there" (409), which a
+                    // retry or a resume resolves by looking it up.
+                    let status = if s == StatusCode::BAD_REQUEST
+                        && message
+                            .to_ascii_lowercase()
+                            .contains("duplicate external reference code")
+                    {
+                        409
+                    } else {
+                        s.as_u16()
+                    };
+                    return Err(UploadError::http(status, message));
                 }
             }
         }

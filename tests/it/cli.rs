@@ -634,6 +634,16 @@ fn a_manifest_write_error_stops_uploads_and_exits_2() {
 /// name), uploads exactly the rest, and `--verify` finds every planned document once.
 #[test]
 fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
+    sigkill_then_resume(&["--profile", "basic"]);
+}
+
+/// The same through Liferay's API (names and external reference codes).
+#[test]
+fn sigkill_mid_liferay_run_then_resume_stores_every_document_exactly_once() {
+    sigkill_then_resume(&["--protocol", "liferay", "--profile", "liferay"]);
+}
+
+fn sigkill_then_resume(api: &[&str]) {
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     let target = TargetProcess::start(
@@ -645,7 +655,8 @@ fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
     let args = |extra: &[&str]| {
         let mut c = bin();
         c.env("INGESTBENCH_PASSWORD", "admin")
-            .args(["run", "--quiet", "--url", &url, "--profile", "basic"])
+            .args(["run", "--quiet", "--url", &url])
+            .args(api)
             .args(extra)
             .arg("--results-dir")
             .arg(&results)
@@ -687,7 +698,9 @@ fn sigkill_mid_run_then_resume_stores_every_document_exactly_once() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "resume: {err}");
+    let after = std::fs::read_to_string(run_dir.join("result.json")).unwrap_or_default();
+    let errors = serde_json::from_str::<serde_json::Value>(&after).map(|r| r["errors"].clone());
+    assert_eq!(o.status.code(), Some(0), "resume: {err} {errors:?}");
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
     assert_eq!(v["checked"], 2000, "{v}");
