@@ -253,6 +253,7 @@ fn check_frontend(frontend: &str, base: u16) {
             assert_eq!(v["ok"], r["docs_ok"]);
             lab(dir.path(), base, &["up", "--frontend", frontend]);
             assert!(!pid_alive(&node2), "node2 was killed");
+            hard_stop_behind_the_balancer(dir.path(), base, &lb);
         }
         // The relative table states the costs against direct with an interval, and the
         // findings state each as a conclusion only when it is significant.
@@ -280,6 +281,77 @@ fn check_frontend(frontend: &str, base: u16) {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
+}
+
+/// The client killed with SIGKILL and a node killed at the same moment, behind nginx: after
+/// `lab up` restarts the node, `--resume` through the balancer finishes the run and reading
+/// back finds every planned document exactly once.
+fn hard_stop_behind_the_balancer(dir: &Path, base: u16, lb: &str) {
+    let results = dir.join("r4");
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+        c.args(["run", "--quiet", "--url", lb, "--retries", "2"])
+            .args(extra)
+            .arg("--results-dir")
+            .arg(&results)
+            .env("INGESTBENCH_PASSWORD", "admin")
+            .stdout(Stdio::null());
+        c
+    };
+    let mut child = run(&["--docs", "1500", "--threads", "4", "--runs", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let run_dir = loop {
+        let found = std::fs::read_dir(&results)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(d) = &found
+            && std::fs::read_to_string(d.join("manifest.jsonl")).map_or(0, |m| m.lines().count())
+                >= 200
+        {
+            break d.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never got going"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let node2 = std::fs::read_to_string(dir.join("lab/run/node2.pid")).unwrap();
+    Command::new("kill")
+        .args(["-9", node2.trim()])
+        .status()
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    lab(dir, base, &["up", "--frontend", "nginx"]);
+    let o = run(&["--resume", run_dir.to_str().unwrap(), "--verify"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0) | Some(1)), "{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
+            .unwrap();
+    let v = &r["verify"];
+    assert_eq!(
+        v["checked"], 1500,
+        "every planned document acknowledged once: {v}"
+    );
+    assert_eq!(
+        (
+            v["missing"].as_u64(),
+            v["duplicates"].as_u64(),
+            v["unrecorded"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{v}"
+    );
 }
 
 #[test]
