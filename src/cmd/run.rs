@@ -22,6 +22,12 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
         return Ok(None);
     };
     let path = dir.join("result.json");
+    if !path.exists() && dir.join("manifest.jsonl").exists() {
+        bail!(
+            "--resume {}: the run stopped before its first upload (no result.json yet): nothing was uploaded; start a new run",
+            dir.display()
+        );
+    }
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
             "--resume {}: no result.json there (give a results/run-<id> directory)",

@@ -740,3 +740,65 @@ fn sigkill_then_resume(api: &[&str]) {
         "{v}"
     );
 }
+
+/// SIGKILL before the first upload (the result is on disk, the folders are being created):
+/// nothing is in the manifest, and `--resume` uploads the whole plan.
+#[test]
+fn sigkill_before_the_first_upload_then_resume_uploads_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    // A slow target: creating the run's folder takes 300 ms, the window to kill in.
+    let target = TargetProcess::start(
+        dir.path(),
+        &["--service-time-ms", "300", "--max-concurrent", "1"],
+    );
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let results = dir.path().join("results");
+    let run = |extra: &[&str]| {
+        let mut c = bin();
+        c.env("INGESTBENCH_PASSWORD", "admin")
+            .args(["run", "--quiet", "--url", &url, "--profile", "basic"])
+            .args(extra)
+            .arg("--results-dir")
+            .arg(&results)
+            .stdout(Stdio::null());
+        c
+    };
+    let mut child = run(&["--docs", "6", "--threads", "2", "--runs", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let run_dir = loop {
+        let found = std::fs::read_dir(&results)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(d) = found.filter(|d| d.join("result.json").exists()) {
+            break d;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no result.json");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("manifest.jsonl")).unwrap(),
+        "",
+        "killed before the first upload"
+    );
+    let o = run(&["--resume", run_dir.to_str().unwrap(), "--verify"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(
+        (r["docs_ok"].as_u64(), r["verify"]["ok"].as_u64()),
+        (Some(20), Some(20))
+    );
+}
