@@ -799,6 +799,6 @@ fn sigkill_before_the_first_upload_then_resume_uploads_the_plan() {
         serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(
         (r["docs_ok"].as_u64(), r["verify"]["ok"].as_u64()),
-        (Some(20), Some(20))
+        (Some(6), Some(6))
     );
 }
