@@ -127,6 +127,7 @@ async fn measure(
     id: &str,
     manifest: &Manifest,
     earlier: &[ManifestEntry],
+    resuming: bool,
     live: &Arc<LiveCounters>,
 ) -> Result<Runs> {
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
@@ -141,9 +142,12 @@ async fn measure(
         seed: plan.common.seed,
         folders: Folders::One {
             folder: format!("ingestbench/{id}"),
-            nonce: plan.common.seed ^ rand_u64(),
+            // Derived from the id, so a resume after a hard stop that left no manifest line
+            // makes the same documents (same markers, hence the same content) again.
+            nonce: plan.common.seed ^ crate::fixtures::hash_str(id),
         },
         tag_manifest: false,
+        resuming,
         earlier,
         manifest,
         live: live.clone(),
@@ -282,7 +286,8 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
     let earlier = resumed.as_ref().map(|r| r.2.as_slice()).unwrap_or_default();
     let live = Arc::new(LiveCounters::default());
-    let runs = measure(&plan, &session, &id, &manifest, earlier, &live).await?;
+    let resuming = resumed.is_some();
+    let runs = measure(&plan, &session, &id, &manifest, earlier, resuming, &live).await?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
         && !interrupted

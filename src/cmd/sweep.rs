@@ -177,6 +177,7 @@ async fn execute(
             base: format!("ingestbench/{}", p.plan.id),
         },
         tag_manifest: true,
+        resuming: !earlier.is_empty(),
         earlier,
         manifest,
         live: live.clone(),

@@ -46,6 +46,9 @@ pub struct CellPlan {
     pub tag: Option<Arc<str>>,
     /// Extra attempts per document after a retryable failure (0 = measure honestly).
     pub retries: u32,
+    /// Part of a `--resume`: a name clash is a document an earlier, hard-stopped attempt
+    /// stored (whether or not its manifest line survived), so it is looked up and adopted.
+    pub resuming: bool,
     /// The client's connection counter, read before and after each run.
     pub connections: Option<crate::transport::ConnectionCounter>,
 }
@@ -239,6 +242,7 @@ pub async fn run_cell<P: Protocol>(
             },
             ok_so_far: ok_so_far.clone(),
             marks: marks.clone(),
+            resuming: plan.resuming || resume.is_some(),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
         };
@@ -284,6 +288,7 @@ struct WorkerCtx<P> {
     work: Work,
     ok_so_far: Arc<AtomicU64>,
     marks: Arc<Marks>,
+    resuming: bool,
     fatal: Arc<std::sync::OnceLock<String>>,
     manifest: Writer,
 }
@@ -305,7 +310,7 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
             folder_ref,
             &mut state,
             ctx.retries,
-            ctx.work.list.is_some(),
+            ctx.resuming,
             &mut rec,
         )
         .await;

@@ -37,6 +37,8 @@ pub struct SweepJob<'a> {
     pub folders: Folders,
     /// Write the cell's name into every manifest line (sweeps: one manifest, many cells).
     pub tag_manifest: bool,
+    /// This is a `--resume`: name clashes are adopted (see `CellPlan::resuming`).
+    pub resuming: bool,
     /// Manifest lines of an interrupted invocation: runs they cover are finished, not redone.
     pub earlier: &'a [ManifestEntry],
     pub manifest: &'a Manifest,
@@ -90,6 +92,7 @@ impl SweepJob<'_> {
             nonce,
             tag: self.tag_manifest.then(|| Arc::from(cell.tag())),
             retries: self.retries,
+            resuming: self.resuming,
             connections: Some(counter),
         }
     }

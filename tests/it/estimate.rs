@@ -1,7 +1,7 @@
 //! Corpus description and the migration estimate: a generated listing is described in
 //! constant memory; and the accuracy claim, against a target whose capacity is known: an
 //! estimate made from a sample of 10 % of a corpus (a `sweep --corpus` of its three quantile
-//! sizes) predicts the measured duration of uploading the whole corpus (its 2,000 real files)
+//! sizes) predicts the measured duration of uploading the whole corpus (its 1,500 real files)
 //! within ±10 %, at two thread counts.
 
 use std::path::Path;
@@ -97,24 +97,24 @@ fn a_directory_is_sniffed_and_shadow_metadata_counted() {
 async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
     let (target, dir) = common::target_with(|c| {
-        // Two slots of 8 ms: at both thread counts the repository, not the client, sets the
+        // Two slots of 12 ms: at both thread counts the repository, not the client, sets the
         // pace, and the emulator's own work (a few ms under load) stays inside the model, so
         // the load of other tests on the 2 cores does not move the result.
         c.perf.max_concurrent = 2;
-        c.perf.service_time = std::time::Duration::from_millis(8);
+        c.perf.service_time = std::time::Duration::from_millis(12);
         c.perf.per_mib = std::time::Duration::from_millis(40);
     })
     .await;
     let pw = common::password_file(dir.path(), "admin");
-    // A corpus of 2,000 real files with log-normal sizes (the listing's).
+    // A corpus of 1,500 real files with log-normal sizes (the listing's).
     let csv = dir.path().join("listing.csv");
-    listing(&csv, 2000);
+    listing(&csv, 1500);
     let root = dir.path().join("files");
     for line in std::fs::read_to_string(&csv)
         .unwrap()
         .lines()
         .skip(1)
-        .take(2000)
+        .take(1500)
     {
         let mut f = line.split(',');
         let (path, size) = (
@@ -148,7 +148,7 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
     )
     .unwrap();
     let results = dir.path().join("results");
-    // The sample: 200 documents per run (10 % of 2000), three sizes, two thread counts.
+    // The sample: 150 documents per run (10 % of 1500), three sizes, two thread counts.
     let Command::Sweep(sa) = cli(&[
         "ingestbench",
         "sweep",
@@ -162,7 +162,7 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
         "--threads",
         "4,8",
         "--docs",
-        "200",
+        "150",
         "--runs",
         "3",
         "--profile",
@@ -221,7 +221,7 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
             "--corpus",
             root.to_str().unwrap(),
             "--sample",
-            "2000",
+            "1500",
             "--threads",
             &threads.to_string(),
             "--runs",
@@ -280,8 +280,10 @@ fn bad_corpus_input_is_a_clear_error() {
 async fn drift_within_runs_is_detected_and_flagged() {
     let (target, dir) = common::target_with(|c| {
         c.perf.max_concurrent = 1;
-        c.perf.service_time = std::time::Duration::from_millis(2);
-        c.perf.growth_per_1000 = std::time::Duration::from_millis(8);
+        // Large modelled times, so the emulator's own work under a loaded CI machine stays
+        // small beside them.
+        c.perf.service_time = std::time::Duration::from_millis(3);
+        c.perf.growth_per_1000 = std::time::Duration::from_millis(30);
     })
     .await;
     let pw = common::password_file(dir.path(), "admin");
@@ -292,11 +294,11 @@ async fn drift_within_runs_is_detected_and_flagged() {
         "--url",
         &target.http_url().unwrap(),
         "--docs",
-        "200",
+        "100",
         "--threads",
         "2",
         "--runs",
-        "5",
+        "6",
         "--profile",
         "basic",
         "--password-file",
@@ -308,7 +310,8 @@ async fn drift_within_runs_is_detected_and_flagged() {
     };
     let (_, r) = ingestbench::run_command(&ra).await.unwrap();
     assert!(r.runs.iter().all(|x| x.progress_s.len() == 10));
-    let d = r.drift.clone().expect("5 runs give a drift test");
+    let d = r.drift.clone().expect("6 runs give a drift test");
+    eprintln!("drift: {d:?}");
     assert!(d.significant && d.end_vs_start < 0.9, "{d:?}");
     assert!(ingestbench::report::summary_text(&r).contains("throughput fell"));
 }
