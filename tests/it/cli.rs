@@ -362,6 +362,18 @@ fn wait_for_manifest_lines(
     lines: usize,
     child: &mut std::process::Child,
 ) -> std::path::PathBuf {
+    wait_for_run_dir(results, child, |d| {
+        std::fs::read_to_string(d.join("manifest.jsonl")).map_or(0, |m| m.lines().count()) >= lines
+    })
+}
+
+/// Waits until the run directory below `results` satisfies `ready`; returns it. Kills the
+/// child and fails after 30 s.
+fn wait_for_run_dir(
+    results: &Path,
+    child: &mut std::process::Child,
+    ready: impl Fn(&Path) -> bool,
+) -> std::path::PathBuf {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let found = std::fs::read_dir(results)
@@ -369,20 +381,15 @@ fn wait_for_manifest_lines(
             .and_then(|mut d| d.next())
             .and_then(|e| e.ok())
             .map(|e| e.path());
-        if let Some(d) = &found
-            && std::fs::read_to_string(d.join("manifest.jsonl"))
-                .map(|m| m.lines().count())
-                .unwrap_or(0)
-                >= lines
-        {
-            return d.clone();
+        if let Some(d) = found.filter(|d| ready(d)) {
+            return d;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the run never got going");
+            panic!("the run never got there");
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -767,22 +774,7 @@ fn sigkill_before_the_first_upload_then_resume_uploads_the_plan() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let run_dir = loop {
-        let found = std::fs::read_dir(&results)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path());
-        if let Some(d) = found.filter(|d| d.join("result.json").exists()) {
-            break d;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("no result.json");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let run_dir = wait_for_run_dir(&results, &mut child, |d| d.join("result.json").exists());
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert_eq!(
