@@ -12,5 +12,5 @@ mod sweep;
 
 pub use cell::{CellPlan, run_cell};
 pub use cell::{LiveCounters, ResumePoint, RunMeasurement, split_quota};
-pub use session::{Connected, Embedded, Session, start_embedded};
+pub use session::{Connected, Embedded, Session};
 pub use sweep::{Folders, RunObserver, SweepEnd, SweepJob, run_sweep};

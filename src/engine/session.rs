@@ -31,7 +31,7 @@ impl Drop for TempStore {
 /// Starts the embedded target on loopback (HTTP and HTTPS on free ports), with its store in
 /// `data_dir` or a temporary directory, accepting exactly `--user` with `secret`, so the
 /// target and the client always agree on the credentials.
-pub async fn start_embedded(
+async fn start_embedded(
     plan: &CommonPlan,
     data_dir: Option<&Path>,
     secret: &Secret,
