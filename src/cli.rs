@@ -211,6 +211,41 @@ pub struct CommonArgs {
     /// No progress bar and no human summary.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Warm-up before every measured run, through the same workers and access method:
+    /// N documents, or a duration such as 30s, or auto (2 per worker and at least 10 % of
+    /// --docs; 10 % of --duration). Warm-up documents go to the run's warmup/ folder and the
+    /// manifest (verify and cleanup cover them) but are never measured; 0 for none. Against a
+    /// server just restarted, warm it the way its own benchmarks do (Liferay: 10 minutes).
+    #[arg(long, default_value = "auto", value_name = "N|DURATION")]
+    pub warmup: String,
+
+    /// Steady-state runs: all workers start together and start no upload after this long
+    /// (e.g. 30s, 5m); docs/sec = documents acknowledged in the window / its length. Uploads
+    /// in flight at the deadline finish and are kept, but not counted. Replaces --docs.
+    #[arg(long, value_name = "DURATION", conflicts_with = "docs")]
+    pub duration: Option<String>,
+
+    /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
+    /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<String>,
+
+    /// With --precision: the most runs of one cell.
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_runs: u32,
+
+    /// A Prometheus node_exporter of a server machine (e.g. http://alfresco1:9100/metrics):
+    /// its CPU and memory are read at every run's start and end and shown beside docs/sec.
+    /// Repeatable. Unreachable ones are named in the report, never fatal.
+    #[arg(long, value_name = "URL")]
+    pub server_metrics: Vec<String>,
+
+    /// A local server process (and its children) whose CPU and memory to read from /proc,
+    /// beside the listener of a loopback URL and the embedded target, which are found on
+    /// their own. Repeatable.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Vec<u32>,
 }
 
 /// The field practice, automated: every access method × thread count × size class, each
@@ -489,6 +524,20 @@ pub struct TargetArgs {
     /// as it grows (for testing drift detection).
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub growth_ms_per_1000: f64,
+
+    /// A cold start: the first N requests each take --cold-extra-ms longer (a JVM's JIT,
+    /// empty caches), for testing warm-up.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub cold_requests: u64,
+
+    /// Extra service time of each cold request.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub cold_extra_ms: f64,
+
+    /// Spread each request's service time uniformly over ± this percentage (the mean, hence
+    /// the known capacity, is unchanged), for testing run-to-run noise.
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub jitter_pct: f64,
 
     /// Most requests processed at once; the rest queue (0 = unlimited).
     #[arg(long, default_value_t = 0, value_name = "N")]

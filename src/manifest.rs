@@ -47,6 +47,9 @@ pub struct ManifestEntry {
     /// The real file uploaded (`run --corpus DIR`), absent for generated documents.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<String>,
+    /// A warm-up document (uploaded before the run's start, not measured).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub warmup: bool,
 }
 
 /// The same line, borrowed: what workers serialize (no per-upload string copies).
@@ -71,6 +74,8 @@ struct EntryRef<'a> {
     error: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    warmup: bool,
 }
 
 /// The manifest file, shared by all workers. The first write error is kept (never dropped):
@@ -133,6 +138,7 @@ impl Manifest {
             buf: Vec::with_capacity(FLUSH_AT + 1024),
             cell,
             written_at: std::time::Instant::now(),
+            warmup: false,
         }
     }
 
@@ -200,9 +206,17 @@ pub struct Writer {
     cell: Option<Arc<str>>,
     /// When the buffer was last written out.
     written_at: std::time::Instant,
+    /// Lines of warm-up documents.
+    warmup: bool,
 }
 
 impl Writer {
+    /// This writer's lines are warm-up documents.
+    pub fn warmup(mut self) -> Writer {
+        self.warmup = true;
+        self
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
@@ -231,6 +245,7 @@ impl Writer {
             node,
             error,
             source: source.as_deref(),
+            warmup: self.warmup,
         };
         serde_json::to_writer(&mut self.buf, &e).expect("serialize to memory");
         self.buf.push(b'\n');

@@ -64,6 +64,24 @@ pub struct RunRecord {
     /// Seconds from the start at which 10 %, 20 %, … 100 % of the documents had completed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress_s: Vec<f64>,
+    /// Warm-up documents acknowledged before the start (in the manifest, not measured).
+    #[serde(default)]
+    pub warmup_docs: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_failed: u64,
+    /// `--duration`: the measured window; documents acknowledged after it closed are in the
+    /// manifest but not in docs_ok.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub docs_after_window: u64,
+    /// The servers' CPU and memory during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<crate::metrics::servers::ServerUsage>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -122,6 +140,71 @@ pub struct RunResult {
     pub verify: Option<crate::verify::VerifyReport>,
 }
 
+/// Warm-up before each measured run (see `engine::cell`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    /// 2 documents per worker and at least 10 % of the run's documents (count mode), or
+    /// 10 % of the window (steady state): see [`Warmup::resolve`].
+    Auto,
+    /// This many documents, split over the workers with remainder (0 = none).
+    Docs(u64),
+    /// Every worker uploads until this many seconds have passed.
+    Seconds(f64),
+}
+
+impl Warmup {
+    pub fn none(&self) -> bool {
+        matches!(self, Warmup::Docs(0)) || matches!(self, Warmup::Seconds(s) if *s <= 0.0)
+    }
+
+    /// The warm-up of one cell's run: `Auto` made concrete for its workers and size.
+    pub fn resolve(self, docs: u64, threads: u64, window_s: Option<f64>) -> Warmup {
+        match (self, window_s) {
+            (Warmup::Auto, Some(w)) => Warmup::Seconds((w / 10.0 * 1000.0).round() / 1000.0),
+            (Warmup::Auto, None) => Warmup::Docs((2 * threads).max(docs.div_ceil(10))),
+            (w, _) => w,
+        }
+    }
+}
+
+impl std::fmt::Display for Warmup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warmup::Auto => f.write_str("auto"),
+            Warmup::Docs(n) => write!(f, "{n} docs"),
+            Warmup::Seconds(s) => write!(f, "{s} s"),
+        }
+    }
+}
+
+/// How every run of a cell is measured (`--warmup`, `--duration`, `--precision`,
+/// `--max-runs`), recorded with the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MeasurePolicy {
+    pub warmup: Warmup,
+    /// Steady-state runs of this many seconds instead of a document count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Repeat a cell's runs until the 95 % interval of its docs/sec is within ± this
+    /// percentage of the mean (or `max_runs` is reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
+    pub max_runs: u32,
+}
+
+impl Default for MeasurePolicy {
+    /// What results written before warm-up existed were measured with.
+    fn default() -> Self {
+        MeasurePolicy {
+            warmup: Warmup::Docs(0),
+            duration_s: None,
+            precision_pct: None,
+            max_runs: 0,
+        }
+    }
+}
+
 /// The plan as recorded in results (no secrets).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PlanRecord {
@@ -147,6 +230,9 @@ pub struct PlanRecord {
     /// (`doc_size_bytes` is then the mix's mean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
+    /// Warm-up, steady state and precision (absent in results made before them).
+    #[serde(default)]
+    pub measure: MeasurePolicy,
 }
 
 /// An access method as recorded in results (no secrets).
@@ -185,6 +271,9 @@ pub struct SweepPlan {
     /// The corpus the size classes stand for (`sweep --corpus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
+    /// Warm-up, steady state and precision (absent in plans made before them).
+    #[serde(default)]
+    pub measure: MeasurePolicy,
     pub protocol: ProtocolKind,
     pub auth: AuthMode,
     pub user: String,

@@ -143,9 +143,20 @@ impl Progress {
                 stop,
             };
         }
-        let bar = indicatif::ProgressBar::new(total);
+        // 0: no total known in advance (steady-state runs, --precision): a counter.
+        let (bar, template) = if total == 0 {
+            (
+                indicatif::ProgressBar::no_length(),
+                "{spinner} [{elapsed_precise}] {pos} docs  {per_sec}  {prefix} {msg}",
+            )
+        } else {
+            (
+                indicatif::ProgressBar::new(total),
+                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} docs  {per_sec}  ETA {eta}  {prefix} {msg}",
+            )
+        };
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} docs  {per_sec}  ETA {eta}  {prefix} {msg}")
+            indicatif::ProgressStyle::with_template(template)
                 .expect("template")
                 .progress_chars("=> "),
         );

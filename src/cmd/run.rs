@@ -65,6 +65,15 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
     a.common.user = p.user.clone();
     a.common.docs_per_folder = p.docs_per_folder;
     a.common.no_versioning = !p.versioning;
+    let m = &p.measure;
+    a.common.warmup = match m.warmup {
+        crate::records::Warmup::Auto => "auto".into(),
+        crate::records::Warmup::Docs(n) => n.to_string(),
+        crate::records::Warmup::Seconds(s) => format!("{s}s"),
+    };
+    a.common.duration = m.duration_s.map(|d| format!("{d}s"));
+    a.common.precision = m.precision_pct.map(|p| format!("{p}%"));
+    a.common.max_runs = m.max_runs.max(1);
     a.results_dir = dir
         .parent()
         .map(std::path::Path::to_path_buf)
@@ -151,8 +160,18 @@ async fn measure(
         earlier,
         manifest,
         live: live.clone(),
+        measure: plan.common.measure,
+        servers: &session.servers(&plan.common),
+        history: HashMap::new(),
     };
-    let todo = plan.docs * u64::from(plan.runs) - earlier.iter().filter(|e| e.ok).count() as u64;
+    let m = &plan.common.measure;
+    // Steady-state runs and --precision have no document total known in advance.
+    let todo = if m.duration_s.is_some() || m.precision_pct.is_some() {
+        0
+    } else {
+        let done = earlier.iter().filter(|e| e.ok && !e.warmup).count() as u64;
+        plan.docs * u64::from(plan.runs) - done
+    };
     let signals = super::watch_signals(live.clone());
     let progress = Progress::start(todo, plan.common.quiet, live.clone());
     let mut runs = Runs {

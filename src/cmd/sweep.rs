@@ -108,6 +108,19 @@ fn print_plan(p: &Prepared, pending: &[(CellKey, u32)]) {
         pending.len() as u64 * spec.docs,
         human_secs(spec.estimate_secs(pending))
     );
+    let m = &spec.common.measure;
+    let mut how = format!("  warm-up {} before every run", m.warmup);
+    if let Some(d) = m.duration_s {
+        how.push_str(&format!("; steady state: {d} s per run (not --docs)"));
+    }
+    if let (Some(pct), Some(max)) = (m.precision_pct, spec.estimate_secs_max(pending)) {
+        how.push_str(&format!(
+            "; --precision {pct}%: up to {} runs per cell, up to {}",
+            m.max_runs,
+            human_secs(max)
+        ));
+    }
+    eprintln!("{how}");
 }
 
 /// Writes each finished run's record and shows which run is under way.
@@ -141,6 +154,22 @@ impl RunObserver for Recorder<'_> {
         }
         results::write_run(self.dir, cell, &m, client_cpu_s)
     }
+}
+
+/// docs/sec of the runs done, by cell (for `--precision` on `--resume`).
+fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
+    let mut h: HashMap<CellKey, Vec<(u32, f64)>> = HashMap::new();
+    for r in done {
+        let rate = if r.record.duration_s > 0.0 {
+            r.record.docs_ok as f64 / r.record.duration_s
+        } else {
+            0.0
+        };
+        h.entry(r.cell.clone())
+            .or_default()
+            .push((r.record.run, rate));
+    }
+    h
 }
 
 /// Runs the pending schedule through the engine.
@@ -181,9 +210,17 @@ async fn execute(
         earlier,
         manifest,
         live: live.clone(),
+        measure: c.measure,
+        servers: &session.servers(c),
+        history: history(&p.done),
     };
     let signals = super::watch_signals(live.clone());
-    let progress = Progress::start(pending.len() as u64 * p.spec.docs, c.quiet, live.clone());
+    let total = if c.measure.duration_s.is_some() || c.measure.precision_pct.is_some() {
+        0
+    } else {
+        pending.len() as u64 * p.spec.docs
+    };
+    let progress = Progress::start(total, c.quiet, live.clone());
     let mut rec = Recorder {
         dir: &p.dir,
         progress: &progress,

@@ -82,6 +82,9 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             per_mib: Duration::from_secs_f64(a.cost_per_mib_ms / 1000.0),
             max_concurrent: a.max_concurrent,
             growth_per_1000: Duration::from_secs_f64(a.growth_ms_per_1000 / 1000.0),
+            cold_requests: a.cold_requests,
+            cold_extra: Duration::from_secs_f64(a.cold_extra_ms.max(0.0) / 1000.0),
+            jitter: (a.jitter_pct / 100.0).clamp(0.0, 1.0),
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
         faults: emulator::Faults {
@@ -91,6 +94,7 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             stall_for: Duration::from_millis(a.fault_stall_ms),
             reset: a.fault_reset,
         },
+        share_prefixes: false,
     })
 }
 

@@ -130,6 +130,8 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         timeout: Duration::from_secs(60),
         retries: 0,
         quiet: a.quiet,
+        measure: Default::default(),
+        probes: Vec::new(),
     };
     let secret = password(&common)?;
     let plain_url = a.url.or(if rec.method.is_none() {

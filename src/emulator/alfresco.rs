@@ -709,8 +709,11 @@ async fn content(state: &State, user: &str, id: &str) -> Resp {
     if n.is_folder {
         return bad(&format!("Node {id} is a folder and has no content"));
     }
-    let path = state.store.content_path(&n.id);
-    match tokio::fs::read(&path).await {
+    let (store, nid) = (state.store.clone(), n.id.clone());
+    let read = tokio::task::spawn_blocking(move || store.read_content(&nid))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    match read {
         Ok(bytes) => {
             let mime = n
                 .mime

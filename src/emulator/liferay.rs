@@ -283,7 +283,10 @@ async fn document_json(state: &State, n: &Node, with_content: bool) -> Value {
     if let Some(t) = meta.get("documentType") {
         v["documentType"] = t.clone();
     }
-    if with_content && let Ok(bytes) = tokio::fs::read(state.store.content_path(&n.id)).await {
+    let read = |store: Arc<Store>, id: String| {
+        tokio::task::spawn_blocking(move || store.read_content(&id).ok())
+    };
+    if with_content && let Ok(Some(bytes)) = read(state.store.clone(), n.id.clone()).await {
         v["contentValue"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
     }
     v

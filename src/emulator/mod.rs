@@ -6,6 +6,7 @@
 //! `--url` is given, and in-process by tests. It must stay as strict as the real servers.
 
 mod alfresco;
+mod content;
 mod liferay;
 pub mod model;
 pub mod multipart;
@@ -39,20 +40,39 @@ pub const NODE_HEADER: &str = "x-ingestbench-node";
 
 /// Known capacity: each request holds one of `max_concurrent` slots for
 /// `service_time + size_mib × per_mib + served/1000 × growth_per_1000` (0 slots = unlimited);
-/// `growth_per_1000` models a repository that slows as it grows (indexes, folder sizes).
+/// `growth_per_1000` models a repository that slows as it grows (indexes, folder sizes). A
+/// cold start adds `cold_extra` to each of the first `cold_requests` requests (a JVM's JIT,
+/// empty caches); `jitter` spreads each request's cost uniformly over ±that fraction, from a
+/// deterministic sequence, so the mean capacity stays known.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct PerfModel {
     pub service_time: Duration,
     pub per_mib: Duration,
     pub max_concurrent: usize,
     pub growth_per_1000: Duration,
+    pub cold_requests: u64,
+    pub cold_extra: Duration,
+    pub jitter: f64,
 }
 
 impl PerfModel {
     fn cost(&self, body_len: usize, served: u64) -> Duration {
-        self.service_time
+        let base = self.service_time
             + self.per_mib.mul_f64(body_len as f64 / (1024.0 * 1024.0))
-            + self.growth_per_1000.mul_f64(served as f64 / 1000.0)
+            + self.growth_per_1000.mul_f64(served as f64 / 1000.0);
+        let base = if self.jitter > 0.0 {
+            let mut r =
+                crate::fixtures::Rng::new(0x7177_E55E ^ served.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let u = (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            base.mul_f64((1.0 + self.jitter * (2.0 * u - 1.0)).max(0.0))
+        } else {
+            base
+        };
+        if served < self.cold_requests {
+            base + self.cold_extra
+        } else {
+            base
+        }
     }
 }
 
@@ -125,6 +145,8 @@ pub struct EmulatorConfig {
     /// Lifetime of Liferay OAuth2 tokens.
     pub token_lifetime: Duration,
     pub faults: Faults,
+    /// A temporary store: documents may share prefixes on disk (see `content`).
+    pub share_prefixes: bool,
 }
 
 impl EmulatorConfig {
@@ -144,6 +166,7 @@ impl EmulatorConfig {
             perf: PerfModel::default(),
             token_lifetime: liferay::DEFAULT_TOKEN_LIFETIME,
             faults: Faults::default(),
+            share_prefixes: false,
         }
     }
 }
@@ -326,7 +349,9 @@ impl Drop for EmulatorHandle {
 pub async fn start(cfg: EmulatorConfig) -> Result<EmulatorHandle> {
     let dict = Dictionary::with_models(&cfg.models)?;
     let dir = cfg.data_dir.clone();
-    let store = Arc::new(tokio::task::spawn_blocking(move || Store::open(&dir)).await??);
+    let share = cfg.share_prefixes;
+    let store =
+        Arc::new(tokio::task::spawn_blocking(move || Store::open_with(&dir, share)).await??);
     let state = Arc::new(State {
         store,
         dict,

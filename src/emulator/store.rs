@@ -100,6 +100,7 @@ pub enum StoreError {
 pub struct Store {
     dir: PathBuf,
     pool: Mutex<Vec<Connection>>,
+    content: super::content::ContentStore,
 }
 
 const COLS: &str = "id, parent_id, name, node_type, is_folder, created_at, creator, size, mime, properties, aspects, served_by, rowid, title, erc";
@@ -136,6 +137,12 @@ fn internal(e: impl std::fmt::Display) -> StoreError {
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
+        Store::open_with(dir, false)
+    }
+
+    /// `share_prefixes`: an ephemeral store that may keep documents as shared prefix + own
+    /// tail (see `content`); durable stores write every byte.
+    pub fn open_with(dir: &Path, share_prefixes: bool) -> Result<Store> {
         std::fs::create_dir_all(dir.join("content")).with_context(|| {
             format!(
                 "--data-dir {}: cannot create the store directory",
@@ -145,6 +152,7 @@ impl Store {
         let store = Store {
             dir: dir.to_path_buf(),
             pool: Mutex::new(Vec::new()),
+            content: super::content::ContentStore::new(dir.join("content"), share_prefixes),
         };
         let conn = store.connect()?;
         conn.execute_batch(SCHEMA)
@@ -201,9 +209,20 @@ impl Store {
         r
     }
 
-    pub fn content_path(&self, id: &str) -> PathBuf {
-        let shard = id.get(..2).unwrap_or("xx");
-        self.dir.join("content").join(shard).join(id)
+    /// A document's content bytes (blocking).
+    pub fn read_content(&self, id: &str) -> std::io::Result<Vec<u8>> {
+        self.content.read(id)
+    }
+
+    /// Replaces a document's content bytes (fault-injection tests: a corrupted store).
+    pub fn overwrite_content(&self, id: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.content.remove(id);
+        self.content.write(id, &Bytes::copy_from_slice(bytes))
+    }
+
+    /// Bytes the store's content takes on disk.
+    pub fn content_disk_bytes(&self) -> u64 {
+        self.content.disk_bytes()
     }
 
     pub fn get(&self, id: &str) -> Result<Option<Node>, StoreError> {
@@ -296,10 +315,8 @@ impl Store {
     pub fn create(&self, n: NewNode) -> Result<Node, StoreError> {
         let id = uuid::Uuid::new_v4().to_string();
         let size = n.content.as_ref().map_or(0, |b| b.len() as u64);
-        let path = self.content_path(&id);
         if let Some(content) = &n.content {
-            std::fs::create_dir_all(path.parent().expect("sharded path")).map_err(internal)?;
-            std::fs::write(&path, content).map_err(internal)?;
+            self.content.write(&id, content).map_err(internal)?;
         }
         let now = crate::timefmt::now_ms();
         let r = self.with(|c| {
@@ -361,7 +378,7 @@ impl Store {
             })
         });
         if r.is_err() && n.content.is_some() {
-            let _ = std::fs::remove_file(&path);
+            self.content.remove(&id);
         }
         r
     }
@@ -428,7 +445,7 @@ impl Store {
         })?;
         for (nid, folder) in &ids {
             if *folder == 0 {
-                let _ = std::fs::remove_file(self.content_path(nid));
+                self.content.remove(nid);
             }
         }
         Ok(ids.len() as u64)
@@ -574,7 +591,7 @@ mod tests {
         let a = Store::open(dir.path()).unwrap();
         let b = Store::open(dir.path()).unwrap();
         let n = a.create(doc(SHARED, "x/y", "A.txt")).unwrap();
-        assert_eq!(std::fs::read(a.content_path(&n.id)).unwrap(), b"hello");
+        assert_eq!(a.read_content(&n.id).unwrap(), b"hello");
         assert_eq!(
             b.create(doc(SHARED, "x/y", "a.TXT")).unwrap_err(),
             StoreError::Duplicate("a.TXT".into())
@@ -593,7 +610,7 @@ mod tests {
         ));
         let x = a.resolve_path(SHARED, "x").unwrap().unwrap();
         assert_eq!(b.delete_tree(&x.id).unwrap(), 4);
-        assert!(!a.content_path(&n.id).exists());
+        assert!(a.read_content(&n.id).is_err());
         assert_eq!(a.count_documents().unwrap(), 0);
         assert_eq!(a.user_home("admin").unwrap(), b.user_home("admin").unwrap());
     }

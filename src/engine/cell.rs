@@ -4,13 +4,23 @@
 //!
 //! - **latency** of an upload: from just before the request is built to the end of reading
 //!   the response body (request build, connect if any, send, server time, response);
-//! - **a run** lasts from the barrier's release (all workers start together) to the last
-//!   completion (success or failure) of any worker;
+//! - **warm-up** (`--warmup N|30s`): before the barrier, the same workers upload N documents
+//!   (split with remainder) or upload for that long, through the same client and access
+//!   method, into `<run folder>/warmup/`; they are in the manifest (flagged `warmup`), so
+//!   `verify` and `cleanup` cover them, and counted, but never measured;
+//! - **a run** (count mode) lasts from the barrier's release (all workers start together) to
+//!   the last completion (success or failure) of any worker;
+//! - **a run** (`--duration D`, steady state) lasts exactly D from the barrier's release:
+//!   workers start no upload after the deadline; uploads in flight then are finished, written
+//!   to the manifest (so verified and cleaned up) and counted as `docs_after_window`, but
+//!   neither in docs/sec nor in the latency histogram: docs/sec = documents acknowledged
+//!   within the window / D;
 //! - **success**: the API's documented success status with the new id read from the body;
 //! - **docs/sec across runs**: mean documents acknowledged per run divided by the mean run
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -31,11 +41,17 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
     (0..threads).map(|i| base + u64::from(i < extra)).collect()
 }
 
+pub use crate::records::Warmup;
+
 /// One cell's run as the engine executes it: what it needs besides the protocol and the
 /// fixtures.
 #[derive(Debug, Clone)]
 pub struct CellPlan {
+    /// Documents per run (count mode); with `window`, ignored.
     pub docs: u64,
+    /// Steady-state mode: the measured window (`--duration`).
+    pub window: Option<Duration>,
+    pub warmup: Warmup,
     pub threads: u64,
     pub docs_per_folder: u64,
     /// Folder of this cell below the parent, e.g. `ingestbench/20261122T001532Z-3fa1`.
@@ -56,6 +72,10 @@ pub struct CellPlan {
 impl CellPlan {
     pub fn run_folder(&self, run: u32) -> String {
         format!("{}/run-{run}", self.folder)
+    }
+    /// The document markers of a run's warm-up: never those of a measured document.
+    fn warmup_tag(run_tag: u64) -> u64 {
+        crate::fixtures::Rng::new(run_tag ^ 0x3A3A_5EED_0000_0001).next_u64()
     }
     fn run_tag(&self, run: u32) -> u64 {
         let mut r = crate::fixtures::Rng::new(
@@ -89,6 +109,15 @@ pub struct RunMeasurement {
     /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
     /// completed (empty for runs of fewer than 10 documents): throughput over time.
     pub progress_s: Vec<f64>,
+    /// Warm-up documents acknowledged and failed before the start (not measured).
+    pub warmup_ok: u64,
+    pub warmup_failed: u64,
+    /// `--duration`: documents acknowledged after the window closed (not counted).
+    pub docs_after_window: u64,
+    /// Seconds of the measured window (`--duration`), `None` in count mode.
+    pub window_s: Option<f64>,
+    /// The servers' CPU and memory during the run (filled in by the sweep engine).
+    pub servers: Vec<crate::metrics::servers::ServerUsage>,
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only
@@ -175,23 +204,93 @@ impl ResumePoint {
     }
 }
 
-/// A worker's share: a range of document indices, or a range of positions in a list.
+/// A worker's share: a range of document indices, a range of positions in a list, or (until
+/// a deadline) every `stride`-th index from `range.start`.
 struct Work {
     list: Option<Arc<Vec<u64>>>,
     range: std::ops::Range<u64>,
+    stride: Option<u64>,
 }
 
 impl Work {
-    fn indices(&self) -> impl Iterator<Item = u64> + '_ {
+    fn indices(&self) -> Box<dyn Iterator<Item = u64> + Send + '_> {
+        if let Some(step) = self.stride {
+            return Box::new((self.range.start..).step_by(step.max(1) as usize));
+        }
         let list = self.list.as_deref();
-        self.range
-            .clone()
-            .map(move |i| list.map_or(i, |l| l[i as usize]))
+        Box::new(
+            self.range
+                .clone()
+                .map(move |i| list.map_or(i, |l| l[i as usize])),
+        )
     }
 }
 
-/// One run of a cell: folders prepared, then all workers start at one barrier; returns when
-/// the last worker is done.
+/// The numbered folders of a run (`<base>/0000`, …), created once each, before the start in
+/// count mode and on first use in steady-state mode and warm-up. Workers keep their current
+/// folder and come here only when it changes (every `docs_per_folder / T` documents).
+struct FolderTable {
+    base: String,
+    per: u64,
+    made: tokio::sync::Mutex<HashMap<u64, Arc<(String, String)>>>,
+}
+
+impl FolderTable {
+    fn new(base: String, per: u64) -> FolderTable {
+        FolderTable {
+            base,
+            per: per.max(1),
+            made: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The folder of document `index`: (path for the manifest, the protocol's reference).
+    async fn of<P: Protocol>(&self, proto: &P, index: u64) -> Result<Arc<(String, String)>> {
+        let k = index / self.per;
+        let mut made = self.made.lock().await;
+        if let Some(f) = made.get(&k) {
+            return Ok(f.clone());
+        }
+        let path = format!("{}/{k:04}", self.base);
+        let reference = proto
+            .prepare_folder(&path)
+            .await
+            .with_context(|| format!("creating the folder {path}"))?;
+        let f = Arc::new((path, reference));
+        made.insert(k, f.clone());
+        Ok(f)
+    }
+}
+
+/// A worker's current folder, looked up in the table only when the document's folder changes.
+struct FolderCursor {
+    table: Arc<FolderTable>,
+    current: Option<(u64, Arc<(String, String)>)>,
+}
+
+impl FolderCursor {
+    async fn of<P: Protocol>(&mut self, proto: &P, index: u64) -> Result<Arc<(String, String)>> {
+        let k = index / self.table.per;
+        if let Some((ck, f)) = &self.current
+            && *ck == k
+        {
+            return Ok(f.clone());
+        }
+        let f = self.table.of(proto, index).await?;
+        self.current = Some((k, f.clone()));
+        Ok(f)
+    }
+}
+
+/// How long a worker goes on: to the end of its share, or to a deadline.
+#[derive(Clone, Copy)]
+enum Until {
+    Done,
+    Deadline(Instant),
+}
+
+/// One run of a cell: folders prepared, warm-up, then all workers start at one barrier;
+/// returns when the last worker is done.
 pub async fn run_cell<P: Protocol>(
     proto: Arc<P>,
     fixtures: Arc<Fixtures>,
@@ -206,64 +305,85 @@ pub async fn run_cell<P: Protocol>(
     let quotas = split_quota(n_todo, plan.threads);
     let barrier = Arc::new(Barrier::new(quotas.len() + 1));
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
-    // Folders are created (or resolved) before the start barrier, so workers only index a
-    // shared table: (path for the manifest, the protocol's reference for the upload).
-    let n_folders = plan.docs.div_ceil(plan.docs_per_folder);
-    let mut folders = Vec::with_capacity(n_folders as usize);
-    for k in 0..n_folders {
-        let path = format!("{run_folder}/{k:04}");
-        let reference = proto
-            .prepare_folder(&path)
-            .await
-            .with_context(|| format!("creating the folder {path}"))?;
-        folders.push((path, reference));
+    let folders = Arc::new(FolderTable::new(run_folder.clone(), plan.docs_per_folder));
+    // Count mode: every folder exists before the start, so the window holds uploads only.
+    if plan.window.is_none() {
+        for k in 0..plan.docs.div_ceil(plan.docs_per_folder) {
+            folders.of(&*proto, k * plan.docs_per_folder).await?;
+        }
     }
-    let folders = Arc::new(folders);
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
+    let warm = WarmupShare::new(plan, &run_folder, run_tag);
     let ok_so_far = Arc::new(AtomicU64::new(0));
-    let marks = Arc::new(Marks::new(n_todo));
+    let marks = Arc::new(Marks::new(if plan.window.is_some() { 0 } else { n_todo }));
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
+    let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::with_capacity(quotas.len());
     let mut start_index = 0u64;
-    for q in quotas {
+    for (w, q) in quotas.into_iter().enumerate() {
+        let work = match plan.window {
+            Some(_) => Work {
+                list: None,
+                range: w as u64..u64::MAX,
+                stride: Some(plan.threads),
+            },
+            None => Work {
+                list: todo.clone(),
+                range: start_index..start_index + q,
+                stride: None,
+            },
+        };
+        start_index += q;
         let ctx = WorkerCtx {
             proto: proto.clone(),
             fixtures: fixtures.clone(),
             barrier: barrier.clone(),
             live: live.clone(),
-            folders: folders.clone(),
-            docs_per_folder: plan.docs_per_folder,
+            folders: FolderCursor {
+                table: folders.clone(),
+                current: None,
+            },
             retries: plan.retries,
             run,
             run_tag,
-            work: Work {
-                list: todo.clone(),
-                range: start_index..start_index + q,
-            },
+            work,
+            deadline: deadline.clone(),
+            warmup: warm.for_worker(w as u64, plan.threads),
             ok_so_far: ok_so_far.clone(),
             marks: marks.clone(),
             resuming: plan.resuming || resume.is_some(),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
+            warmup_manifest: manifest.writer(plan.tag.clone()).warmup(),
         };
-        start_index += q;
         handles.push(tokio::spawn(worker(ctx)));
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
     barrier.wait().await;
     let started = Instant::now();
+    if let Some(w) = plan.window {
+        let _ = deadline.set(started + w);
+    }
     let mut merged = Recorder::new();
+    let (mut warm_ok, mut warm_failed, mut late) = (0, 0, 0);
     for h in handles {
-        let rec = match h.await {
+        let out = match h.await {
             Ok(r) => r,
             Err(e) => bail!("an upload worker crashed: {e}"),
         };
-        merged.merge(&rec);
+        merged.merge(&out.rec);
+        warm_ok += out.warmup_ok;
+        warm_failed += out.warmup_failed;
+        late += out.late;
     }
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
-    let duration = end.saturating_duration_since(started);
+    let stopped = live.stop.load(Ordering::Relaxed);
+    let duration = match plan.window {
+        Some(w) if !stopped => w,
+        _ => end.saturating_duration_since(started),
+    };
     Ok(RunMeasurement {
         run,
         duration,
@@ -272,7 +392,82 @@ pub async fn run_cell<P: Protocol>(
         fatal: fatal.get().cloned(),
         new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
         progress_s: marks.seconds_since(started),
+        warmup_ok: warm_ok,
+        warmup_failed: warm_failed,
+        docs_after_window: late,
+        window_s: plan.window.map(|w| w.as_secs_f64()),
+        servers: Vec::new(),
     })
+}
+
+/// The warm-up of one run: its folder table, markers and each worker's part.
+struct WarmupShare {
+    folders: Arc<FolderTable>,
+    tag: u64,
+    warmup: Warmup,
+    quotas: Vec<u64>,
+}
+
+/// One worker's warm-up.
+struct WorkerWarmup {
+    folders: FolderCursor,
+    tag: u64,
+    work: Work,
+    seconds: Option<f64>,
+}
+
+impl WarmupShare {
+    fn new(plan: &CellPlan, run_folder: &str, run_tag: u64) -> WarmupShare {
+        let quotas = match plan.warmup {
+            Warmup::Docs(n) => split_quota(n, plan.threads),
+            Warmup::Seconds(_) | Warmup::Auto => Vec::new(),
+        };
+        WarmupShare {
+            folders: Arc::new(FolderTable::new(
+                format!("{run_folder}/warmup"),
+                plan.docs_per_folder,
+            )),
+            tag: CellPlan::warmup_tag(run_tag),
+            warmup: plan.warmup,
+            quotas,
+        }
+    }
+
+    fn for_worker(&self, w: u64, threads: u64) -> Option<WorkerWarmup> {
+        if self.warmup.none() {
+            return None;
+        }
+        let (work, seconds) = match self.warmup {
+            // Resolved per cell before it gets here (`Warmup::resolve`).
+            Warmup::Auto => return None,
+            Warmup::Docs(_) => {
+                let start: u64 = self.quotas[..w as usize].iter().sum();
+                let work = Work {
+                    list: None,
+                    range: start..start + self.quotas[w as usize],
+                    stride: None,
+                };
+                (work, None)
+            }
+            Warmup::Seconds(s) => {
+                let work = Work {
+                    list: None,
+                    range: w..u64::MAX,
+                    stride: Some(threads),
+                };
+                (work, Some(s))
+            }
+        };
+        Some(WorkerWarmup {
+            folders: FolderCursor {
+                table: self.folders.clone(),
+                current: None,
+            },
+            tag: self.tag,
+            work,
+            seconds,
+        })
+    }
 }
 
 struct WorkerCtx<P> {
@@ -280,69 +475,190 @@ struct WorkerCtx<P> {
     fixtures: Arc<Fixtures>,
     barrier: Arc<Barrier>,
     live: Arc<LiveCounters>,
-    folders: Arc<Vec<(String, String)>>,
-    docs_per_folder: u64,
+    folders: FolderCursor,
     retries: u32,
     run: u32,
     run_tag: u64,
     work: Work,
+    /// Set at the barrier's release in steady-state mode.
+    deadline: Arc<std::sync::OnceLock<Instant>>,
+    warmup: Option<WorkerWarmup>,
     ok_so_far: Arc<AtomicU64>,
     marks: Arc<Marks>,
     resuming: bool,
     fatal: Arc<std::sync::OnceLock<String>>,
     manifest: Writer,
+    warmup_manifest: Writer,
 }
 
-async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> Recorder {
-    let mut rec = Recorder::new();
+/// What a worker hands back: its recorder and its counts outside the measurement.
+struct WorkerOut {
+    rec: Recorder,
+    warmup_ok: u64,
+    warmup_failed: u64,
+    late: u64,
+}
+
+/// What one upload came to.
+enum Outcome {
+    Ok,
+    Failed,
+    /// The worker must stop (no folder could be made).
+    Stop,
+}
+
+async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
+    let mut out = WorkerOut {
+        rec: Recorder::new(),
+        warmup_ok: 0,
+        warmup_failed: 0,
+        late: 0,
+    };
     let mut state = ctx.proto.worker();
+    if let Some(mut w) = ctx.warmup.take() {
+        warm_up(&mut ctx, &mut w, &mut state, &mut out).await;
+    }
+    ctx.warmup_manifest.finish();
     ctx.barrier.wait().await;
-    for index in ctx.work.indices() {
+    let until = match ctx.deadline.get() {
+        Some(d) => Until::Deadline(*d),
+        None => Until::Done,
+    };
+    let work = std::mem::replace(
+        &mut ctx.work,
+        Work {
+            list: None,
+            range: 0..0,
+            stride: None,
+        },
+    );
+    for index in work.indices() {
         if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
             break;
         }
-        let (folder, folder_ref) = &ctx.folders[(index / ctx.docs_per_folder) as usize];
-        let t0 = Instant::now();
-        let doc = ctx.fixtures.doc(ctx.run_tag, index);
-        let result = upload_with_retries(
-            &*ctx.proto,
-            &doc,
-            folder_ref,
-            &mut state,
-            ctx.retries,
-            ctx.resuming,
-            &mut rec,
-        )
-        .await;
-        let done = Instant::now();
-        let latency = done - t0;
-        let size = doc.len();
-        match result {
-            Ok(up) => {
-                rec.record_ok(latency, size, done.into_std());
-                if let Some(n) = &up.node {
-                    rec.record_node(n);
-                }
-                ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
-                ctx.manifest
-                    .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
-            }
-            Err(e) => {
-                if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0
-                {
-                    let _ = ctx.fatal.set(e.message.clone());
-                    ctx.live.stop.store(true, Ordering::Relaxed);
-                }
-                ctx.manifest.failed(ctx.run, &doc, folder, &e);
-                rec.record_err(e, done.into_std());
-                ctx.live.failed.fetch_add(1, Ordering::Relaxed);
-            }
+        if let Until::Deadline(d) = until
+            && Instant::now() >= d
+        {
+            break;
+        }
+        let (ok, latency, size, done) =
+            match upload_one(&mut ctx, index, &mut state, &mut out.rec).await {
+                (Outcome::Stop, ..) => break,
+                (o, lat, size, done) => (matches!(o, Outcome::Ok), lat, size, done),
+            };
+        let late = matches!(until, Until::Deadline(d) if done > d);
+        if ok && late {
+            out.late += 1;
+        } else if ok {
+            out.rec.record_ok(latency, size, done.into_std());
+            ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
         ctx.marks.completed_one();
     }
     ctx.manifest.finish();
-    rec
+    out
+}
+
+/// The worker's warm-up: its share of documents, or uploads until its time is up.
+async fn warm_up<P: Protocol>(
+    ctx: &mut WorkerCtx<P>,
+    w: &mut WorkerWarmup,
+    state: &mut crate::protocol::WorkerState,
+    out: &mut WorkerOut,
+) {
+    let until = w
+        .seconds
+        .map(|s| Instant::now() + Duration::from_secs_f64(s));
+    for index in w.work.indices() {
+        if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
+            break;
+        }
+        if until.is_some_and(|u| Instant::now() >= u) {
+            break;
+        }
+        let Ok(f) = w.folders.of(&*ctx.proto, index).await else {
+            break;
+        };
+        let doc = ctx.fixtures.doc(w.tag, index);
+        let mut scratch = Recorder::new();
+        let r = upload_with_retries(
+            &*ctx.proto,
+            &doc,
+            &f.1,
+            state,
+            ctx.retries,
+            ctx.resuming,
+            &mut scratch,
+        )
+        .await;
+        match r {
+            Ok(up) => {
+                out.warmup_ok += 1;
+                ctx.warmup_manifest
+                    .ok(ctx.run, &doc, &f.0, &up.id, up.node.as_deref());
+            }
+            Err(e) => {
+                out.warmup_failed += 1;
+                ctx.warmup_manifest.failed(ctx.run, &doc, &f.0, &e);
+            }
+        }
+    }
+}
+
+/// One measured upload: its folder, the request, the manifest line, failures recorded.
+/// Returns what it came to, its latency, the document's size and when it ended; successes are recorded by
+/// the caller (which knows whether it fell inside the window).
+async fn upload_one<P: Protocol>(
+    ctx: &mut WorkerCtx<P>,
+    index: u64,
+    state: &mut crate::protocol::WorkerState,
+    rec: &mut Recorder,
+) -> (Outcome, Duration, u64, Instant) {
+    let f = match ctx.folders.of(&*ctx.proto, index).await {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = ctx.fatal.set(format!("{e:#}"));
+            ctx.live.stop.store(true, Ordering::Relaxed);
+            return (Outcome::Stop, Duration::ZERO, 0, Instant::now());
+        }
+    };
+    let (folder, folder_ref) = (&f.0, &f.1);
+    let t0 = Instant::now();
+    let doc = ctx.fixtures.doc(ctx.run_tag, index);
+    let result = upload_with_retries(
+        &*ctx.proto,
+        &doc,
+        folder_ref,
+        state,
+        ctx.retries,
+        ctx.resuming,
+        rec,
+    )
+    .await;
+    let done = Instant::now();
+    let latency = done - t0;
+    let size = doc.len();
+    match result {
+        Ok(up) => {
+            if let Some(n) = &up.node {
+                rec.record_node(n);
+            }
+            ctx.manifest
+                .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
+            (Outcome::Ok, latency, size, done)
+        }
+        Err(e) => {
+            if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0 {
+                let _ = ctx.fatal.set(e.message.clone());
+                ctx.live.stop.store(true, Ordering::Relaxed);
+            }
+            ctx.manifest.failed(ctx.run, &doc, folder, &e);
+            rec.record_err(e, done.into_std());
+            ctx.live.failed.fetch_add(1, Ordering::Relaxed);
+            (Outcome::Failed, latency, size, done)
+        }
+    }
 }
 
 /// One document, with up to `retries` more attempts. After an ambiguous failure (timeout,

@@ -9,15 +9,29 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use crate::emulator::{self, EmulatorHandle};
+use crate::metrics::servers::{self, Probe, Servers};
 use crate::plan::CommonPlan;
 use crate::protocol::{Repo, RepoOptions, Secret};
 use crate::transport::route::Route;
 use crate::transport::{AccessMethod, ConnectionCounter, ConnectionPolicy};
 
-/// The embedded target and its temporary store (removed when dropped).
+/// The embedded target and its temporary store (removed when dropped). It runs on a
+/// runtime of its own whose threads are named `ib-target`, so its CPU is told apart from
+/// the client's in the same process (fields drop in order: listeners, runtime, store).
 pub struct Embedded {
     pub handle: EmulatorHandle,
+    _runtime: TargetRuntime,
     _tmp: Option<TempStore>,
+}
+
+struct TargetRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for TargetRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 struct TempStore(std::path::PathBuf);
@@ -50,8 +64,24 @@ async fn start_embedded(
     let mut cfg = emulator::EmulatorConfig::local(dir);
     cfg.https_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
     cfg.users = vec![(plan.user.clone(), secret.clone())];
+    // Only a store removed at exit shares prefixes: a kept one holds every byte.
+    cfg.share_prefixes = tmp.is_some();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(crate::metrics::servers::TARGET_THREAD)
+        // Blocking threads (store writes, modelled service times) live on, so their CPU
+        // time is not lost from the per-thread sums between a run's start and end.
+        .thread_keep_alive(std::time::Duration::from_secs(3600))
+        .enable_all()
+        .build()
+        .context("starting the embedded target's runtime")?;
+    let handle = rt
+        .spawn(emulator::start(cfg))
+        .await
+        .context("starting the embedded target")??;
     Ok(Embedded {
-        handle: emulator::start(cfg).await?,
+        handle,
+        _runtime: TargetRuntime(Some(rt)),
         _tmp: tmp,
     })
 }
@@ -64,6 +94,8 @@ pub struct Connected {
     pub counter: ConnectionCounter,
     /// The URL requests go to.
     pub url: reqwest::Url,
+    /// The embedded target serves it.
+    pub embedded: bool,
 }
 
 /// Everything a run or sweep uploads through.
@@ -97,6 +129,47 @@ impl Session {
             repos.insert((m.name.clone(), *policy), c);
         }
         Ok(Session { repos, embedded })
+    }
+
+    /// Whose CPU and memory to read around each run: the embedded target's threads, the
+    /// process listening on a loopback URL's port, and those given (`--server-metrics`,
+    /// `--server-pid`).
+    pub fn servers(&self, common: &CommonPlan) -> Servers {
+        let mut probes = Vec::new();
+        if self.embedded.is_some() {
+            probes.push(Probe::EmbeddedThreads);
+        }
+        let mut ports: Vec<u16> = self
+            .repos
+            .values()
+            .filter(|c| !c.embedded)
+            .filter(|c| {
+                c.url.host_str().is_some_and(|h| {
+                    let ip = h.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
+                    h == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
+                })
+            })
+            .filter_map(|c| c.url.port_or_known_default())
+            .collect();
+        ports.sort();
+        ports.dedup();
+        for port in ports {
+            if let Some(pid) = servers::listener_pid(port) {
+                let p = Probe::Process {
+                    name: servers::process_name(pid),
+                    pid,
+                };
+                if !probes.contains(&p) {
+                    probes.push(p);
+                }
+            }
+        }
+        for p in &common.probes {
+            if !probes.contains(p) {
+                probes.push(p.clone());
+            }
+        }
+        Servers::new(probes)
     }
 
     /// The connection of `method` with `policy` (opened by [`Session::open`]).
@@ -166,5 +239,6 @@ async fn connect(
         repo: Arc::new(repo),
         counter,
         url,
+        embedded: emb.is_some(),
     })
 }

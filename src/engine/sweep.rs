@@ -1,12 +1,16 @@
 //! Running a schedule of `(cell, run)` pairs, in the order given (interleaved or shuffled by
 //! the plan): each run gets its folder and document markers (or those of the interrupted run
-//! it finishes), is measured by [`run_cell`], and is handed to the [`RunObserver`] the moment
-//! it ends, so results reach the disk run by run. Stops after an interrupt, a rejection of
-//! the documents outright, or a manifest that can no longer be written.
+//! it finishes), is measured by [`run_cell`] with the servers' CPU and memory read around it,
+//! and is handed to the [`RunObserver`] the moment it ends, so results reach the disk run by
+//! run. With `--precision`, cells whose docs/sec is not yet precise enough get further
+//! rounds of runs (interleaved the same way) up to `--max-runs`. Stops after an interrupt, a
+//! rejection of the documents outright, or a manifest that can no longer be written.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -14,7 +18,8 @@ use super::cell::{CellPlan, LiveCounters, ResumePoint, RunMeasurement, run_cell}
 use super::session::Session;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::manifest::{Manifest, ManifestEntry};
-use crate::records::CellKey;
+use crate::metrics::servers::{self, Servers};
+use crate::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
 pub enum Folders {
@@ -43,6 +48,12 @@ pub struct SweepJob<'a> {
     pub earlier: &'a [ManifestEntry],
     pub manifest: &'a Manifest,
     pub live: Arc<LiveCounters>,
+    /// Warm-up, steady state, precision.
+    pub measure: MeasurePolicy,
+    /// Whose CPU and memory to read around each run.
+    pub servers: &'a Servers,
+    /// docs/sec of the runs already done (`--resume`), for `--precision`.
+    pub history: HashMap<CellKey, Vec<(u32, f64)>>,
 }
 
 /// Told about each run as the schedule goes (between runs, never per upload).
@@ -69,8 +80,28 @@ pub struct SweepEnd {
 
 impl SweepJob<'_> {
     /// The plan of one run of `cell`: its folder, nonce, manifest tag and connection counter.
-    fn cell_plan(&self, cell: &CellKey, counter: crate::transport::ConnectionCounter) -> CellPlan {
+    fn cell_plan(
+        &self,
+        cell: &CellKey,
+        run: u32,
+        counter: crate::transport::ConnectionCounter,
+    ) -> CellPlan {
+        let window = self.measure.duration_s.map(Duration::from_secs_f64);
         let (folder, nonce) = match &self.folders {
+            // A steady-state run is never finished part-way: one that was interrupted is
+            // run again in a folder of its own, with documents of its own.
+            Folders::One { folder, nonce } if window.is_some() => {
+                let tries: std::collections::HashSet<&str> = self
+                    .earlier
+                    .iter()
+                    .filter(|e| e.run == run)
+                    .map(|e| e.folder.as_str())
+                    .collect();
+                match tries.len() as u64 {
+                    0 => (folder.clone(), *nonce),
+                    k => (format!("{folder}/retry{k}"), *nonce ^ k),
+                }
+            }
             Folders::One { folder, nonce } => (folder.clone(), *nonce),
             Folders::PerRun { base } => (
                 format!(
@@ -86,6 +117,11 @@ impl SweepJob<'_> {
         };
         CellPlan {
             docs: self.docs,
+            window,
+            warmup: self
+                .measure
+                .warmup
+                .resolve(self.docs, cell.threads, self.measure.duration_s),
             threads: cell.threads,
             docs_per_folder: self.docs_per_folder,
             folder,
@@ -99,54 +135,123 @@ impl SweepJob<'_> {
 
     /// The interrupted run this one finishes, if the earlier manifest has one.
     fn resume_point(&self, plan: &CellPlan, run: u32) -> Option<ResumePoint> {
+        if plan.window.is_some() {
+            return None;
+        }
         let tag = plan.tag.as_deref();
         ResumePoint::from_entries(
             self.earlier
                 .iter()
-                .filter(|e| e.cell.as_deref() == tag && e.run == run),
+                .filter(|e| e.cell.as_deref() == tag && e.run == run && !e.warmup),
             self.docs,
         )
     }
+
+    /// With `--precision`: one more run of every cell whose docs/sec interval is still wider
+    /// than asked and that has fewer than `--max-runs` runs, in the order the cells came.
+    fn another_round(
+        &self,
+        order: &[CellKey],
+        rates: &HashMap<CellKey, Vec<(u32, f64)>>,
+    ) -> Vec<(CellKey, u32)> {
+        let Some(pct) = self.measure.precision_pct else {
+            return Vec::new();
+        };
+        order
+            .iter()
+            .filter_map(|c| {
+                let runs = rates.get(c)?;
+                let values: Vec<f64> = runs.iter().map(|r| r.1).collect();
+                let precise =
+                    crate::metrics::stats::relative_ci95(&values).is_some_and(|h| h * 100.0 <= pct);
+                let next = runs.iter().map(|r| r.0).max().unwrap_or(0) + 1;
+                (!precise && (runs.len() as u32) < self.measure.max_runs).then(|| (c.clone(), next))
+            })
+            .collect()
+    }
 }
 
-/// Runs the schedule; returns when it is done or stopped (see the module header).
+/// Runs the schedule, then (with `--precision`) further rounds; returns when it is done or
+/// stopped (see the module header).
 pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<SweepEnd> {
-    let n = job.schedule.len();
-    for (k, (cell, run)) in job.schedule.iter().enumerate() {
-        if job.live.stop.load(Ordering::Relaxed) || job.manifest.broken() {
-            break;
-        }
-        let c = job.session.get(&cell.method, cell.connection)?;
-        let plan = job.cell_plan(cell, c.counter.clone());
-        let resume = job.resume_point(&plan, *run);
-        if resume.as_ref().is_some_and(|r| r.todo.is_empty()) {
-            continue;
-        }
-        obs.starting(k, n, cell, *run);
-        let fixtures = job.fixtures[&cell.size].clone();
-        let cpu0 = crate::host::process_cpu_seconds();
-        let m = run_cell(
-            c.repo.clone(),
-            fixtures,
-            &plan,
-            *run,
-            job.live.clone(),
-            job.manifest,
-            resume.as_ref(),
-        )
-        .await?;
-        let cpu = crate::host::process_cpu_seconds() - cpu0;
-        let interrupted = job.live.interrupted.load(Ordering::Relaxed);
-        let fatal = m.fatal.clone();
-        obs.finished(cell, m, cpu, interrupted)?;
-        if let Some(reason) = fatal {
-            return Ok(SweepEnd {
-                fatal: Some((cell.clone(), reason)),
-            });
-        }
-        if interrupted {
-            break;
+    let mut schedule: Vec<(CellKey, u32)> = job.schedule.to_vec();
+    let mut order: Vec<CellKey> = Vec::new();
+    for (c, _) in &schedule {
+        if !order.contains(c) {
+            order.push(c.clone());
         }
     }
-    Ok(SweepEnd::default())
+    let mut rates = job.history.clone();
+    let mut k = 0;
+    loop {
+        while k < schedule.len() {
+            if job.live.stop.load(Ordering::Relaxed) || job.manifest.broken() {
+                return Ok(SweepEnd::default());
+            }
+            let (cell, run) = schedule[k].clone();
+            k += 1;
+            let Some((rate, end)) = one_run(&job, obs, &cell, run, k - 1, schedule.len()).await?
+            else {
+                continue;
+            };
+            if end.fatal.is_some() || job.live.interrupted.load(Ordering::Relaxed) {
+                return Ok(end);
+            }
+            rates.entry(cell).or_default().push((run, rate));
+        }
+        let more = job.another_round(&order, &rates);
+        if more.is_empty() {
+            return Ok(SweepEnd::default());
+        }
+        schedule.extend(more);
+    }
+}
+
+/// One `(cell, run)`: its plan, the servers read around it, the observer told. `None` when
+/// the manifest shows it done already; else the run's docs/sec and how the schedule goes on.
+async fn one_run(
+    job: &SweepJob<'_>,
+    obs: &mut dyn RunObserver,
+    cell: &CellKey,
+    run: u32,
+    k: usize,
+    n: usize,
+) -> Result<Option<(f64, SweepEnd)>> {
+    let c = job.session.get(&cell.method, cell.connection)?;
+    let plan = job.cell_plan(cell, run, c.counter.clone());
+    let resume = job.resume_point(&plan, run);
+    if resume.as_ref().is_some_and(|r| r.todo.is_empty()) {
+        return Ok(None);
+    }
+    obs.starting(k, n, cell, run);
+    let fixtures = job.fixtures[&cell.size].clone();
+    let probes = job.servers.start().await;
+    let cpu0 = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds();
+    let mut m = run_cell(
+        c.repo.clone(),
+        fixtures,
+        &plan,
+        run,
+        job.live.clone(),
+        job.manifest,
+        resume.as_ref(),
+    )
+    .await?;
+    let cpu = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds() - cpu0;
+    m.servers = job.servers.finish(probes).await;
+    let interrupted = job.live.interrupted.load(Ordering::Relaxed);
+    let fatal = m.fatal.clone();
+    let secs = m.duration.as_secs_f64();
+    let rate = if secs > 0.0 {
+        m.recorder.docs_ok as f64 / secs
+    } else {
+        0.0
+    };
+    obs.finished(cell, m, cpu.max(0.0), interrupted)?;
+    Ok(Some((
+        rate,
+        SweepEnd {
+            fatal: fatal.map(|r| (cell.clone(), r)),
+        },
+    )))
 }

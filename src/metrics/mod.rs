@@ -1,6 +1,10 @@
 //! Measurement: per-worker recorders (HDR latency histogram, counters, classified errors),
 //! exact merging, and the summaries reports are made of. No I/O, no clocks of its own:
-//! callers hand in durations and instants (timing semantics are written down in `run`).
+//! callers hand in durations and instants (timing semantics are written down in
+//! `engine::cell`). The servers' CPU and memory, read between runs, are in `servers`.
+
+pub mod servers;
+pub mod stats;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -269,6 +273,11 @@ pub struct LatencyMs {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    /// Standard deviation σ of the latencies, and 2σ (the seed studies' spread).
+    #[serde(default)]
+    pub stddev: f64,
+    #[serde(default)]
+    pub two_sigma: f64,
 }
 
 impl LatencyMs {
@@ -285,6 +294,8 @@ impl LatencyMs {
             p95: ms(h.value_at_quantile(0.95)),
             p99: ms(h.value_at_quantile(0.99)),
             max: ms(h.max()),
+            stddev: round3(h.stdev() / 1000.0),
+            two_sigma: round3(2.0 * h.stdev() / 1000.0),
         }
     }
 }

@@ -13,7 +13,8 @@ use anyhow::{Context, Result, bail};
 use crate::api::{AuthMode, ProtocolKind};
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
-use crate::records::{CellKey, PlanRecord};
+use crate::metrics::servers::Probe;
+use crate::records::{CellKey, MeasurePolicy, PlanRecord, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 
@@ -33,6 +34,97 @@ pub struct CommonPlan {
     pub timeout: Duration,
     pub retries: u32,
     pub quiet: bool,
+    /// Warm-up, steady state, precision.
+    pub measure: MeasurePolicy,
+    /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
+    pub probes: Vec<Probe>,
+}
+
+/// A duration such as `500ms`, `30s`, `5m`, `1h` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    Some(v * mult).filter(|v| v.is_finite())
+}
+
+/// `--warmup`: auto, N documents, or a duration.
+fn parse_warmup(s: &str) -> Result<Warmup> {
+    let t = s.trim();
+    if t == "auto" {
+        return Ok(Warmup::Auto);
+    }
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(Warmup::Docs(n));
+    }
+    match parse_duration(t) {
+        Some(secs) if secs >= 0.0 => Ok(Warmup::Seconds(secs)),
+        _ => bail!(
+            "--warmup {s}: give auto, a number of documents (e.g. 100) or a duration (e.g. 30s, 2m); 0 for none"
+        ),
+    }
+}
+
+/// The measurement flags, checked.
+fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
+    let duration_s = match &a.duration {
+        None => None,
+        Some(d) => match parse_duration(d) {
+            Some(v) if v > 0.0 => Some(v),
+            _ => bail!("--duration {d}: give a positive duration such as 30s, 5m or 1h"),
+        },
+    };
+    let precision_pct = match &a.precision {
+        None => None,
+        Some(p) => match p.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v < 100.0 => Some(v),
+            _ => bail!("--precision {p}: give a percentage between 0 and 100, e.g. 5%"),
+        },
+    };
+    Ok(MeasurePolicy {
+        warmup: parse_warmup(&a.warmup)?,
+        duration_s,
+        precision_pct,
+        max_runs: a.max_runs,
+    })
+}
+
+/// `--server-metrics` and `--server-pid`, checked.
+pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
+    let mut out = Vec::new();
+    for u in &a.server_metrics {
+        let url = reqwest::Url::parse(u).ok().filter(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.username().is_empty()
+                && u.password().is_none()
+        });
+        if url.is_none() {
+            bail!(
+                "--server-metrics {u}: give the node_exporter URL, e.g. http://host:9100/metrics (no credentials in it)"
+            );
+        }
+        out.push(Probe::NodeExporter { url: u.clone() });
+    }
+    for pid in &a.server_pid {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            bail!("--server-pid {pid}: no such process on this machine");
+        }
+        out.push(Probe::Process {
+            name: crate::metrics::servers::process_name(*pid),
+            pid: *pid,
+        });
+    }
+    Ok(out)
 }
 
 impl TryFrom<&CommonArgs> for CommonPlan {
@@ -106,6 +198,8 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             timeout: Duration::from_secs_f64(a.timeout),
             retries: a.retries,
             quiet: a.quiet,
+            measure: measure_policy(a)?,
+            probes: probes(a)?,
         })
     }
 }
@@ -196,6 +290,7 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             retries: c.retries,
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
+            measure: c.measure,
         }
     }
 }

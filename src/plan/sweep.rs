@@ -238,6 +238,7 @@ impl SweepPlanSpec {
             order: self.order,
             baseline: self.baseline.clone(),
             corpus: self.corpus.clone(),
+            measure: c.measure,
             protocol: c.protocol,
             auth: c.auth,
             user: c.user.clone(),
@@ -282,6 +283,8 @@ impl SweepPlanSpec {
             timeout: std::time::Duration::from_secs_f64(plan.timeout_s),
             retries: a.common.retries,
             quiet: a.common.quiet,
+            measure: plan.measure,
+            probes: super::probes(&a.common)?,
         };
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;
@@ -336,13 +339,29 @@ impl SweepPlanSpec {
     /// A rough duration, before anything is measured: a few ms per upload plus the bytes at
     /// ~150 MB/s, spread over the workers (at most 4 truly parallel on a small box).
     pub fn estimate_secs(&self, pending: &[(CellKey, u32)]) -> f64 {
+        let m = &self.common.measure;
         pending
             .iter()
             .map(|(c, _)| {
                 let per = 0.003 + self.common.sizes.of(c.size) as f64 / 150e6;
-                self.docs as f64 * per / (c.threads.min(4) as f64)
+                let rate = c.threads.min(4) as f64 / per;
+                let measured = m.duration_s.unwrap_or(self.docs as f64 / rate);
+                let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s) {
+                    crate::records::Warmup::Docs(n) => n as f64 / rate,
+                    crate::records::Warmup::Seconds(s) => s,
+                    crate::records::Warmup::Auto => 0.0,
+                };
+                measured + warm
             })
             .sum()
+    }
+
+    /// With `--precision`: the estimate if every cell needed `--max-runs` runs.
+    pub fn estimate_secs_max(&self, pending: &[(CellKey, u32)]) -> Option<f64> {
+        let m = &self.common.measure;
+        m.precision_pct?;
+        let more = f64::from(m.max_runs.max(self.runs)) / f64::from(self.runs.max(1));
+        Some(self.estimate_secs(pending) * more)
     }
 }
 

@@ -4,45 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Two-sided 97.5 % quantiles of Student's t for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// t(0.975, df), interpolated for fractional df (Welch), normal beyond 30.
-pub fn t975(df: f64) -> f64 {
-    if !df.is_finite() || df >= 30.0 {
-        return if df.is_finite() {
-            1.960 + 2.4 / df
-        } else {
-            1.960
-        };
-    }
-    let df = df.max(1.0);
-    let lo = df.floor() as usize;
-    let frac = df - lo as f64;
-    let a = T975[lo - 1];
-    let b = if lo < 30 {
-        T975[lo]
-    } else {
-        1.960 + 2.4 / 31.0
-    };
-    a + (b - a) * frac
-}
-
-/// Mean and sample variance (0 for a single value).
-pub fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = if x.len() > 1 {
-        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, v)
-}
+pub use crate::metrics::stats::{mean_var, t975};
 
 /// Difference of `sample` against `baseline` as a percentage of the baseline mean, with the
 /// half-width of its 95 % Welch interval (also in % of the baseline mean). `None` when either

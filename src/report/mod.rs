@@ -56,6 +56,11 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         retries: o.recorder.retries,
         recovered: o.recorder.recovered,
         progress_s: o.progress_s.clone(),
+        warmup_docs: o.warmup_ok,
+        warmup_failed: o.warmup_failed,
+        window_s: o.window_s,
+        docs_after_window: o.docs_after_window,
+        servers: o.servers.clone(),
     }
 }
 

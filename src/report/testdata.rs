@@ -38,6 +38,10 @@ pub fn fixed_summary() -> SweepSummary {
         order: crate::cli::Order::Interleaved,
         baseline: "direct".into(),
         corpus: None,
+        measure: crate::records::MeasurePolicy {
+            warmup: crate::records::Warmup::Auto,
+            ..Default::default()
+        },
         protocol: crate::api::ProtocolKind::Alfresco,
         auth: crate::api::AuthMode::Ticket,
         user: "admin".into(),
@@ -84,6 +88,11 @@ pub fn fixed_summary() -> SweepSummary {
                     folder: format!("f/{m}/{t}/{r}"),
                     fatal: None,
                     new_connections: 4,
+                    warmup_ok: 20,
+                    warmup_failed: 0,
+                    docs_after_window: 0,
+                    window_s: None,
+                    servers: Vec::new(),
                 };
                 runs.push(CellRun {
                     cell: CellKey {

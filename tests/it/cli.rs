@@ -15,7 +15,7 @@ fn bin() -> Command {
 
 fn run(args: &[&str], dir: &Path) -> Output {
     let mut c = bin();
-    c.arg("run")
+    c.args(["run", "--warmup", "0"])
         .args(args)
         .arg("--results-dir")
         .arg(dir.join("results"));
@@ -223,6 +223,8 @@ fn secrets_never_reach_output_logs_or_results() {
             .env("INGESTBENCH_PASSWORD", secret)
             .args([
                 "run",
+                "--warmup",
+                "0",
                 "--url",
                 &url,
                 "--user",
@@ -255,7 +257,9 @@ fn secrets_never_reach_output_logs_or_results() {
     // A wrong password's error message must not echo what was typed either.
     let o = bin()
         .env("INGESTBENCH_PASSWORD", "typo-Secret-77")
-        .args(["run", "--url", &url, "--user", "bob", "--docs", "1"])
+        .args([
+            "run", "--warmup", "0", "--url", &url, "--user", "bob", "--docs", "1",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -408,6 +412,8 @@ fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
         .env("INGESTBENCH_PASSWORD", "admin")
         .args([
             "run",
+            "--warmup",
+            "0",
             "--quiet",
             "--url",
             &url,
@@ -457,7 +463,7 @@ fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
 
     let o = bin()
         .env("INGESTBENCH_PASSWORD", "admin")
-        .args(["run", "--quiet", "--resume"])
+        .args(["run", "--warmup", "0", "--quiet", "--resume"])
         .arg(&run_dir)
         .output()
         .unwrap();
@@ -537,6 +543,8 @@ fn run_and_sweep_use_the_given_password_with_the_embedded_target() {
         .env("INGESTBENCH_PASSWORD", "not-admin-7f2c")
         .args([
             "run",
+            "--warmup",
+            "0",
             "--docs",
             "10",
             "--threads",
@@ -555,6 +563,8 @@ fn run_and_sweep_use_the_given_password_with_the_embedded_target() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "sweep",
+            "--warmup",
+            "0",
             "--quiet",
             "--access-methods",
             "embedded-http,embedded-https",
@@ -592,6 +602,8 @@ fn a_manifest_write_error_stops_uploads_and_exits_2() {
         .arg(env!("CARGO_BIN_EXE_ingestbench"))
         .args([
             "run",
+            "--warmup",
+            "0",
             "--docs",
             "3000",
             "--threads",
@@ -662,7 +674,7 @@ fn sigkill_then_resume(api: &[&str]) {
     let args = |extra: &[&str]| {
         let mut c = bin();
         c.env("INGESTBENCH_PASSWORD", "admin")
-            .args(["run", "--quiet", "--url", &url])
+            .args(["run", "--warmup", "0", "--quiet", "--url", &url])
             .args(api)
             .args(extra)
             .arg("--results-dir")
@@ -763,7 +775,16 @@ fn sigkill_before_the_first_upload_then_resume_uploads_the_plan() {
     let run = |extra: &[&str]| {
         let mut c = bin();
         c.env("INGESTBENCH_PASSWORD", "admin")
-            .args(["run", "--quiet", "--url", &url, "--profile", "basic"])
+            .args([
+                "run",
+                "--warmup",
+                "0",
+                "--quiet",
+                "--url",
+                &url,
+                "--profile",
+                "basic",
+            ])
             .args(extra)
             .arg("--results-dir")
             .arg(&results)

@@ -67,6 +67,8 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
         let (code, _, err) = ib(
             &[
                 "run",
+                "--warmup",
+                "0",
                 "--quiet",
                 "--protocol",
                 "cmis",
@@ -113,6 +115,8 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
         let (code, _, err) = ib(
             &[
                 "sweep",
+                "--warmup",
+                "0",
                 "--quiet",
                 "--protocol",
                 "cmis",
@@ -156,7 +160,16 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
         // A hard stop (SIGKILL) mid-run, then --resume: names in the run folders that the
         // manifest lost are adopted (OpenCMIS answers the same name with 409).
         let mut child = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
-            .args(["run", "--quiet", "--protocol", "cmis", "--url", url])
+            .args([
+                "run",
+                "--warmup",
+                "0",
+                "--quiet",
+                "--protocol",
+                "cmis",
+                "--url",
+                url,
+            ])
             .args([
                 "--profile",
                 "cmis",
@@ -200,6 +213,8 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
         let (code, _, err) = ib(
             &[
                 "run",
+                "--warmup",
+                "0",
                 "--quiet",
                 "--resume",
                 run_dir.to_str().unwrap(),

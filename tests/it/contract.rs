@@ -85,6 +85,8 @@ async fn the_upload_request_is_the_documented_multipart() {
     let cli = ingestbench::cli::Cli::try_parse_from([
         "ingestbench",
         "run",
+        "--warmup",
+        "0",
         "--quiet",
         "--auth",
         "basic",

@@ -12,7 +12,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 fn run_args(args: &[&str]) -> RunArgs {
-    let mut v = vec!["ingestbench", "run", "--quiet"];
+    let mut v = vec!["ingestbench", "run", "--quiet", "--warmup", "0"];
     v.extend_from_slice(args);
     match Cli::try_parse_from(v).unwrap().command {
         Command::Run(a) => a,
@@ -79,7 +79,7 @@ async fn what_the_target_stored_is_what_the_report_claims() {
         assert_eq!(node.name, e.name);
         assert_eq!(node.size, e.size);
         assert_eq!(node.node_type, "acme:document");
-        let bytes = std::fs::read(target.store().content_path(&id)).unwrap();
+        let bytes = target.store().read_content(&id).unwrap();
         let sha: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -302,7 +302,9 @@ async fn verify_finds_what_went_missing_corrupt_or_extra() {
     };
     let (a, b) = (in_folder("/0000")[0], in_folder("/0000")[1]);
     store.delete_tree(a.id.as_ref().unwrap()).unwrap();
-    std::fs::write(store.content_path(b.id.as_ref().unwrap()), b"tampered").unwrap();
+    store
+        .overwrite_content(b.id.as_ref().unwrap(), b"tampered")
+        .unwrap();
     let home = store.user_home("admin").unwrap();
     let folder = store
         .resolve_path(&home, &in_folder("/0001")[0].folder)

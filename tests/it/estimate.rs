@@ -152,6 +152,8 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
     let Command::Sweep(sa) = cli(&[
         "ingestbench",
         "sweep",
+        "--warmup",
+        "0",
         "--quiet",
         "--corpus",
         corpus_json.to_str().unwrap(),
@@ -215,6 +217,8 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
         let Command::Run(ra) = cli(&[
             "ingestbench",
             "run",
+            "--warmup",
+            "0",
             "--quiet",
             "--url",
             &target.http_url().unwrap(),
@@ -290,6 +294,8 @@ async fn drift_within_runs_is_detected_and_flagged() {
     let Command::Run(ra) = cli(&[
         "ingestbench",
         "run",
+        "--warmup",
+        "0",
         "--quiet",
         "--url",
         &target.http_url().unwrap(),
@@ -356,6 +362,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
     let Command::Run(ra) = cli(&[
         "ingestbench",
         "run",
+        "--warmup",
+        "0",
         "--quiet",
         "--url",
         &target.http_url().unwrap(),
@@ -424,6 +432,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
     let Command::Sweep(sa) = cli(&[
         "ingestbench",
         "sweep",
+        "--warmup",
+        "0",
         "--quiet",
         "--corpus",
         root.to_str().unwrap(),

@@ -38,6 +38,8 @@ async fn one(
     let cli = Cli::try_parse_from([
         "ingestbench",
         "run",
+        "--warmup",
+        "0",
         "--quiet",
         "--protocol",
         protocol,

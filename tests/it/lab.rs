@@ -67,6 +67,8 @@ fn check_frontend(frontend: &str, base: u16) {
     let o = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
         .args([
             "sweep",
+            "--warmup",
+            "0",
             "--quiet",
             "--access-methods",
             "https-lb,http-lb,direct,https-proxy,http-proxy",
@@ -175,7 +177,9 @@ fn check_frontend(frontend: &str, base: u16) {
             .url
             .clone();
         let o = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
-            .args(["run", "--quiet", "--docs", "1", "--url", &https])
+            .args([
+                "run", "--warmup", "0", "--quiet", "--docs", "1", "--url", &https,
+            ])
             .arg("--results-dir")
             .arg(dir.path().join("r2"))
             .env("INGESTBENCH_PASSWORD", "admin")
@@ -202,6 +206,8 @@ fn check_frontend(frontend: &str, base: u16) {
             let child = Command::new(env!("CARGO_BIN_EXE_ingestbench"))
                 .args([
                     "run",
+                    "--warmup",
+                    "0",
                     "--quiet",
                     "--docs",
                     "1500",
@@ -290,12 +296,21 @@ fn hard_stop_behind_the_balancer(dir: &Path, base: u16, lb: &str) {
     let results = dir.join("r4");
     let run = |extra: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
-        c.args(["run", "--quiet", "--url", lb, "--retries", "2"])
-            .args(extra)
-            .arg("--results-dir")
-            .arg(&results)
-            .env("INGESTBENCH_PASSWORD", "admin")
-            .stdout(Stdio::null());
+        c.args([
+            "run",
+            "--warmup",
+            "0",
+            "--quiet",
+            "--url",
+            lb,
+            "--retries",
+            "2",
+        ])
+        .args(extra)
+        .arg("--results-dir")
+        .arg(&results)
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .stdout(Stdio::null());
         c
     };
     let mut child = run(&["--docs", "1500", "--threads", "4", "--runs", "1"])

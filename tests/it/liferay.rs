@@ -21,7 +21,15 @@ fn schema(s: &Value, name: &str) -> Value {
 }
 
 fn run_args(args: &[&str]) -> ingestbench::cli::RunArgs {
-    let mut v = vec!["ingestbench", "run", "--quiet", "--protocol", "liferay"];
+    let mut v = vec![
+        "ingestbench",
+        "run",
+        "--quiet",
+        "--warmup",
+        "0",
+        "--protocol",
+        "liferay",
+    ];
     v.extend_from_slice(args);
     match Cli::try_parse_from(v).unwrap().command {
         Command::Run(a) => a,

@@ -98,6 +98,8 @@ async fn malformed_answers_are_classified() {
         let cli = ingestbench::cli::Cli::try_parse_from([
             "ingestbench",
             "run",
+            "--warmup",
+            "0",
             "--quiet",
             "--auth",
             "basic",

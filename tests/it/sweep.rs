@@ -44,6 +44,8 @@ async fn acceptance_sweep_writes_every_report_and_report_reproduces_them() {
     let cli = Cli::try_parse_from([
         "ingestbench",
         "sweep",
+        "--warmup",
+        "0",
         "--quiet",
         "--access-methods",
         "embedded-http,embedded-https",
@@ -107,6 +109,8 @@ fn killed_midway_then_resume_completes_without_repeating_runs() {
     let mut child = bin()
         .args([
             "sweep",
+            "--warmup",
+            "0",
             "--quiet",
             "--access-methods",
             "embedded-http",
@@ -194,6 +198,8 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     let o = bin()
         .args([
             "sweep",
+            "--warmup",
+            "0",
             "--access-methods",
             "embedded-http,embedded-https",
             "--threads",
@@ -223,7 +229,7 @@ fn bad_access_method_file_exits_2_naming_file_and_key() {
     )
     .unwrap();
     let o = bin()
-        .args(["sweep", "--access-methods"])
+        .args(["sweep", "--warmup", "0", "--access-methods"])
         .arg(&f)
         .arg("--results-dir")
         .arg(dir.path())
@@ -238,6 +244,8 @@ fn bad_access_method_file_exits_2_naming_file_and_key() {
     let o = bin()
         .args([
             "sweep",
+            "--warmup",
+            "0",
             "--access-methods",
             "no-such-method",
             "--results-dir",
@@ -351,7 +359,16 @@ fn each_method_keeps_its_own_connection_policy_through_resume() {
     let results = dir.path().join("results");
     let sweep = |extra: &[&str]| {
         let o = bin()
-            .args(["sweep", "--quiet", "--threads", "1,2", "--sizes", "small"])
+            .args([
+                "sweep",
+                "--warmup",
+                "0",
+                "--quiet",
+                "--threads",
+                "1,2",
+                "--sizes",
+                "small",
+            ])
             .args(["--docs", "6", "--runs", "2"])
             .arg("--access-methods-dir")
             .arg(&methods)
@@ -428,7 +445,7 @@ fn a_sweep_killed_mid_run_resumes_to_every_document_once() {
     let store = dir.path().join("store");
     let sweep = |extra: &[&str]| {
         let mut c = bin();
-        c.args(["sweep", "--quiet"])
+        c.args(["sweep", "--warmup", "0", "--quiet"])
             .args(extra)
             .arg("--target-data-dir")
             .arg(&store)
