@@ -14,6 +14,7 @@ declare -A NEED=(
   [curl]=curl
   [mvn]=maven
   [jar]=default-jdk-headless
+  [prometheus-node-exporter]=prometheus-node-exporter
 )
 
 missing=()

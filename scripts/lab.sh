@@ -211,8 +211,9 @@ Listen 127.0.0.1:$P_HTTP_PROXY http
 CONF
 }
 
-method() { # name description url
-  local tls=""
+method() { # name description url node...
+  local tls="" pids=""
+  for n in "${@:4}"; do pids="$pids${pids:+, }$(cat "$LAB/run/$n.pid")"; done
   case "$3" in https:*) tls=$'\n[tls]\nca_cert = "ca.pem"\ninsecure = false' ;; esac
   cat >"$METHODS/$1.toml" <<TOML
 # Written by scripts/lab.sh up ($FRONTEND); the lab CA is ca.pem beside this file.
@@ -220,7 +221,9 @@ name = "$1"
 description = "$2"
 url = "$3"
 connection = "reuse"
-node_header = "x-ingestbench-node"$tls
+node_header = "x-ingestbench-node"
+# The nodes' CPU and memory are read around every run (the frontend's from its port).
+server_pids = [$pids]$tls
 TOML
 }
 
@@ -258,11 +261,11 @@ up() {
   fi
   mkdir -p "$METHODS"
   cp "$LAB/tls/ca.pem" "$METHODS/ca.pem"
-  method https-lb "HTTPS via $FRONTEND load balancer (2 nodes)" "https://localhost:$P_HTTPS_LB"
-  method http-lb "HTTP via $FRONTEND load balancer (2 nodes)" "http://127.0.0.1:$P_HTTP_LB"
-  method direct "HTTP direct to node 1" "http://127.0.0.1:$P_NODE1"
-  method https-proxy "HTTPS via $FRONTEND reverse proxy to node 1" "https://localhost:$P_HTTPS_PROXY"
-  method http-proxy "HTTP via $FRONTEND reverse proxy to node 1" "http://127.0.0.1:$P_HTTP_PROXY"
+  method https-lb "HTTPS via $FRONTEND load balancer (2 nodes)" "https://localhost:$P_HTTPS_LB" node1 node2
+  method http-lb "HTTP via $FRONTEND load balancer (2 nodes)" "http://127.0.0.1:$P_HTTP_LB" node1 node2
+  method direct "HTTP direct to node 1" "http://127.0.0.1:$P_NODE1" node1
+  method https-proxy "HTTPS via $FRONTEND reverse proxy to node 1" "https://localhost:$P_HTTPS_PROXY" node1
+  method http-proxy "HTTP via $FRONTEND reverse proxy to node 1" "http://127.0.0.1:$P_HTTP_PROXY" node1
   echo "lab: up with $FRONTEND; access methods in $METHODS:"
   for f in "$METHODS"/*.toml; do echo "  $(basename "$f" .toml): $(grep '^url' "$f" | cut -d'"' -f2)"; done
   echo "lab: try  ingestbench sweep --access-methods-dir $METHODS --threads 1,4 --sizes small --docs 100"

@@ -138,6 +138,21 @@ pub struct RunResult {
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub verify: Option<crate::verify::VerifyReport>,
+    /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
+    /// interval of their mean in % of it (2 runs or more).
+    #[serde(default)]
+    pub cv_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_pct: Option<f64>,
+    /// Warm-up documents over all runs (0: measured cold).
+    #[serde(default)]
+    pub warmup_docs: u64,
+    /// The servers' CPU and memory over the runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<crate::report::limits::ServerSummary>,
+    /// What most likely limited the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<crate::report::limits::Bottleneck>,
 }
 
 /// Warm-up before each measured run (see `engine::cell`).

@@ -347,6 +347,7 @@ pub async fn run_cell<P: Protocol>(
             run,
             run_tag,
             work,
+            window: plan.window,
             deadline: deadline.clone(),
             warmup: warm.for_worker(w as u64, plan.threads),
             ok_so_far: ok_so_far.clone(),
@@ -360,10 +361,11 @@ pub async fn run_cell<P: Protocol>(
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
     barrier.wait().await;
-    let started = Instant::now();
-    if let Some(w) = plan.window {
-        let _ = deadline.set(started + w);
-    }
+    // Whoever passes the barrier first fixes the one deadline all workers share.
+    let started = match plan.window {
+        Some(w) => *deadline.get_or_init(|| Instant::now() + w) - w,
+        None => Instant::now(),
+    };
     let mut merged = Recorder::new();
     let (mut warm_ok, mut warm_failed, mut late) = (0, 0, 0);
     for h in handles {
@@ -480,7 +482,8 @@ struct WorkerCtx<P> {
     run: u32,
     run_tag: u64,
     work: Work,
-    /// Set at the barrier's release in steady-state mode.
+    /// Steady-state mode: the window, and its end, fixed at the barrier's release.
+    window: Option<Duration>,
     deadline: Arc<std::sync::OnceLock<Instant>>,
     warmup: Option<WorkerWarmup>,
     ok_so_far: Arc<AtomicU64>,
@@ -520,8 +523,8 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
     }
     ctx.warmup_manifest.finish();
     ctx.barrier.wait().await;
-    let until = match ctx.deadline.get() {
-        Some(d) => Until::Deadline(*d),
+    let until = match ctx.window {
+        Some(w) => Until::Deadline(*ctx.deadline.get_or_init(|| Instant::now() + w)),
         None => Until::Done,
     };
     let work = std::mem::replace(

@@ -96,6 +96,9 @@ pub struct Connected {
     pub url: reqwest::Url,
     /// The embedded target serves it.
     pub embedded: bool,
+    /// The method file's `server_metrics` and `server_pids`.
+    pub server_metrics: Vec<String>,
+    pub server_pids: Vec<u32>,
 }
 
 /// Everything a run or sweep uploads through.
@@ -131,45 +134,44 @@ impl Session {
         Ok(Session { repos, embedded })
     }
 
-    /// Whose CPU and memory to read around each run: the embedded target's threads, the
-    /// process listening on a loopback URL's port, and those given (`--server-metrics`,
-    /// `--server-pid`).
-    pub fn servers(&self, common: &CommonPlan) -> Servers {
-        let mut probes = Vec::new();
-        if self.embedded.is_some() {
-            probes.push(Probe::EmbeddedThreads);
-        }
-        let mut ports: Vec<u16> = self
-            .repos
-            .values()
-            .filter(|c| !c.embedded)
-            .filter(|c| {
-                c.url.host_str().is_some_and(|h| {
-                    let ip = h.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
-                    h == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
-                })
-            })
-            .filter_map(|c| c.url.port_or_known_default())
-            .collect();
-        ports.sort();
-        ports.dedup();
-        for port in ports {
-            if let Some(pid) = servers::listener_pid(port) {
-                let p = Probe::Process {
-                    name: servers::process_name(pid),
-                    pid,
-                };
+    /// Whose CPU and memory to read around each run of each method: the embedded target's
+    /// threads, the process listening on a loopback URL's port, the method file's
+    /// `server_metrics` and `server_pids`, and those given on the command line
+    /// (`--server-metrics`, `--server-pid`) for every method.
+    pub fn servers(&self, common: &CommonPlan) -> HashMap<String, Servers> {
+        let mut by_method: HashMap<String, Vec<Probe>> = HashMap::new();
+        for ((name, _), c) in &self.repos {
+            let probes = by_method.entry(name.clone()).or_default();
+            let mut add = |p: Probe| {
                 if !probes.contains(&p) {
                     probes.push(p);
                 }
+            };
+            if c.embedded {
+                add(Probe::EmbeddedThreads);
+            } else if let Some(pid) = loopback_port(&c.url).and_then(servers::listener_pid) {
+                add(Probe::Process {
+                    name: servers::process_name(pid),
+                    pid,
+                });
+            }
+            for u in &c.server_metrics {
+                add(Probe::NodeExporter { url: u.clone() });
+            }
+            for p in &c.server_pids {
+                add(Probe::Process {
+                    name: servers::process_name(*p),
+                    pid: *p,
+                });
+            }
+            for p in &common.probes {
+                add(p.clone());
             }
         }
-        for p in &common.probes {
-            if !probes.contains(p) {
-                probes.push(p.clone());
-            }
-        }
-        Servers::new(probes)
+        by_method
+            .into_iter()
+            .map(|(m, p)| (m, Servers::new(p)))
+            .collect()
     }
 
     /// The connection of `method` with `policy` (opened by [`Session::open`]).
@@ -240,5 +242,16 @@ async fn connect(
         counter,
         url,
         embedded: emb.is_some(),
+        server_metrics: m.server_metrics.clone(),
+        server_pids: m.server_pids.clone(),
     })
+}
+
+/// The port of a URL on this machine (localhost or a loopback address).
+fn loopback_port(url: &reqwest::Url) -> Option<u16> {
+    let h = url.host_str()?;
+    let ip = h.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
+    (h == "localhost" || ip.is_ok_and(|ip| ip.is_loopback()))
+        .then(|| url.port_or_known_default())
+        .flatten()
 }

@@ -50,8 +50,8 @@ pub struct SweepJob<'a> {
     pub live: Arc<LiveCounters>,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
-    /// Whose CPU and memory to read around each run.
-    pub servers: &'a Servers,
+    /// Whose CPU and memory to read around each run, by access method.
+    pub servers: &'a HashMap<String, Servers>,
     /// docs/sec of the runs already done (`--resume`), for `--precision`.
     pub history: HashMap<CellKey, Vec<(u32, f64)>>,
 }
@@ -225,7 +225,9 @@ async fn one_run(
     }
     obs.starting(k, n, cell, run);
     let fixtures = job.fixtures[&cell.size].clone();
-    let probes = job.servers.start().await;
+    let none = Servers::new(Vec::new());
+    let servers = job.servers.get(&cell.method).unwrap_or(&none);
+    let probes = servers.start().await;
     let cpu0 = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds();
     let mut m = run_cell(
         c.repo.clone(),
@@ -238,7 +240,7 @@ async fn one_run(
     )
     .await?;
     let cpu = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds() - cpu0;
-    m.servers = job.servers.finish(probes).await;
+    m.servers = servers.finish(probes).await;
     let interrupted = job.live.interrupted.load(Ordering::Relaxed);
     let fatal = m.fatal.clone();
     let secs = m.duration.as_secs_f64();

@@ -321,6 +321,8 @@ impl RunPlan {
             node_header: Some(crate::emulator::NODE_HEADER.to_string()),
             protocol: Some(self.common.protocol),
             node_cookie: None,
+            server_metrics: Vec::new(),
+            server_pids: Vec::new(),
         }
     }
 

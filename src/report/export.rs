@@ -40,7 +40,7 @@ impl Exporter for Json {
     }
 }
 
-pub const CSV_HEADER: &str = "method,connection,size,threads,runs,docs_per_sec,docs_per_sec_mean,docs_per_sec_stddev,mb_per_sec,latency_p50_ms,latency_p95_ms,latency_p99_ms,docs_ok,docs_failed,error_pct,new_connections,client_cpu_share";
+pub const CSV_HEADER: &str = "method,connection,size,threads,runs,docs_per_sec,docs_per_sec_mean,docs_per_sec_stddev,mb_per_sec,latency_p50_ms,latency_p95_ms,latency_p99_ms,docs_ok,docs_failed,error_pct,new_connections,client_cpu_share,cv_pct,latency_mean_ms,latency_stddev_ms,warmup_docs,likely_limit";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -60,7 +60,7 @@ impl Exporter for Csv {
         for c in &s.cells {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&c.method),
                 c.connection,
                 c.size,
@@ -77,7 +77,12 @@ impl Exporter for Csv {
                 c.docs_failed,
                 c.error_pct,
                 c.new_connections,
-                c.client_cpu_share
+                c.client_cpu_share,
+                c.cv_pct,
+                c.latency_ms.mean,
+                c.latency_ms.stddev,
+                c.warmup_docs,
+                c.bottleneck.as_ref().map_or("", |b| b.kind.as_str())
             );
         }
         out
@@ -142,7 +147,11 @@ impl Exporter for Markdown {
         for t in table::by_threads(s) {
             t.markdown(&mut o);
         }
-        for t in table::relative(s).into_iter().chain(table::scaling(s)) {
+        for t in table::relative(s)
+            .into_iter()
+            .chain(table::scaling(s))
+            .chain(table::limits(s))
+        {
             t.markdown(&mut o);
         }
         table::cells(s).markdown(&mut o);

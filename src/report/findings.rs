@@ -40,6 +40,9 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
                 let _ = write!(line, ", predicted peak {x:.1} docs/s at {n:.0} threads");
             }
         }
+        if let Some(why) = &row.unreliable {
+            let _ = write!(line, " (knee and fit unreliable: {why})");
+        }
         out.push(line);
     }
     // Relative cost: the smallest and the largest thread count of each method/size.
@@ -62,6 +65,7 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
             out.push(hi.text.clone());
         }
     }
+    out.extend(limits(s));
     for c in s
         .cells
         .iter()
@@ -77,5 +81,27 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
             d.text()
         ));
     }
+    out
+}
+
+/// The likely limit of each method and size at its largest thread count (where a limit
+/// shows), when servers were read.
+fn limits(s: &SweepSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
+    for c in s.cells.iter().rev() {
+        let key = (c.method.clone(), c.connection, c.size);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        if let Some(b) = &c.bottleneck {
+            out.push(format!(
+                "{} ({} connections), {} at {} threads: limited by {}",
+                c.method, c.connection, c.size, c.threads, b.text
+            ));
+        }
+    }
+    out.reverse();
     out
 }

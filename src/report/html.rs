@@ -383,7 +383,11 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             }
         }
     }
-    for t in table::relative(s).into_iter().chain(table::scaling(s)) {
+    for t in table::relative(s)
+        .into_iter()
+        .chain(table::scaling(s))
+        .chain(table::limits(s))
+    {
         t.html(&mut o);
     }
     table::cells(s).html(&mut o);

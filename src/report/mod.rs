@@ -9,6 +9,7 @@ pub mod estimate;
 pub mod export;
 pub mod findings;
 mod html;
+pub mod limits;
 pub mod sweep;
 pub mod table;
 #[doc(hidden)]
@@ -89,6 +90,9 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
     let (m, sd) = mean_sd(&rates);
     let cpus = inp.host.cpus.max(1) as f64;
     let total_time: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum();
+    let client_share = round3(rate(inp.client_cpu_s, total_time * cpus));
+    let servers = limits::servers_of(outcomes.iter().map(|o| o.servers.as_slice()));
+    let any_probe = outcomes.iter().any(|o| !o.servers.is_empty());
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -118,12 +122,17 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
         node_split: all.nodes.clone(),
         latency_histogram_us: encode_hist(&all.latency_us),
         client_cpu_s: round3(inp.client_cpu_s),
-        client_cpu_share: round3(rate(inp.client_cpu_s, total_time * cpus)),
+        client_cpu_share: client_share,
         manifest: inp.manifest,
         aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
         in_progress: false,
         drift: analysis::Drift::of_runs(runs_progress(outcomes)),
         verify: None,
+        cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
+        ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
+        warmup_docs: outcomes.iter().map(|o| o.warmup_ok).sum(),
+        bottleneck: any_probe.then(|| limits::bottleneck(client_share, &servers)),
+        servers,
     }
 }
 
@@ -152,15 +161,60 @@ pub fn summary_text(r: &RunResult) -> String {
     }
     let _ = writeln!(
         s,
-        "  docs/sec: {:.1}  (mean of runs {:.1} ± {:.1})  MB/s: {:.2}",
-        r.docs_per_sec, r.docs_per_sec_mean, r.docs_per_sec_stddev, r.mb_per_sec
+        "  docs/sec: {:.1}  (mean of {} runs {:.1} ± {:.1}, CV {:.1} %{})  MB/s: {:.2}",
+        r.docs_per_sec,
+        r.runs.len(),
+        r.docs_per_sec_mean,
+        r.docs_per_sec_stddev,
+        r.cv_pct,
+        r.ci95_pct
+            .map_or(String::new(), |h| format!(", 95 % interval ± {h:.1} %")),
+        r.mb_per_sec
     );
     let l = &r.latency_ms;
     let _ = writeln!(
         s,
-        "  latency ms: min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
-        l.min, l.p50, l.p90, l.p95, l.p99, l.max
+        "  latency ms: μ {:.2}  σ {:.2}  2σ {:.2}  min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
+        l.mean, l.stddev, l.two_sigma, l.min, l.p50, l.p90, l.p95, l.p99, l.max
     );
+    let _ = match r.warmup_docs {
+        0 => writeln!(
+            s,
+            "  warm-up: none: first uploads (connections, logins, a cold server) are in the measurement"
+        ),
+        n => writeln!(s, "  warm-up: {n} documents before the runs (not measured)"),
+    };
+    if let Some(w) = p.measure.duration_s {
+        let late: u64 = r.runs.iter().map(|x| x.docs_after_window).sum();
+        let _ = writeln!(
+            s,
+            "  steady state: {w} s windows; {late} documents acknowledged after a window closed (kept, not counted)"
+        );
+    }
+    for x in &r.servers {
+        let _ = match (x.cpu_share, &x.error) {
+            (Some(cpu), _) => writeln!(
+                s,
+                "  server {}: CPU {:.0} % of its cores ({:.2} cores){}",
+                x.name,
+                cpu * 100.0,
+                x.cpu_cores.unwrap_or(0.0),
+                x.memory_bytes.map_or(String::new(), |m| format!(
+                    ", memory {:.0} MiB",
+                    m as f64 / 1048576.0
+                ))
+            ),
+            (None, e) => writeln!(
+                s,
+                "  server {}: not read ({})",
+                x.name,
+                e.as_deref().unwrap_or("no reading")
+            ),
+        };
+    }
+    if let Some(b) = &r.bottleneck {
+        let _ = writeln!(s, "  likely limit: {}", b.text);
+    }
     if let Some(d) = &r.drift {
         let _ = writeln!(s, "  drift: {}", d.text());
     }
@@ -175,8 +229,8 @@ pub fn summary_text(r: &RunResult) -> String {
     if let Some(n) = r.target.stored_docs {
         let _ = writeln!(
             s,
-            "  embedded target stored {n} documents (report: {} acknowledged)",
-            r.docs_ok
+            "  embedded target stored {n} documents (report: {} acknowledged, {} warm-up)",
+            r.docs_ok, r.warmup_docs
         );
     }
     if r.retries > 0 {
@@ -211,13 +265,8 @@ pub fn summary_text(r: &RunResult) -> String {
     if r.client_cpu_share > 0.8 {
         let _ = writeln!(
             s,
-            "  warning: ingestbench used {:.0}% of all cores{}; the client may be the bottleneck",
+            "  warning: ingestbench used {:.0}% of all cores; the client may be the bottleneck",
             r.client_cpu_share * 100.0,
-            if r.target.embedded {
-                " (including the in-process embedded target)"
-            } else {
-                ""
-            }
         );
     }
     s

@@ -42,6 +42,28 @@ pub struct CellSummary {
     /// Throughput at the end of the runs against their start (2 runs or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<super::analysis::Drift>,
+    /// Coefficient of variation of the per-run docs/sec, %.
+    #[serde(default)]
+    pub cv_pct: f64,
+    /// Half-width of the 95 % interval of the mean docs/sec, % of the mean (2 runs or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_pct: Option<f64>,
+    /// Warm-up documents over the cell's runs (0: measured cold).
+    #[serde(default)]
+    pub warmup_docs: u64,
+    /// `--duration`: documents acknowledged after the windows closed (kept, not counted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub docs_after_window: u64,
+    /// The servers' CPU and memory over the cell's runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<super::limits::ServerSummary>,
+    /// What most likely limited the cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<super::limits::Bottleneck>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -55,7 +77,14 @@ pub struct Relative {
     pub diff_pct: f64,
     /// Half-width of the 95 % Welch interval of `diff_pct`, in % of the baseline.
     pub ci95_pct: f64,
+    /// How it reads: slower, faster, no_difference or too_noisy.
+    #[serde(default = "too_noisy")]
+    pub verdict: super::limits::Verdict,
     pub text: String,
+}
+
+fn too_noisy() -> super::limits::Verdict {
+    super::limits::Verdict::TooNoisy
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -65,6 +94,10 @@ pub struct ScalingRow {
     pub size: SizeClass,
     pub scaling: Scaling,
     pub usl: Option<Usl>,
+    /// Why the knee and the USL fit should not be relied on (too few or too noisy points,
+    /// a poor fit); absent when they can be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,33 +191,18 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
             && let Some((d, h)) =
                 analysis::relative_pct(&cell.run_docs_per_sec, &b.run_docs_per_sec)
         {
-            let word = if d < 0.0 { "slower" } else { "faster" };
-            // A conclusion only when the 95 % interval excludes no difference.
-            let text = if h >= d.abs() {
-                format!(
-                    "{} vs {} at {} thread{} ({}, {} connections): no significant difference ({:+.1} % ± {:.1} %)",
-                    cell.method,
-                    plan.baseline,
-                    cell.threads,
-                    plural(cell.threads),
-                    cell.size,
-                    cell.connection,
-                    d,
-                    h
-                )
-            } else {
-                format!(
-                    "{} is {:.1} % ± {:.1} % {word} than {} at {} thread{} ({}, {} connections)",
-                    cell.method,
-                    d.abs(),
-                    h,
-                    plan.baseline,
-                    cell.threads,
-                    plural(cell.threads),
-                    cell.size,
-                    cell.connection
-                )
-            };
+            let v = super::limits::verdict(d, h);
+            let cv = cell.cv_pct.max(b.cv_pct);
+            let what = super::limits::verdict_text(v, d, h, cv);
+            let text = format!(
+                "{} vs {} at {} thread{} ({}, {} connections): {what}",
+                cell.method,
+                plan.baseline,
+                cell.threads,
+                plural(cell.threads),
+                cell.size,
+                cell.connection,
+            );
             relative.push(Relative {
                 method: cell.method.clone(),
                 baseline: plan.baseline.clone(),
@@ -193,6 +211,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 threads: cell.threads,
                 diff_pct: round3(d),
                 ci95_pct: round3(h),
+                verdict: v,
                 text,
             });
         }
@@ -225,36 +244,108 @@ fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
                 peak_concurrency: u.peak_concurrency.map(|v| (v * 10.0).round() / 10.0),
                 peak_docs_per_sec: u.peak_docs_per_sec.map(|v| (v * 10.0).round() / 10.0),
             });
+            let unreliable = scaling_unreliable(cells, &m, c, s, pts.len(), usl.as_ref());
             scaling.push(ScalingRow {
                 method: m,
                 connection: c,
                 size: s,
                 scaling: sc,
                 usl,
+                unreliable,
             });
         }
     }
     scaling
 }
 
-/// Cells where the client may have been the bottleneck, and cells with failed uploads.
+/// Why a knee and a USL fit over `n` thread counts should not be relied on: fewer than 4
+/// points, a point whose docs/sec interval is wider than ±10 %, or a fit with R² < 0.9.
+fn scaling_unreliable(
+    cells: &[CellSummary],
+    m: &str,
+    c: ConnectionPolicy,
+    s: SizeClass,
+    n: usize,
+    usl: Option<&Usl>,
+) -> Option<String> {
+    if n < 4 {
+        return Some(format!("only {n} thread counts"));
+    }
+    let noisy = cells
+        .iter()
+        .filter(|x| x.method == m && x.connection == c && x.size == s)
+        .filter(|x| x.ci95_pct.is_none_or(|h| h > 10.0))
+        .count();
+    if noisy > 0 {
+        return Some(format!(
+            "{noisy} of {n} points have a docs/sec interval wider than ±10 % (or a single run)"
+        ));
+    }
+    match usl {
+        Some(u) if u.r_squared < 0.9 => {
+            Some(format!("the USL fit is poor (R² {:.2})", u.r_squared))
+        }
+        _ => None,
+    }
+}
+
+/// Cells where the client may have been the bottleneck, cells with failed uploads, cells
+/// measured cold, precision not reached, servers that could not be read.
 fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     let mut warnings = Vec::new();
+    let cold: Vec<String> = cells
+        .iter()
+        .filter(|c| c.warmup_docs == 0)
+        .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
+        .collect();
+    if !cold.is_empty() {
+        warnings.push(format!(
+            "{} cell{} had no warm-up ({}{}): first uploads (connections, logins, a cold server) are in the measurement; see --warmup",
+            cold.len(),
+            plural(cold.len() as u64),
+            cold.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
+            if cold.len() > 4 { ", …" } else { "" }
+        ));
+    }
+    let mut unread: Vec<String> = Vec::new();
+    for c in cells {
+        for s in c.servers.iter().filter(|s| s.error.is_some()) {
+            let w = format!(
+                "server metrics {}: {}",
+                s.name,
+                s.error.as_deref().unwrap_or_default()
+            );
+            if !unread.contains(&w) {
+                unread.push(w);
+            }
+        }
+    }
+    warnings.extend(unread);
+    if let Some(pct) = plan.measure.precision_pct {
+        for c in cells.iter().filter(|c| c.ci95_pct.is_none_or(|h| h > pct)) {
+            warnings.push(format!(
+                "{} {} {} at {} thread{}: ±{:.1} % after {} runs, not the ±{pct} % asked (--max-runs {})",
+                c.method,
+                c.connection,
+                c.size,
+                c.threads,
+                plural(c.threads),
+                c.ci95_pct.unwrap_or(f64::INFINITY),
+                c.runs,
+                plan.measure.max_runs
+            ));
+        }
+    }
     for c in cells {
         if c.client_cpu_share >= SATURATION_SHARE {
-            let embedded = plan
-                .methods
-                .iter()
-                .any(|m| m.name == c.method && m.embedded);
             warnings.push(format!(
-                "{} {} {} at {} thread{}: ingestbench used {:.0} % of all cores{}; the numbers may measure the client, not the repository",
+                "{} {} {} at {} thread{}: ingestbench used {:.0} % of all cores; the numbers may measure the client, not the repository",
                 c.method,
                 c.connection,
                 c.size,
                 c.threads,
                 plural(c.threads),
                 c.client_cpu_share * 100.0,
-                if embedded { " (including the in-process embedded target)" } else { "" }
             ));
         }
         if c.docs_failed > 0 {
@@ -303,6 +394,14 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     let mean_dur = dur / n;
     let rates: Vec<f64> = runs.iter().map(|r| r.record.docs_per_sec).collect();
     let (m, sd) = mean_sd(&rates);
+    let servers = super::limits::servers_of(runs.iter().map(|r| r.record.servers.as_slice()));
+    let client_share = if dur > 0.0 {
+        round3(cpu / (dur * cpus.max(1) as f64))
+    } else {
+        0.0
+    };
+    // Results made before servers were read say nothing about them.
+    let any_probe = runs.iter().any(|r| !r.record.servers.is_empty());
     let rate = |x: f64| {
         if mean_dur > 0.0 {
             x / n / mean_dur
@@ -319,7 +418,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         docs_per_sec: round3(rate(ok as f64)),
         docs_per_sec_mean: round3(m),
         docs_per_sec_stddev: round3(sd),
-        run_docs_per_sec: rates,
+        run_docs_per_sec: rates.clone(),
         mb_per_sec: round3(rate(bytes as f64 / 1e6)),
         latency_ms: hist.as_ref().map(LatencyMs::from_hist).unwrap_or_default(),
         docs_ok: ok,
@@ -331,13 +430,15 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         },
         errors: errors.into_values().collect(),
         node_split: nodes,
-        client_cpu_share: if dur > 0.0 {
-            round3(cpu / (dur * cpus.max(1) as f64))
-        } else {
-            0.0
-        },
+        client_cpu_share: client_share,
         new_connections: conns,
         drift: super::analysis::Drift::of_runs(runs.iter().map(|r| r.record.progress_s.as_slice())),
+        cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
+        ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
+        warmup_docs: runs.iter().map(|r| r.record.warmup_docs).sum(),
+        docs_after_window: runs.iter().map(|r| r.record.docs_after_window).sum(),
+        bottleneck: any_probe.then(|| super::limits::bottleneck(client_share, &servers)),
+        servers,
     }
 }
 
@@ -357,8 +458,7 @@ mod tests {
         let rel = relative_costs(&s.plan, &cells);
         assert!(!rel.is_empty());
         assert!(
-            rel.iter()
-                .all(|r| r.text.contains("no significant difference")),
+            rel.iter().all(|r| r.text.contains("too noisy to tell")),
             "{:?}",
             rel.iter().map(|r| &r.text).collect::<Vec<_>>()
         );

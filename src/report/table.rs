@@ -142,9 +142,11 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
             ("threads", Align::Right),
             ("docs/sec vs baseline", Align::Right),
             ("95 % interval", Align::Right),
+            ("reads as", Align::Left),
         ],
     );
     for r in &s.relative {
+        use super::limits::Verdict;
         t.push(vec![
             r.method.clone(),
             r.connection.to_string(),
@@ -152,6 +154,12 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
             r.threads.to_string(),
             format!("{:+.1} %", r.diff_pct),
             format!("± {:.1} %", r.ci95_pct),
+            match r.verdict {
+                Verdict::Slower => "slower".into(),
+                Verdict::Faster => "faster".into(),
+                Verdict::NoDifference => "no significant difference".into(),
+                Verdict::TooNoisy => "too noisy to tell: run more (--precision)".into(),
+            },
         ]);
     }
     Some(t)
@@ -177,6 +185,7 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
             ("κ", Align::Right),
             ("R²", Align::Right),
             ("USL peak", Align::Right),
+            ("reliable", Align::Left),
         ],
     );
     for r in &s.scaling {
@@ -203,6 +212,10 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
             ]),
             None => row.extend(std::iter::repeat_n(DASH.to_string(), 5)),
         }
+        row.push(match &r.unreliable {
+            Some(why) => format!("no: {why}"),
+            None => "yes".into(),
+        });
         t.push(row);
     }
     Some(t)
@@ -220,7 +233,11 @@ pub fn cells(s: &SweepSummary) -> Table {
             ("runs", Align::Right),
             ("docs/s", Align::Right),
             ("mean ± σ", Align::Right),
+            ("CV %", Align::Right),
             ("MB/s", Align::Right),
+            ("latency μ ms", Align::Right),
+            ("σ ms", Align::Right),
+            ("2σ ms", Align::Right),
             ("p50 ms", Align::Right),
             ("p95 ms", Align::Right),
             ("p99 ms", Align::Right),
@@ -243,7 +260,11 @@ pub fn cells(s: &SweepSummary) -> Table {
             c.runs.to_string(),
             format!("{:.1}", c.docs_per_sec),
             format!("{:.1} ± {:.1}", c.docs_per_sec_mean, c.docs_per_sec_stddev),
+            format!("{:.1}", c.cv_pct),
             format!("{:.2}", c.mb_per_sec),
+            format!("{:.2}", c.latency_ms.mean),
+            format!("{:.2}", c.latency_ms.stddev),
+            format!("{:.2}", c.latency_ms.two_sigma),
             format!("{:.2}", c.latency_ms.p50),
             format!("{:.2}", c.latency_ms.p95),
             format!("{:.2}", c.latency_ms.p99),
@@ -253,6 +274,63 @@ pub fn cells(s: &SweepSummary) -> Table {
         ]);
     }
     t
+}
+
+/// What limited each cell: warm-up, the client's and the servers' CPU and memory, and the
+/// likely bottleneck (absent for results made before servers were read).
+pub fn limits(s: &SweepSummary) -> Option<Table> {
+    if s.cells.iter().all(|c| c.bottleneck.is_none()) {
+        return None;
+    }
+    let mut t = Table::new(
+        "What limited each cell",
+        &[
+            ("method", Align::Left),
+            ("connection", Align::Left),
+            ("size", Align::Left),
+            ("threads", Align::Right),
+            ("warm-up docs", Align::Right),
+            ("client CPU %", Align::Right),
+            ("servers: CPU % of cores, memory", Align::Left),
+            ("likely limit", Align::Left),
+        ],
+    );
+    for c in &s.cells {
+        let servers: Vec<String> = c
+            .servers
+            .iter()
+            .map(|x| match (x.cpu_share, &x.error) {
+                (Some(cpu), _) => format!(
+                    "{} {:.0} %{}",
+                    x.name,
+                    cpu * 100.0,
+                    x.memory_bytes.map_or(String::new(), |m| format!(
+                        ", {:.0} MiB",
+                        m as f64 / 1048576.0
+                    ))
+                ),
+                (None, Some(e)) => format!("{}: not read ({e})", x.name),
+                (None, None) => format!("{}: not read", x.name),
+            })
+            .collect();
+        t.push(vec![
+            c.method.clone(),
+            c.connection.to_string(),
+            c.size.to_string(),
+            c.threads.to_string(),
+            c.warmup_docs.to_string(),
+            format!("{:.0}", c.client_cpu_share * 100.0),
+            if servers.is_empty() {
+                DASH.into()
+            } else {
+                servers.join("; ")
+            },
+            c.bottleneck
+                .as_ref()
+                .map_or(DASH.into(), |b| b.text.clone()),
+        ]);
+    }
+    Some(t)
 }
 
 /// The import estimate: every option, fastest first.

@@ -95,6 +95,13 @@ pub struct AccessMethod {
     /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
     /// e.g. `JSESSIONID`.
     pub node_cookie: Option<String>,
+    /// node_exporter URLs of the servers behind this path (their CPU and memory are read
+    /// around every run, as with --server-metrics).
+    #[serde(default)]
+    pub server_metrics: Vec<String>,
+    /// Local processes serving this path (e.g. the nodes behind a local load balancer).
+    #[serde(default)]
+    pub server_pids: Vec<u32>,
     /// Where the method came from (not in the file).
     #[serde(skip)]
     pub source: PathBuf,
@@ -112,7 +119,7 @@ impl AccessMethod {
     pub fn parse(text: &str, source: &Path) -> Result<AccessMethod> {
         let mut m: AccessMethod = toml::from_str(text).map_err(|e| {
             anyhow::anyhow!(
-                "access method {}: {}\n  (keys: name, description, url, http_version = \"1.1\"|\"2\", connection = \"reuse\"|\"new\", node_header, [tls] ca_cert/client_cert/client_key/server_name/insecure, [headers]; see access-methods/README.md)",
+                "access method {}: {}\n  (keys: name, description, url, http_version = \"1.1\"|\"2\", connection = \"reuse\"|\"new\", node_header, server_metrics = [URL], server_pids = [PID], [tls] ca_cert/client_cert/client_key/server_name/insecure, [headers]; see access-methods/README.md)",
                 source.display(),
                 e.message().trim()
             )

@@ -131,6 +131,22 @@ fn check_frontend(frontend: &str, base: u16) {
                     c.method
                 );
             }
+            // The frontend (found from the URL's port) and the nodes (server_pids) were read.
+            let read: Vec<&str> = c
+                .servers
+                .iter()
+                .filter(|x| x.cpu_cores.is_some() && x.error.is_none())
+                .map(|x| x.name.as_str())
+                .collect();
+            let nodes = if c.method.ends_with("-lb") { 2 } else { 1 };
+            let front = usize::from(c.method != "direct");
+            assert_eq!(
+                read.len(),
+                nodes + front,
+                "{frontend} {}: servers read {read:?}",
+                c.method
+            );
+            assert!(c.bottleneck.is_some(), "{frontend} {}", c.method);
             if c.connection == ingestbench::transport::ConnectionPolicy::New {
                 assert!(
                     c.new_connections >= 300,

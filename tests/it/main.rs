@@ -14,4 +14,5 @@ mod html;
 mod lab;
 mod liferay;
 mod malformed;
+mod measure;
 mod sweep;

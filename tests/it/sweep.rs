@@ -91,7 +91,10 @@ async fn acceptance_sweep_writes_every_report_and_report_reproduces_them() {
     let md = std::fs::read_to_string(sweep.join("report.md")).unwrap();
     assert!(md.contains("## What it means"));
     assert!(
-        md.contains("slower") || md.contains("faster") || md.contains("no significant difference"),
+        md.contains("slower")
+            || md.contains("faster")
+            || md.contains("no significant difference")
+            || md.contains("too noisy to tell"),
         "the relative cost is stated, as a conclusion only when significant"
     );
     // `report DIR` re-renders identical files.
