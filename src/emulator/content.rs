@@ -1,11 +1,12 @@
 //! How the embedded target keeps document bytes on disk. A durable store (`ingestbench
 //! target`, `--target-data-dir`) writes every byte of every document to `content/<id>`.
-//! The temporary store of `run` and `sweep` may instead keep a document as a reference to a
-//! shared prefix plus its own tail (`content/<id>.ref`: the prefix's name, a newline, the
-//! tail), so a quick start of thousands of 3 MiB fixtures (which share everything but a
-//! marker near their end) writes kilobytes per document instead of megabytes: disk
-//! write-back then neither fills the disk nor decides the measurement. Reads return the same
-//! bytes either way (prefixes are compared byte for byte, never trusted by a hash).
+//! The temporary store of `run` and `sweep` may instead keep a document as a reference to
+//! the common prefix it shares with an earlier document plus its own rest
+//! (`content/<id>.ref`: `<base> <prefix length>`, a newline, the rest), so a quick start of
+//! thousands of 3 MiB fixtures (which share everything up to a marker near their end)
+//! writes kilobytes per document instead of megabytes: disk write-back then neither fills
+//! the disk nor decides the measurement. Reads return the same bytes either way (prefixes
+//! are compared byte for byte, never trusted by a hash).
 //! Blocking calls.
 
 use std::io::ErrorKind;
@@ -14,37 +15,37 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-/// Bytes every document keeps for itself (its marker lies within them).
-const TAIL: usize = 8 * 1024;
 /// Smaller documents are written whole.
-const MIN_SHARED: usize = 64 * 1024;
-/// Prefixes kept in memory for comparison; past this, new documents are written whole.
+const MIN_SHARED: usize = 4 * 1024;
+/// Bytes of earlier documents kept in memory for comparison; past this, a document that
+/// shares nothing with them is written whole.
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
-/// One shared prefix: its bytes (compared in memory) and its file name under `blobs/`.
-struct Prefix {
-    sample: u64,
+/// An earlier document whose bytes later ones may start with: kept in memory (compared byte
+/// for byte) and on disk under `blobs/`.
+struct Base {
     bytes: Bytes,
     name: String,
 }
 
-/// Where content goes, and the shared prefixes of an ephemeral store.
+/// Where content goes, and the bases of an ephemeral store.
 pub struct ContentStore {
     dir: PathBuf,
     /// `None`: durable, every byte written.
-    shared: Option<Mutex<Vec<Prefix>>>,
+    shared: Option<Mutex<Vec<Base>>>,
 }
 
-/// A cheap fingerprint (FNV-1a of a few windows); equal prefixes are then compared in full.
-fn sample(b: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ b.len() as u64;
-    let mid = b.len() / 2;
-    for w in [&b[..256], &b[mid - 128..mid + 128], &b[b.len() - 256..]] {
-        for x in w {
-            h = (h ^ u64::from(*x)).wrapping_mul(0x100_0000_01b3);
-        }
+/// Length of the common prefix of `a` and `b` (compared 4 KiB at a time, then by byte).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 4096 <= n && a[i..i + 4096] == b[i..i + 4096] {
+        i += 4096;
     }
-    h
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
 }
 
 impl ContentStore {
@@ -70,37 +71,40 @@ impl ContentStore {
         self.dir.join("blobs").join(name)
     }
 
-    /// The shared prefix `content` starts with, registering it when there is room.
-    fn prefix_of(&self, content: &Bytes) -> std::io::Result<Option<String>> {
+    /// The base `content` shares most of its bytes with, and how many: (name, length).
+    /// A document sharing nothing is made a base itself while there is room.
+    fn prefix_of(&self, content: &Bytes) -> std::io::Result<Option<(String, usize)>> {
         let Some(shared) = &self.shared else {
             return Ok(None);
         };
         if content.len() < MIN_SHARED {
             return Ok(None);
         }
-        let prefix = content.slice(..content.len() - TAIL);
-        let s = sample(&prefix);
-        let mut list = shared.lock().expect("prefixes");
-        if let Some(p) = list
+        let mut bases = shared.lock().expect("bases");
+        let best = bases
             .iter()
-            .find(|p| p.sample == s && p.bytes.len() == prefix.len() && p.bytes == prefix)
+            .filter(|b| b.bytes[..64] == content[..64])
+            .map(|b| (b, common_prefix(&b.bytes, content)))
+            .max_by_key(|(_, n)| *n);
+        if let Some((b, n)) = best
+            && n >= MIN_SHARED
+            && n >= content.len() / 2
         {
-            return Ok(Some(p.name.clone()));
+            return Ok(Some((b.name.clone(), n)));
         }
-        let held: usize = list.iter().map(|p| p.bytes.len()).sum();
-        if held + prefix.len() > CACHE_BYTES {
+        let held: usize = bases.iter().map(|b| b.bytes.len()).sum();
+        if held + content.len() > CACHE_BYTES {
             return Ok(None);
         }
         let name = format!("{}", uuid::Uuid::new_v4().simple());
         let path = self.blob_path(&name);
         std::fs::create_dir_all(path.parent().expect("blobs dir"))?;
-        std::fs::write(&path, &prefix)?;
-        list.push(Prefix {
-            sample: s,
-            bytes: prefix,
+        std::fs::write(&path, content)?;
+        bases.push(Base {
+            bytes: content.clone(),
             name: name.clone(),
         });
-        Ok(Some(name))
+        Ok(Some((name, content.len())))
     }
 
     /// Writes a document's content (before its node is committed).
@@ -109,12 +113,11 @@ impl ContentStore {
         std::fs::create_dir_all(path.parent().expect("sharded path"))?;
         match self.prefix_of(content)? {
             None => std::fs::write(&path, content),
-            Some(name) => {
-                let tail = &content[content.len() - TAIL..];
-                let mut v = Vec::with_capacity(name.len() + 1 + tail.len());
-                v.extend_from_slice(name.as_bytes());
-                v.push(b'\n');
-                v.extend_from_slice(tail);
+            Some((name, n)) => {
+                let head = format!("{name} {n}\n");
+                let mut v = Vec::with_capacity(head.len() + content.len() - n);
+                v.extend_from_slice(head.as_bytes());
+                v.extend_from_slice(&content[n..]);
                 std::fs::write(self.ref_path(id), v)
             }
         }
@@ -127,11 +130,16 @@ impl ContentStore {
             r => return r,
         }
         let r = std::fs::read(self.ref_path(id))?;
-        let nl = memchr::memchr(b'\n', &r)
-            .ok_or_else(|| std::io::Error::new(ErrorKind::InvalidData, "bad content reference"))?;
-        let name = std::str::from_utf8(&r[..nl])
-            .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "bad content reference"))?;
+        let bad = || std::io::Error::new(ErrorKind::InvalidData, "bad content reference");
+        let nl = memchr::memchr(b'\n', &r).ok_or_else(bad)?;
+        let head = std::str::from_utf8(&r[..nl]).map_err(|_| bad())?;
+        let (name, n) = head.split_once(' ').ok_or_else(bad)?;
+        let n: usize = n.parse().map_err(|_| bad())?;
         let mut out = std::fs::read(self.blob_path(name))?;
+        if out.len() < n {
+            return Err(bad());
+        }
+        out.truncate(n);
         out.extend_from_slice(&r[nl + 1..]);
         Ok(out)
     }
@@ -182,8 +190,8 @@ mod tests {
         assert_eq!(s.read("aa1").unwrap(), a);
         assert_eq!(s.read("aa2").unwrap(), b);
         assert_eq!(s.read("bb3").unwrap(), b"small");
-        // One prefix plus two tails, not two whole documents.
-        assert!(s.disk_bytes() < (3 << 20) + 3 * TAIL as u64);
+        // One base plus two short tails, not two whole documents.
+        assert!(s.disk_bytes() < (3 << 20) + 2048);
         s.remove("aa1");
         assert!(s.read("aa1").is_err());
         assert_eq!(s.read("aa2").unwrap(), b);

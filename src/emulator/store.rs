@@ -99,6 +99,8 @@ pub enum StoreError {
 
 pub struct Store {
     dir: PathBuf,
+    /// A temporary store: no fsync (`synchronous = OFF`); nothing survives it anyway.
+    ephemeral: bool,
     pool: Mutex<Vec<Connection>>,
     content: super::content::ContentStore,
 }
@@ -140,8 +142,9 @@ impl Store {
         Store::open_with(dir, false)
     }
 
-    /// `share_prefixes`: an ephemeral store that may keep documents as shared prefix + own
-    /// tail (see `content`); durable stores write every byte.
+    /// `share_prefixes`: an ephemeral store (removed at exit) that may keep documents as
+    /// shared prefix + own rest (see `content`) and never fsyncs; durable stores write and
+    /// sync every byte as the real server would.
     pub fn open_with(dir: &Path, share_prefixes: bool) -> Result<Store> {
         std::fs::create_dir_all(dir.join("content")).with_context(|| {
             format!(
@@ -151,6 +154,7 @@ impl Store {
         })?;
         let store = Store {
             dir: dir.to_path_buf(),
+            ephemeral: share_prefixes,
             pool: Mutex::new(Vec::new()),
             content: super::content::ContentStore::new(dir.join("content"), share_prefixes),
         };
@@ -188,7 +192,8 @@ impl Store {
             Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let sync = if self.ephemeral { "OFF" } else { "NORMAL" };
+        conn.pragma_update(None, "synchronous", sync)?;
         Ok(conn)
     }
 
