@@ -306,11 +306,15 @@ pub async fn run_cell<P: Protocol>(
     let barrier = Arc::new(Barrier::new(quotas.len() + 1));
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     let folders = Arc::new(FolderTable::new(run_folder.clone(), plan.docs_per_folder));
-    // Count mode: every folder exists before the start, so the window holds uploads only.
-    if plan.window.is_none() {
-        for k in 0..plan.docs.div_ceil(plan.docs_per_folder) {
-            folders.of(&*proto, k * plan.docs_per_folder).await?;
-        }
+    // Count mode: every folder exists before the start, so the run holds uploads only.
+    // Steady state: the first folder does; each later one is made when the run reaches it,
+    // once per --docs-per-folder documents, as an import would.
+    let before_start = match plan.window {
+        None => plan.docs.div_ceil(plan.docs_per_folder),
+        Some(_) => 1,
+    };
+    for k in 0..before_start {
+        folders.of(&*proto, k * plan.docs_per_folder).await?;
     }
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
     let warm = WarmupShare::new(plan, &run_folder, run_tag);
