@@ -69,7 +69,11 @@ fn html_report_renders_in_headless_chromium() {
     assert_eq!(count("class=\"series\""), 2, "one line per access method");
     assert_eq!(count("class=\"usl\""), 2, "a USL fit per method");
     assert_eq!(count("class=\"errbar\""), 10, "an error bar per point");
-    assert!(dom_text.contains("What it means") && dom_text.contains("slower than direct"));
+    assert!(
+        dom_text.contains("What it means")
+            && dom_text.contains("https-lb vs direct at 1 thread")
+            && dom_text.contains("% slower")
+    );
     let stderr = String::from_utf8_lossy(&dom.stderr);
     let console_errors: Vec<&str> = stderr
         .lines()
