@@ -56,12 +56,25 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--url", "ftp://example"], "--url"),
         (vec!["--profile", "/no/such/profile.toml"], "--profile"),
         (vec!["--timeout", "0"], "--timeout"),
+        (vec!["--duration", "soon"], "--duration"),
+        (vec!["--duration", "0s"], "--duration"),
+        (vec!["--precision", "120%"], "--precision"),
+        (vec!["--server-metrics", "host:9100"], "--server-metrics"),
+        (vec!["--server-pid", "4294967295"], "--server-pid"),
     ] {
         let o = run(&args, dir.path());
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?} names {needle}: {err}");
     }
+    // --warmup is given by the helper; here on its own.
+    let o = bin()
+        .args(["run", "--warmup", "a while", "--docs", "1"])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--warmup a while: give auto"), "{err}");
 }
 
 #[test]
