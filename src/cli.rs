@@ -246,6 +246,41 @@ pub struct CommonArgs {
     /// their own. Repeatable.
     #[arg(long, value_name = "PID")]
     pub server_pid: Vec<u32>,
+
+    /// Run shard K (0-based) of N of one plan, for several injector machines: every shard
+    /// computes the same plan (same --plan-id, --seed, --docs, --threads = the workers of all
+    /// shards together) and runs only its part of the workers and documents; runs start
+    /// together through --rendezvous. `run` only in this version.
+    #[arg(long, value_name = "K/N", requires = "plan_id")]
+    pub shard: Option<String>,
+
+    /// Take the shard index from this environment variable (Kubernetes Indexed Jobs:
+    /// JOB_COMPLETION_INDEX), with --shards N.
+    #[arg(
+        long,
+        value_name = "VAR",
+        requires = "shards",
+        conflicts_with = "shard"
+    )]
+    pub shard_index_env: Option<String>,
+
+    /// The number of shards, with --shard-index-env.
+    #[arg(long, value_name = "N", requires = "plan_id", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub shards: Option<u64>,
+
+    /// The plan id every shard shares (e.g. the Job's name); results go to
+    /// run-<plan-id>-shard-<K>of<N>.
+    #[arg(long, value_name = "ID")]
+    pub plan_id: Option<String>,
+
+    /// HOST:PORT where shard 0 listens and the other shards connect, so that every run starts
+    /// on every shard at once (a real barrier, not a hoped-for clock).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub rendezvous: Option<String>,
+
+    /// Longest wait at the rendezvous (for the shards to connect, and before each run).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    pub rendezvous_timeout: f64,
 }
 
 /// The field practice, automated: every access method × thread count × size class, each

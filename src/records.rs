@@ -78,10 +78,30 @@ pub struct RunRecord {
     /// The servers' CPU and memory during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// When the run started by this machine's clock (ms since the Unix epoch).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub started_unix_ms: i64,
+    /// Shards: how long after the agreed common start this shard started, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_lag_ms: Option<i64>,
 }
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+
+/// One shard of a plan run on several machines (`--shard K/N`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    /// The plan every shard shares (`--plan-id`).
+    pub plan_id: String,
+    /// This shard, 0-based, of `count`.
+    pub index: u64,
+    pub count: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -153,6 +173,9 @@ pub struct RunResult {
     /// What most likely limited the runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<crate::report::limits::Bottleneck>,
+    /// `--shard K/N`: which part of the plan this result holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
 }
 
 /// Warm-up before each measured run (see `engine::cell`).

@@ -135,10 +135,12 @@ async fn measure(
     session: &Session,
     id: &str,
     manifest: &Manifest,
-    earlier: &[ManifestEntry],
-    resuming: bool,
+    resumed: Option<&[ManifestEntry]>,
     live: &Arc<LiveCounters>,
+    rendezvous: Option<engine::rendezvous::Rendezvous>,
 ) -> Result<Runs> {
+    // What the interrupted run's manifest shows (`--resume`).
+    let (earlier, resuming) = (resumed.unwrap_or_default(), resumed.is_some());
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
     let job = SweepJob {
@@ -163,10 +165,13 @@ async fn measure(
         measure: plan.common.measure,
         servers: &session.servers(&plan.common),
         history: HashMap::new(),
+        shard: plan.common.shard.as_ref().map(|s| (s.index, s.count)),
+        rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
     };
     let m = &plan.common.measure;
-    // Steady-state runs and --precision have no document total known in advance.
-    let todo = if m.duration_s.is_some() || m.precision_pct.is_some() {
+    // Steady-state runs, --precision and shards have no document total known in advance.
+    let todo = if m.duration_s.is_some() || m.precision_pct.is_some() || plan.common.shard.is_some()
+    {
         0
     } else {
         let done = earlier.iter().filter(|e| e.ok && !e.warmup).count() as u64;
@@ -268,7 +273,11 @@ fn prepare_results(
             embedded: session.embedded.is_some(),
             stored_docs: None,
         },
-        worker_quotas: engine::split_quota(plan.docs, plan.threads),
+        worker_quotas: engine::shard_quotas(
+            plan.docs,
+            plan.threads,
+            plan.common.shard.as_ref().map(|s| (s.index, s.count)),
+        ),
         client_cpu_s: 0.0,
         manifest: "manifest.jsonl".into(),
     };
@@ -286,9 +295,15 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
     let plan = RunPlan::try_from(args)?;
-    let id = match &resumed {
-        Some((_, id, _)) => id.clone(),
-        None => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
+    let shard = plan.common.shard.clone();
+    if shard.is_some() && plan.common.measure.precision_pct.is_some() {
+        bail!("--precision cannot be combined with --shard: every shard must run the same runs");
+    }
+    // Every shard of a plan uploads below the same folder with the same document markers.
+    let id = match (&resumed, &shard) {
+        (Some((_, id, _)), _) => id.clone(),
+        (None, Some(s)) => s.plan_id.clone(),
+        (None, None) => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
     };
     let started_at = timefmt::datetime_ms(timefmt::now_ms());
     let secret = secret_for(&plan)?;
@@ -301,12 +316,28 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     )
     .await?;
     let direct = session.get("direct", ConnectionPolicy::Reuse)?.clone();
-    let results = plan.results_dir.join(format!("run-{id}"));
+    let results = plan.results_dir.join(match &shard {
+        Some(s) => format!("run-{id}-shard-{}of{}", s.index, s.count),
+        None => format!("run-{id}"),
+    });
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
-    let earlier = resumed.as_ref().map(|r| r.2.as_slice()).unwrap_or_default();
+    let earlier = resumed.as_ref().map(|r| r.2.as_slice());
     let live = Arc::new(LiveCounters::default());
-    let resuming = resumed.is_some();
-    let runs = measure(&plan, &session, &id, &manifest, earlier, resuming, &live).await?;
+    // A shard resumed on its own finishes its documents without waiting for the others.
+    let rendezvous = match &shard {
+        Some(s) if s.count > 1 && resumed.is_none() => Some(
+            engine::rendezvous::Rendezvous::join(
+                s.rendezvous.as_deref().unwrap_or_default(),
+                &s.plan_id,
+                s.index,
+                s.count,
+                s.timeout,
+            )
+            .await?,
+        ),
+        _ => None,
+    };
+    let runs = measure(&plan, &session, &id, &manifest, earlier, &live, rendezvous).await?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
         && !interrupted
@@ -341,6 +372,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         &runs.done,
     );
     result.verify = verified;
+    result.shard = shard.as_ref().map(|s| crate::records::ShardRecord {
+        plan_id: s.plan_id.clone(),
+        index: s.index,
+        count: s.count,
+    });
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
     finish(&plan, &results, &result_path, &manifest, &live, result)

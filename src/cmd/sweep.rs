@@ -213,6 +213,8 @@ async fn execute(
         measure: c.measure,
         servers: &session.servers(c),
         history: history(&p.done),
+        shard: None,
+        rendezvous: None,
     };
     let signals = super::watch_signals(live.clone());
     let total = if c.measure.duration_s.is_some() || c.measure.precision_pct.is_some() {

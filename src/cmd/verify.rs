@@ -132,6 +132,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         quiet: a.quiet,
         measure: Default::default(),
         probes: Vec::new(),
+        shard: None,
     };
     let secret = password(&common)?;
     let plain_url = a.url.or(if rec.method.is_none() {

@@ -43,6 +43,20 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
 
 pub use crate::records::Warmup;
 
+/// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
+/// N's contiguous share of the T workers of all shards, with their global split.
+pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
+    let global = split_quota(docs, threads);
+    match shard {
+        None => global,
+        Some((k, n)) => {
+            let wq = split_quota(threads, n);
+            let w0: u64 = wq[..k as usize].iter().sum();
+            global[w0 as usize..(w0 + wq[k as usize]) as usize].to_vec()
+        }
+    }
+}
+
 /// One cell's run as the engine executes it: what it needs besides the protocol and the
 /// fixtures.
 #[derive(Debug, Clone)]
@@ -67,6 +81,10 @@ pub struct CellPlan {
     pub resuming: bool,
     /// The client's connection counter, read before and after each run.
     pub connections: Option<crate::transport::ConnectionCounter>,
+    /// `--shard K/N`: this process runs shard K's part of the T workers of all N shards.
+    pub shard: Option<(u64, u64)>,
+    /// Shards: the common start across machines.
+    pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
 }
 
 impl CellPlan {
@@ -118,6 +136,10 @@ pub struct RunMeasurement {
     pub window_s: Option<f64>,
     /// The servers' CPU and memory during the run (filled in by the sweep engine).
     pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// When the run started by this machine's clock, ms since the Unix epoch.
+    pub started_unix_ms: i64,
+    /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
+    pub go_unix_ms: Option<i64>,
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only
@@ -300,44 +322,34 @@ pub async fn run_cell<P: Protocol>(
     manifest: &Manifest,
     resume: Option<&ResumePoint>,
 ) -> Result<RunMeasurement> {
-    let todo: Option<Arc<Vec<u64>>> = resume.map(|r| Arc::new(r.todo.clone()));
-    let n_todo = todo.as_ref().map_or(plan.docs, |t| t.len() as u64);
-    let quotas = split_quota(n_todo, plan.threads);
-    let barrier = Arc::new(Barrier::new(quotas.len() + 1));
+    let part = Part::of(plan, resume);
+    let barrier = Arc::new(Barrier::new(part.works.len() + 1));
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     let folders = Arc::new(FolderTable::new(run_folder.clone(), plan.docs_per_folder));
     // Count mode: every folder exists before the start, so the run holds uploads only.
     // Steady state: the first folder does; each later one is made when the run reaches it,
     // once per --docs-per-folder documents, as an import would.
+    // A shard makes the folders of its own documents.
+    let first = part.range.start / plan.docs_per_folder;
     let before_start = match plan.window {
-        None => plan.docs.div_ceil(plan.docs_per_folder),
-        Some(_) => 1,
+        None => part.range.end.div_ceil(plan.docs_per_folder),
+        Some(_) => first + 1,
     };
-    for k in 0..before_start {
+    for k in first..before_start {
         folders.of(&*proto, k * plan.docs_per_folder).await?;
     }
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
     let warm = WarmupShare::new(plan, &run_folder, run_tag);
     let ok_so_far = Arc::new(AtomicU64::new(0));
-    let marks = Arc::new(Marks::new(if plan.window.is_some() { 0 } else { n_todo }));
+    let marks = Arc::new(Marks::new(if plan.window.is_some() {
+        0
+    } else {
+        part.todo
+    }));
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
     let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
-    let mut handles = Vec::with_capacity(quotas.len());
-    let mut start_index = 0u64;
-    for (w, q) in quotas.into_iter().enumerate() {
-        let work = match plan.window {
-            Some(_) => Work {
-                list: None,
-                range: w as u64..u64::MAX,
-                stride: Some(plan.threads),
-            },
-            None => Work {
-                list: todo.clone(),
-                range: start_index..start_index + q,
-                stride: None,
-            },
-        };
-        start_index += q;
+    let mut handles = Vec::with_capacity(part.works.len());
+    for (w, work) in part.works {
         let ctx = WorkerCtx {
             proto: proto.clone(),
             fixtures: fixtures.clone(),
@@ -353,7 +365,7 @@ pub async fn run_cell<P: Protocol>(
             work,
             window: plan.window,
             deadline: deadline.clone(),
-            warmup: warm.for_worker(w as u64, plan.threads),
+            warmup: warm.for_worker(w, plan.threads),
             ok_so_far: ok_so_far.clone(),
             marks: marks.clone(),
             resuming: plan.resuming || resume.is_some(),
@@ -364,7 +376,14 @@ pub async fn run_cell<P: Protocol>(
         handles.push(tokio::spawn(worker(ctx)));
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
+    // Every worker warmed up and ready; then (shards) every shard ready; then all start.
     barrier.wait().await;
+    let common = match &plan.rendezvous {
+        Some(r) => Some(r.lock().await.barrier(run).await?),
+        None => None,
+    };
+    barrier.wait().await;
+    let started_unix_ms = crate::timefmt::now_ms();
     // Whoever passes the barrier first fixes the one deadline all workers share.
     let started = match plan.window {
         Some(w) => *deadline.get_or_init(|| Instant::now() + w) - w,
@@ -403,7 +422,103 @@ pub async fn run_cell<P: Protocol>(
         docs_after_window: late,
         window_s: plan.window.map(|w| w.as_secs_f64()),
         servers: Vec::new(),
+        started_unix_ms,
+        go_unix_ms: common.map(|c| c.go_unix_ms),
     })
+}
+
+/// The workers this process runs and their documents: all T workers, or (a shard of N)
+/// the shard's contiguous share of the T workers of all shards, each with its global index
+/// and its part of the global quota split (so indices, names and folders never collide).
+struct Part {
+    works: Vec<(u64, Work)>,
+    /// The global document indices of this process's workers.
+    range: std::ops::Range<u64>,
+    /// Documents to do in this run (all of them, or what a resume left).
+    todo: u64,
+}
+
+impl Part {
+    fn of(plan: &CellPlan, resume: Option<&ResumePoint>) -> Part {
+        let t = plan.threads;
+        let (w0, mine) = match plan.shard {
+            None => (0, t),
+            Some((k, n)) => {
+                let wq = split_quota(t, n);
+                (wq[..k as usize].iter().sum(), wq[k as usize])
+            }
+        };
+        let global = split_quota(plan.docs, t);
+        let offset: u64 = global[..w0 as usize].iter().sum();
+        let quotas = &global[w0 as usize..(w0 + mine) as usize];
+        let range = offset..offset + quotas.iter().sum::<u64>();
+        if plan.window.is_some() {
+            let works = (w0..w0 + mine)
+                .map(|w| {
+                    let work = Work {
+                        list: None,
+                        range: w..u64::MAX,
+                        stride: Some(t),
+                    };
+                    (w, work)
+                })
+                .collect();
+            return Part {
+                works,
+                range,
+                todo: 0,
+            };
+        }
+        if let Some(r) = resume {
+            // What the interrupted run left of this process's documents, over its workers.
+            let list: Vec<u64> = r
+                .todo
+                .iter()
+                .copied()
+                .filter(|i| range.contains(i))
+                .collect();
+            let n = list.len() as u64;
+            let list = Arc::new(list);
+            let mut start = 0;
+            let works = split_quota(n, mine)
+                .into_iter()
+                .enumerate()
+                .map(|(i, q)| {
+                    let work = Work {
+                        list: Some(list.clone()),
+                        range: start..start + q,
+                        stride: None,
+                    };
+                    start += q;
+                    (w0 + i as u64, work)
+                })
+                .collect();
+            return Part {
+                works,
+                range,
+                todo: n,
+            };
+        }
+        let mut start = offset;
+        let works = quotas
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let work = Work {
+                    list: None,
+                    range: start..start + q,
+                    stride: None,
+                };
+                start += q;
+                (w0 + i as u64, work)
+            })
+            .collect();
+        Part {
+            works,
+            todo: range.end - range.start,
+            range,
+        }
+    }
 }
 
 /// The warm-up of one run: its folder table, markers and each worker's part.
@@ -526,6 +641,8 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         warm_up(&mut ctx, &mut w, &mut state, &mut out).await;
     }
     ctx.warmup_manifest.finish();
+    // Ready, then released (see run_cell).
+    ctx.barrier.wait().await;
     ctx.barrier.wait().await;
     let until = match ctx.window {
         Some(w) => Until::Deadline(*ctx.deadline.get_or_init(|| Instant::now() + w)),
@@ -718,5 +835,20 @@ mod tests {
         assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
         assert_eq!(split_quota(10, 1), vec![10]);
         assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn shards_take_contiguous_parts_of_the_global_split() {
+        // 1000 documents, 6 workers over 4 shards (2, 2, 1, 1 workers).
+        let parts: Vec<Vec<u64>> = (0..4)
+            .map(|k| shard_quotas(1000, 6, Some((k, 4))))
+            .collect();
+        assert_eq!(
+            parts,
+            vec![vec![167, 167], vec![167, 167], vec![166], vec![166]]
+        );
+        assert_eq!(parts.concat(), split_quota(1000, 6));
+        assert_eq!(shard_quotas(10, 2, Some((0, 4))), vec![5]);
+        assert_eq!(shard_quotas(10, 2, Some((3, 4))), Vec::<u64>::new());
     }
 }

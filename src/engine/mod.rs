@@ -10,7 +10,9 @@ mod cell;
 mod session;
 mod sweep;
 
+pub mod rendezvous;
+
 pub use cell::{CellPlan, run_cell};
-pub use cell::{LiveCounters, ResumePoint, RunMeasurement, split_quota};
+pub use cell::{LiveCounters, ResumePoint, RunMeasurement, shard_quotas, split_quota};
 pub use session::{Connected, Embedded, Session};
 pub use sweep::{Folders, RunObserver, SweepEnd, SweepJob, run_sweep};

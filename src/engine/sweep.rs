@@ -54,6 +54,9 @@ pub struct SweepJob<'a> {
     pub servers: &'a HashMap<String, Servers>,
     /// docs/sec of the runs already done (`--resume`), for `--precision`.
     pub history: HashMap<CellKey, Vec<(u32, f64)>>,
+    /// `--shard K/N` and the common start across shards.
+    pub shard: Option<(u64, u64)>,
+    pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
 }
 
 /// Told about each run as the schedule goes (between runs, never per upload).
@@ -130,6 +133,8 @@ impl SweepJob<'_> {
             retries: self.retries,
             resuming: self.resuming,
             connections: Some(counter),
+            shard: self.shard,
+            rendezvous: self.rendezvous.clone(),
         }
     }
 

@@ -38,6 +38,77 @@ pub struct CommonPlan {
     pub measure: MeasurePolicy,
     /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
     pub probes: Vec<Probe>,
+    /// `--shard K/N` (or `--shard-index-env`): this process's part of a plan.
+    pub shard: Option<ShardPlan>,
+}
+
+/// One shard of a plan run on several machines.
+#[derive(Debug, Clone)]
+pub struct ShardPlan {
+    pub plan_id: String,
+    pub index: u64,
+    pub count: u64,
+    /// Where shard 0 listens (needed when count > 1).
+    pub rendezvous: Option<String>,
+    pub timeout: Duration,
+}
+
+/// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
+fn shard_plan(a: &CommonArgs) -> Result<Option<ShardPlan>> {
+    let (index, count) = match (&a.shard, &a.shard_index_env, a.shards) {
+        (Some(s), _, _) => {
+            let parsed = s.split_once('/').and_then(|(k, n)| {
+                Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?))
+            });
+            match parsed {
+                Some((k, n)) if n >= 1 && k < n => (k, n),
+                _ => bail!("--shard {s}: give K/N with 0 <= K < N, e.g. 0/4"),
+            }
+        }
+        (None, Some(var), Some(n)) => {
+            let v = std::env::var(var).with_context(|| {
+                format!("--shard-index-env {var}: the variable is not set (Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX)")
+            })?;
+            match v.trim().parse::<u64>() {
+                Ok(k) if k < n => (k, n),
+                _ => bail!(
+                    "--shard-index-env {var}: its value `{v}` is not a shard index below --shards {n}"
+                ),
+            }
+        }
+        (None, None, Some(_)) => {
+            bail!("--shards needs --shard-index-env VAR (or give --shard K/N)")
+        }
+        _ => return Ok(None),
+    };
+    let plan_id = a.plan_id.clone().unwrap_or_default();
+    if plan_id.is_empty()
+        || !plan_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        bail!(
+            "--plan-id `{plan_id}`: letters, digits, '-', '_' and '.' only; the same on every shard"
+        );
+    }
+    if count > 1 && a.rendezvous.is_none() {
+        bail!(
+            "--shard {index}/{count}: shards need --rendezvous HOST:PORT (shard 0 listens there) for a common start"
+        );
+    }
+    if !(a.rendezvous_timeout.is_finite() && a.rendezvous_timeout > 0.0) {
+        bail!(
+            "--rendezvous-timeout {}: must be a positive number of seconds",
+            a.rendezvous_timeout
+        );
+    }
+    Ok(Some(ShardPlan {
+        plan_id,
+        index,
+        count,
+        rendezvous: a.rendezvous.clone(),
+        timeout: Duration::from_secs_f64(a.rendezvous_timeout),
+    }))
 }
 
 /// A duration such as `500ms`, `30s`, `5m`, `1h` or a plain number of seconds.
@@ -200,6 +271,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             quiet: a.quiet,
             measure: measure_policy(a)?,
             probes: probes(a)?,
+            shard: shard_plan(a)?,
         })
     }
 }

@@ -107,6 +107,11 @@ impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
     pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
+        if common.shard.is_some() {
+            bail!(
+                "--shard: sweeps cannot be sharded yet; shard `ingestbench run` (one cell per invocation)"
+            );
+        }
         let mut sizes = a.sizes.clone();
         sizes.dedup();
         let (corpus, files) = match &a.corpus {
@@ -285,6 +290,7 @@ impl SweepPlanSpec {
             quiet: a.common.quiet,
             measure: plan.measure,
             probes: super::probes(&a.common)?,
+            shard: None,
         };
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;

@@ -62,6 +62,8 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         window_s: o.window_s,
         docs_after_window: o.docs_after_window,
         servers: o.servers.clone(),
+        started_unix_ms: o.started_unix_ms,
+        start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
     }
 }
 
@@ -133,6 +135,7 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
         warmup_docs: outcomes.iter().map(|o| o.warmup_ok).sum(),
         bottleneck: any_probe.then(|| limits::bottleneck(client_share, &servers)),
         servers,
+        shard: None,
     }
 }
 

@@ -81,6 +81,8 @@ pub fn fixed_summary() -> SweepSummary {
                 rec.record_node("node1");
                 let duration = Duration::from_secs_f64(100.0 / x);
                 let o = crate::engine::RunMeasurement {
+                    started_unix_ms: 0,
+                    go_unix_ms: None,
                     progress_s: Vec::new(),
                     run: r,
                     duration,

@@ -15,4 +15,5 @@ mod lab;
 mod liferay;
 mod malformed;
 mod measure;
+mod shards;
 mod sweep;

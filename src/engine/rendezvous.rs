@@ -1,0 +1,234 @@
+//! A common start for the shards of one plan on several machines: shard 0 listens on the
+//! rendezvous address, the others connect to it; before every run each shard says it is
+//! ready, and when all are, shard 0 names a start time a little ahead (wall clock, assumed
+//! NTP-synchronised) and every shard starts then. Run r+1 starts on no shard before every
+//! shard has finished run r, because "ready for r+1" is only sent after r. Every wait is
+//! bounded and a timeout names the shards that did not come. Line protocol over TCP:
+//! `hello <plan-id> <shard>`, `ready <run>`, `go <run> <unix-ms>`.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+
+/// How far ahead of "all ready" the start is set, so the `go` reaches every shard in time.
+const LEAD: Duration = Duration::from_millis(100);
+
+type Lines = tokio::io::Lines<BufReader<OwnedReadHalf>>;
+
+/// This shard's place in the rendezvous.
+pub struct Rendezvous {
+    shard: u64,
+    shards: u64,
+    timeout: Duration,
+    /// Shard 0: a connection per other shard, by shard index.
+    members: Vec<(u64, Lines, OwnedWriteHalf)>,
+    /// Other shards: the connection to shard 0.
+    coordinator: Option<(Lines, OwnedWriteHalf)>,
+}
+
+impl std::fmt::Debug for Rendezvous {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rendezvous(shard {} of {})", self.shard, self.shards)
+    }
+}
+
+/// What one barrier came to.
+#[derive(Debug, Clone, Copy)]
+pub struct Start {
+    /// The agreed start, ms since the Unix epoch.
+    pub go_unix_ms: i64,
+    /// When this shard actually started, by its own clock.
+    pub started_unix_ms: i64,
+}
+
+fn now_ms() -> i64 {
+    crate::timefmt::now_ms()
+}
+
+async fn line(lines: &mut Lines, timeout: Duration, what: &str) -> Result<String> {
+    match tokio::time::timeout(timeout, lines.next_line()).await {
+        Err(_) => bail!("{what}: no answer within {} s", timeout.as_secs()),
+        Ok(Err(e)) => bail!("{what}: {e}"),
+        Ok(Ok(None)) => bail!("{what}: the connection closed (did that shard stop?)"),
+        Ok(Ok(Some(l))) => Ok(l),
+    }
+}
+
+impl Rendezvous {
+    /// Joins the rendezvous at `addr` as `shard` of `shards` of plan `plan_id`: shard 0 waits
+    /// for all others to connect; the others connect (retrying until `timeout`).
+    pub async fn join(
+        addr: &str,
+        plan_id: &str,
+        shard: u64,
+        shards: u64,
+        timeout: Duration,
+    ) -> Result<Rendezvous> {
+        let mut r = Rendezvous {
+            shard,
+            shards,
+            timeout,
+            members: Vec::new(),
+            coordinator: None,
+        };
+        if shard == 0 {
+            let l = TcpListener::bind(addr).await.with_context(|| {
+                format!("--rendezvous {addr}: shard 0 cannot listen there (in use, or not this machine's address)")
+            })?;
+            let deadline = tokio::time::Instant::now() + timeout;
+            while (r.members.len() as u64) < shards - 1 {
+                let (s, _) = tokio::time::timeout_at(deadline, l.accept())
+                    .await
+                    .map_err(|_| {
+                        anyhow::anyhow!(
+                            "--rendezvous {addr}: after {} s only shards {:?} of 0..{shards} connected; start every shard with the same --plan-id and --rendezvous",
+                            timeout.as_secs(),
+                            std::iter::once(0)
+                                .chain(r.members.iter().map(|m| m.0))
+                                .collect::<Vec<_>>()
+                        )
+                    })??;
+                let (rd, wr) = s.into_split();
+                let mut lines = BufReader::new(rd).lines();
+                let hello = line(&mut lines, timeout, "a shard's hello").await?;
+                let mut f = hello.split_whitespace();
+                match (
+                    f.next(),
+                    f.next(),
+                    f.next().and_then(|k| k.parse::<u64>().ok()),
+                ) {
+                    (Some("hello"), Some(id), Some(k)) if id == plan_id && k > 0 && k < shards => {
+                        if r.members.iter().any(|m| m.0 == k) {
+                            bail!("--rendezvous: shard {k} connected twice");
+                        }
+                        r.members.push((k, lines, wr));
+                    }
+                    _ => bail!(
+                        "--rendezvous {addr}: a shard said `{hello}`; expected plan {plan_id} and a shard index 1..{shards}"
+                    ),
+                }
+            }
+        } else {
+            let deadline = tokio::time::Instant::now() + timeout;
+            let s = loop {
+                match TcpStream::connect(addr).await {
+                    Ok(s) => break s,
+                    Err(e) if tokio::time::Instant::now() >= deadline => bail!(
+                        "--rendezvous {addr}: shard 0 not reachable within {} s ({e})",
+                        timeout.as_secs()
+                    ),
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            };
+            let (rd, mut wr) = s.into_split();
+            wr.write_all(format!("hello {plan_id} {shard}\n").as_bytes())
+                .await?;
+            r.coordinator = Some((BufReader::new(rd).lines(), wr));
+        }
+        Ok(r)
+    }
+
+    /// Waits until every shard is ready for `run`, then until the agreed start.
+    pub async fn barrier(&mut self, run: u32) -> Result<Start> {
+        let go = if let Some((lines, wr)) = &mut self.coordinator {
+            wr.write_all(format!("ready {run}\n").as_bytes()).await?;
+            let l = line(lines, self.timeout, "waiting for shard 0's start").await?;
+            let mut f = l.split_whitespace();
+            match (
+                f.next(),
+                f.next(),
+                f.next().and_then(|v| v.parse::<i64>().ok()),
+            ) {
+                (Some("go"), Some(r), Some(ms)) if r == run.to_string() => ms,
+                _ => bail!("--rendezvous: shard 0 said `{l}`, expected `go {run} <ms>`"),
+            }
+        } else {
+            for (k, lines, _) in &mut self.members {
+                let what = format!("waiting for shard {k} to be ready for run {run}");
+                let l = line(lines, self.timeout, &what).await?;
+                if l.trim() != format!("ready {run}") {
+                    bail!("--rendezvous: shard {k} said `{l}`, expected `ready {run}`");
+                }
+            }
+            let go = now_ms() + LEAD.as_millis() as i64;
+            for (_, _, wr) in &mut self.members {
+                wr.write_all(format!("go {run} {go}\n").as_bytes()).await?;
+            }
+            go
+        };
+        let wait = go - now_ms();
+        if wait > 0 {
+            tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+        }
+        Ok(Start {
+            go_unix_ms: go,
+            started_unix_ms: now_ms(),
+        })
+    }
+
+    pub fn shard(&self) -> (u64, u64) {
+        (self.shard, self.shards)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn four_shards_start_together_and_a_missing_one_times_out() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let t = Duration::from_secs(5);
+        let mut tasks = Vec::new();
+        for k in 0..4 {
+            let addr = addr.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut r = Rendezvous::join(&addr, "p1", k, 4, t).await.unwrap();
+                let mut starts = Vec::new();
+                for run in 1..=2 {
+                    starts.push(r.barrier(run).await.unwrap());
+                }
+                starts
+            }));
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.push(t.await.unwrap());
+        }
+        for run in 0..2 {
+            let go: Vec<i64> = all.iter().map(|s| s[run].go_unix_ms).collect();
+            assert!(go.iter().all(|g| *g == go[0]), "{go:?}");
+            let started: Vec<i64> = all.iter().map(|s| s[run].started_unix_ms).collect();
+            let skew = started.iter().max().unwrap() - started.iter().min().unwrap();
+            assert!(skew < 50, "skew {skew} ms");
+        }
+        // Shard 0 alone, 2 planned: a clear error naming who came.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = Rendezvous::join(
+            &format!("127.0.0.1:{port}"),
+            "p1",
+            0,
+            2,
+            Duration::from_millis(300),
+        )
+        .await
+        .err()
+        .unwrap();
+        assert!(
+            format!("{e:#}").contains("only shards [0] of 0..2 connected"),
+            "{e:#}"
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! Several injectors as one: four shard processes started the way a Kubernetes Indexed Job
+//! starts them (the same command, JOB_COMPLETION_INDEX 0–3) against one target: together
+//! they upload exactly the plan, never the same document twice, and start every run
+//! together through the rendezvous.
+
+use std::collections::HashSet;
+
+use ingestbench::manifest::Manifest;
+
+use crate::common::{password_file, target};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
+    let (t, _store) = target().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = t.http_url().unwrap();
+    let mut children = Vec::new();
+    for k in 0..4 {
+        let c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .env("JOB_COMPLETION_INDEX", k.to_string())
+            .args([
+                "run",
+                "--quiet",
+                "--warmup",
+                "0",
+                "--url",
+                &url,
+                "--profile",
+                "basic",
+            ])
+            .args(["--docs", "1000", "--threads", "6", "--runs", "2"])
+            .args(["--shard-index-env", "JOB_COMPLETION_INDEX", "--shards", "4"])
+            .args([
+                "--plan-id",
+                "job-7",
+                "--rendezvous",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(["--rendezvous-timeout", "60"])
+            .arg("--password-file")
+            .arg(&pw)
+            .arg("--results-dir")
+            .arg(&results)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(tokio::task::spawn_blocking(move || c.wait_with_output()));
+    }
+    for c in children {
+        let o = c.await.unwrap().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let mut names = HashSet::new();
+    let mut ok = 0;
+    let mut starts: Vec<Vec<i64>> = vec![Vec::new(); 2];
+    for k in 0..4 {
+        let d = results.join(format!("run-job-7-shard-{k}of4"));
+        let r: ingestbench::report::RunResult =
+            serde_json::from_str(&std::fs::read_to_string(d.join("result.json")).unwrap()).unwrap();
+        let s = r.shard.as_ref().unwrap();
+        assert_eq!((s.index, s.count, s.plan_id.as_str()), (k, 4, "job-7"));
+        // 6 workers over 4 shards: 2, 2, 1, 1; quotas 167 167 | 167 167 | 166 | 166.
+        let want: &[u64] = match k {
+            0 | 1 => &[167, 167],
+            _ => &[166],
+        };
+        assert_eq!(r.worker_quotas, want);
+        for run in &r.runs {
+            assert!(
+                run.start_lag_ms.unwrap().abs() < 1000,
+                "{:?}",
+                run.start_lag_ms
+            );
+            starts[(run.run - 1) as usize].push(run.started_unix_ms);
+        }
+        for e in Manifest::read(&d.join("manifest.jsonl")).unwrap() {
+            assert!(e.ok, "{e:?}");
+            assert!(
+                names.insert((e.folder.clone(), e.name.clone())),
+                "twice: {e:?}"
+            );
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, 2000, "every document of the plan, once");
+    for (i, s) in starts.iter().enumerate() {
+        let skew = s.iter().max().unwrap() - s.iter().min().unwrap();
+        eprintln!("run {}: start skew across shards {skew} ms", i + 1);
+        assert!(skew < 250, "run {}: skew {skew} ms", i + 1);
+    }
+    let stored = t
+        .count_documents_under(
+            ingestbench::api::ProtocolKind::Alfresco,
+            "admin",
+            "ingestbench/job-7",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 2000);
+}
+
+#[test]
+fn a_shard_whose_peers_never_come_times_out_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args([
+            "run",
+            "--quiet",
+            "--docs",
+            "10",
+            "--shard",
+            "0/3",
+            "--plan-id",
+            "p",
+        ])
+        .args([
+            "--rendezvous",
+            &format!("127.0.0.1:{port}"),
+            "--rendezvous-timeout",
+            "1",
+        ])
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("only shards [0] of 0..3 connected"), "{err}");
+}
