@@ -44,6 +44,12 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render the reports of a sweep directory from its saved results.
     Report(ReportArgs),
+    /// Merge the results of the shards of one plan (run-<plan-id>-shard-<K>of<N>) into the
+    /// result one injector would have written for the same uploads: counts and bytes summed,
+    /// each run from the first shard's start to the last shard's end, HDR histograms merged
+    /// (never percentiles averaged), manifests concatenated. A missing or unfinished shard
+    /// is an error naming it. verify, cleanup and report work on the merged directory.
+    Merge(MergeArgs),
     /// Describe a corpus: a directory of real files (content sniffed, Alfresco bulk-import
     /// shadow metadata read) or a CSV listing exported from the source system. Writes
     /// corpus.json: counts, bytes, size histogram and percentiles, types, folders.
@@ -381,6 +387,17 @@ impl std::fmt::Display for Order {
             Order::Random => "random",
         })
     }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The shards' results directories (results/run-<plan-id>-shard-<K>of<N>), all N.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// The merged results directory to write (must not exist yet).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -57,6 +57,7 @@ pub async fn execute(cli: Cli) -> Result<Outcome> {
         Command::Run(args) => run_command(&args).await.map(|(o, _)| o),
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),
         Command::Report(args) => cmd::report::report_command(&args),
+        Command::Merge(args) => cmd::merge::merge_command(&args),
         Command::Corpus(args) => cmd::corpus::corpus_command(&args),
         Command::Estimate(args) => cmd::estimate::estimate_command(&args),
         Command::Verify(args) => cmd::verify::verify_command(&args).await,

@@ -84,6 +84,13 @@ pub struct RunRecord {
     /// Shards: how long after the agreed common start this shard started, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_lag_ms: Option<i64>,
+    /// Merged shards: the latest shard's start minus the earliest's, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ms: Option<i64>,
+    /// This run's latency histogram (µs, HdrHistogram V2 + base64), so shards merge exactly
+    /// run by run (`run` results; sweeps keep it beside the record).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub latency_histogram_us: String,
 }
 
 fn is_zero(v: &u64) -> bool {

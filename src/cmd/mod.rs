@@ -7,6 +7,7 @@
 pub mod cleanup;
 pub mod corpus;
 pub mod estimate;
+pub mod merge;
 pub mod report;
 pub mod run;
 pub mod sweep;

@@ -140,6 +140,8 @@ pub struct RunMeasurement {
     pub started_unix_ms: i64,
     /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
     pub go_unix_ms: Option<i64>,
+    /// Merged shards: the latest shard's start minus the earliest's, ms.
+    pub start_skew_ms: Option<i64>,
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only
@@ -424,6 +426,7 @@ pub async fn run_cell<P: Protocol>(
         servers: Vec::new(),
         started_unix_ms,
         go_unix_ms: common.map(|c| c.go_unix_ms),
+        start_skew_ms: None,
     })
 }
 

@@ -246,6 +246,16 @@ impl Recorder {
         }
     }
 
+    /// Adds counted errors (merging recorded results, e.g. shards).
+    pub fn add_errors(&mut self, errors: &[ErrorSummary]) {
+        for e in errors {
+            self.errors
+                .entry((e.class, e.status))
+                .or_insert((0, e.sample.clone()))
+                .0 += e.count;
+        }
+    }
+
     pub fn errors(&self) -> Vec<ErrorSummary> {
         self.errors
             .iter()

@@ -10,6 +10,7 @@ pub mod export;
 pub mod findings;
 mod html;
 pub mod limits;
+pub mod merge;
 pub mod sweep;
 pub mod table;
 #[doc(hidden)]
@@ -64,6 +65,8 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         servers: o.servers.clone(),
         started_unix_ms: o.started_unix_ms,
         start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
+        start_skew_ms: o.start_skew_ms,
+        latency_histogram_us: String::new(),
     }
 }
 
@@ -76,7 +79,9 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
     let mut runs = Vec::new();
     for o in outcomes {
         all.merge(&o.recorder);
-        runs.push(run_record(o));
+        let mut r = run_record(o);
+        r.latency_histogram_us = encode_hist(&o.recorder.latency_us);
+        runs.push(r);
     }
     let n = outcomes.len().max(1) as f64;
     let mean_duration: f64 = outcomes

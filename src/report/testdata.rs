@@ -83,6 +83,7 @@ pub fn fixed_summary() -> SweepSummary {
                 let o = crate::engine::RunMeasurement {
                     started_unix_ms: 0,
                     go_unix_ms: None,
+                    start_skew_ms: None,
                     progress_s: Vec::new(),
                     run: r,
                     duration,
