@@ -244,6 +244,18 @@ fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> R
     Ok(result_path)
 }
 
+/// Which shard of which plan this run is (`--shard`), for its results.
+fn shard_record(plan: &RunPlan) -> Option<crate::records::ShardRecord> {
+    plan.common
+        .shard
+        .as_ref()
+        .map(|s| crate::records::ShardRecord {
+            plan_id: s.plan_id.clone(),
+            index: s.index,
+            count: s.count,
+        })
+}
+
 /// Creates the results directory and the manifest, and writes the in-progress result.json
 /// (what --resume, verify and cleanup need) before the first upload; returns the manifest and
 /// the result's inputs.
@@ -283,6 +295,7 @@ fn prepare_results(
     };
     let mut pending = report::build(inputs.clone(), &[]);
     pending.in_progress = true;
+    pending.shard = shard_record(plan);
     crate::results::write_atomic(
         &results.join("result.json"),
         &serde_json::to_string_pretty(&pending)?,
@@ -372,11 +385,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         &runs.done,
     );
     result.verify = verified;
-    result.shard = shard.as_ref().map(|s| crate::records::ShardRecord {
-        plan_id: s.plan_id.clone(),
-        index: s.index,
-        count: s.count,
-    });
+    result.shard = shard_record(&plan);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
     finish(&plan, &results, &result_path, &manifest, &live, result)

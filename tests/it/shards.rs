@@ -140,3 +140,124 @@ fn a_shard_whose_peers_never_come_times_out_naming_them() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("only shards [0] of 0..3 connected"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_plan() {
+    let (t, _store) = crate::common::target_with(|cfg| {
+        cfg.perf = ingestbench::emulator::PerfModel {
+            service_time: std::time::Duration::from_millis(4),
+            max_concurrent: 4,
+            ..Default::default()
+        };
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = password_file(dir.path(), "admin");
+    let results = dir.path().join("results");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = t.http_url().unwrap();
+    let shard = |k: u64| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+        c.args([
+            "run",
+            "--quiet",
+            "--warmup",
+            "0",
+            "--url",
+            &url,
+            "--profile",
+            "basic",
+        ])
+        .args(["--docs", "1200", "--threads", "8", "--runs", "1"])
+        .args(["--shard", &format!("{k}/4"), "--plan-id", "job-9"])
+        .args(["--rendezvous", &format!("127.0.0.1:{port}")])
+        .args(["--rendezvous-timeout", "30"])
+        .arg("--password-file")
+        .arg(&pw)
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        c
+    };
+    let mut children: Vec<_> = (0..4).map(|k| shard(k).spawn().unwrap()).collect();
+    // Shard 2 is killed once it has acknowledged some documents.
+    let victim = results.join("run-job-9-shard-2of4/manifest.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(&victim).map_or(0, |m| m.lines().count()) < 20 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "shard 2 never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    children[2].kill().unwrap();
+    let mut outs = Vec::new();
+    for c in children {
+        outs.push(tokio::task::spawn_blocking(move || {
+            c.wait_with_output().unwrap()
+        }));
+    }
+    for (k, o) in outs.into_iter().enumerate() {
+        let o = o.await.unwrap();
+        if k != 2 {
+            assert!(
+                o.status.success(),
+                "shard {k}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    let dirs: Vec<_> = (0..4)
+        .map(|k| results.join(format!("run-job-9-shard-{k}of4")))
+        .collect();
+    let merge = |out: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .arg("merge")
+            .args(&dirs)
+            .arg("-o")
+            .arg(dir.path().join(out))
+            .output()
+            .unwrap()
+    };
+    let o = merge("early");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("shard 2 of plan job-9 did not finish"),
+        "{err}"
+    );
+    // The killed shard, resumed on its own, uploads exactly what it had left.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args(["run", "--quiet", "--url", &url, "--resume"])
+        .arg(&dirs[2])
+        .args(["--shard", "2/4", "--plan-id", "job-9"])
+        .args(["--rendezvous", "127.0.0.1:9"])
+        .arg("--password-file")
+        .arg(&pw)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = merge("merged");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stored = t
+        .count_documents_under(
+            ingestbench::api::ProtocolKind::Alfresco,
+            "admin",
+            "ingestbench/job-9",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 1200, "every document of the plan, once");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(dir.path().join("merged"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
