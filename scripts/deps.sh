@@ -15,6 +15,8 @@ declare -A NEED=(
   [mvn]=maven
   [jar]=default-jdk-headless
   [prometheus-node-exporter]=prometheus-node-exporter
+  [parallel]=parallel
+  [go]=golang-go
 )
 
 missing=()

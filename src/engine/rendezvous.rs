@@ -57,6 +57,26 @@ async fn line(lines: &mut Lines, timeout: Duration, what: &str) -> Result<String
     }
 }
 
+/// Shard 0 listens on `addr`; when its name is not (yet) this machine's address (a
+/// Kubernetes pod's own DNS name before it is published), on that port of every address.
+async fn listen(addr: &str) -> Result<TcpListener> {
+    match TcpListener::bind(addr).await {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            bail!("--rendezvous {addr}: the port is in use on shard 0's machine")
+        }
+        Err(e) => {
+            let port = addr
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+                .with_context(|| format!("--rendezvous {addr}: give HOST:PORT"))?;
+            TcpListener::bind(("0.0.0.0", port)).await.with_context(|| {
+                format!("--rendezvous {addr}: shard 0 cannot listen there ({e}) nor on port {port}")
+            })
+        }
+    }
+}
+
 impl Rendezvous {
     /// Joins the rendezvous at `addr` as `shard` of `shards` of plan `plan_id`: shard 0 waits
     /// for all others to connect; the others connect (retrying until `timeout`).
@@ -75,9 +95,7 @@ impl Rendezvous {
             coordinator: None,
         };
         if shard == 0 {
-            let l = TcpListener::bind(addr).await.with_context(|| {
-                format!("--rendezvous {addr}: shard 0 cannot listen there (in use, or not this machine's address)")
-            })?;
+            let l = listen(addr).await?;
             let deadline = tokio::time::Instant::now() + timeout;
             while (r.members.len() as u64) < shards - 1 {
                 let (s, _) = tokio::time::timeout_at(deadline, l.accept())

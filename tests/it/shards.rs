@@ -261,3 +261,120 @@ async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_p
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+#[test]
+#[ignore = "needs go (the Kubernetes API types come from the Go module proxy)"]
+fn the_kubernetes_manifest_decodes_strictly_into_the_real_api_types() {
+    let go = |file: &std::path::Path| {
+        std::process::Command::new("go")
+            .args(["run", "."])
+            .arg(file)
+            .current_dir(repo("scripts/kubernetes/validate"))
+            .output()
+            .unwrap_or_else(|e| panic!("go: {e}; install Go 1.22+ (scripts/deps.sh checks)"))
+    };
+    let manifest = repo("scripts/kubernetes/ingestbench-job.yaml");
+    let o = go(&manifest);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A misspelt field fails: the decoding is strict.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &bad,
+        text.replace("completionMode: Indexed", "completionsMode: Indexed"),
+    )
+    .unwrap();
+    let o = go(&bad);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("unknown field \"completionsMode\""),
+        "{err}"
+    );
+    // So does a Job whose shards would not all run at once.
+    std::fs::write(&bad, text.replace("parallelism: 4", "parallelism: 2")).unwrap();
+    let o = go(&bad);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("parallelism must equal completions"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs GNU parallel (scripts/deps.sh)"]
+async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
+    assert!(
+        std::path::Path::new("/usr/bin/parallel").exists(),
+        "GNU parallel missing: install the Debian package parallel (scripts/deps.sh does)"
+    );
+    let (t, _store) = target().await;
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = dir.path().join("merged");
+    let url = t.http_url().unwrap();
+    let script = repo("scripts/shards.sh");
+    let bin = env!("CARGO_BIN_EXE_ingestbench");
+    let port_s = port.to_string();
+    let out_s = out.to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash")
+            .arg(script)
+            .args([
+                "--local",
+                "3",
+                "--plan-id",
+                "ci-1",
+                "--port",
+                &port_s,
+                "--bin",
+                bin,
+            ])
+            .args(["--out", &out_s, "--"])
+            .args([
+                "--url",
+                &url,
+                "--docs",
+                "600",
+                "--threads",
+                "5",
+                "--runs",
+                "2",
+            ])
+            .args(["--warmup", "0", "--profile", "basic"])
+            .env("INGESTBENCH_PASSWORD", "admin")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("start skew between shards"), "{stdout}");
+    let m: ingestbench::report::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(m.docs_ok, 1200);
+    assert_eq!(m.worker_quotas, ingestbench::engine::split_quota(600, 5));
+    let stored = t
+        .count_documents_under(
+            ingestbench::api::ProtocolKind::Alfresco,
+            "admin",
+            "ingestbench/ci-1",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 1200);
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One ingestbench plan on several plain hosts, driven by GNU parallel over SSH: copy the
+# binary, start shard k on host k (all at once; they meet at the rendezvous on the first
+# host for every run's common start), fetch each shard's results, merge them.
+#
+#   scripts/shards.sh --hosts inj1,inj2,inj3 --plan-id acs-001 [--port 7070] [--bin PATH] \
+#       [--out DIR] -- --url https://alfresco:8443 --docs 100000 --threads 60 --runs 3
+#   scripts/shards.sh --local 4 --plan-id test-001 -- --url http://127.0.0.1:8080 ...
+#
+# --hosts: SSH destinations (user@host works); shard k runs on the k-th, shard 0's host must
+#   be reachable from the others on --port. The password is passed in INGESTBENCH_PASSWORD
+#   through SSH's environment (SendEnv/AcceptEnv) or a --password-file present on every host.
+# --local N: N shards on this machine, no SSH (GNU parallel's local mode; what CI runs).
+# The merged result is printed and written to --out (default results/merged-<plan-id>).
+set -euo pipefail
+
+hosts="" local_n="" plan_id="" port=7070 bin="" out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --hosts) hosts=$2; shift 2 ;;
+    --local) local_n=$2; shift 2 ;;
+    --plan-id) plan_id=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "shards.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+die() { echo "shards.sh: $*" >&2; exit 2; }
+command -v parallel >/dev/null || die "GNU parallel is missing: apt-get install parallel (scripts/deps.sh does)"
+[ -n "$plan_id" ] || die "--plan-id ID is required (the same for every shard; one per measurement)"
+[ -n "$hosts" ] || [ -n "$local_n" ] || die "give --hosts h1,h2,... or --local N"
+if [ -z "$bin" ]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  bin="${CARGO_TARGET_DIR:-$root/target}/release/ingestbench"
+  [ -x "$bin" ] || (cd "$root" && cargo build --release --locked -q)
+fi
+[ -x "$bin" ] || die "--bin $bin is not an executable"
+out=${out:-results/merged-$plan_id}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+if [ -n "$local_n" ]; then
+  n=$local_n
+  # Local mode: every shard on this machine, results straight into $work.
+  seq 0 $((n - 1)) | parallel --jobs "$n" --halt now,fail=1 --line-buffer --tagstring 'shard {}' \
+    "$bin" run "$@" --quiet --shard "{}/$n" --plan-id "$plan_id" \
+      --rendezvous "127.0.0.1:$port" --results-dir "$work"
+else
+  IFS=, read -r -a H <<<"$hosts"
+  n=${#H[@]}
+  first=${H[0]##*@}
+  # Copy the binary to every host, run shard k on host k, fetch its results.
+  parallel --jobs "$n" --halt now,fail=1 scp -q "$bin" '{}:/tmp/ingestbench' ::: "${H[@]}"
+  parallel --jobs "$n" --halt now,fail=1 --line-buffer --tagstring 'shard {#}' --link \
+    ssh -o SendEnv=INGESTBENCH_PASSWORD '{1}' /tmp/ingestbench run "$(printf '%q ' "$@")" --quiet \
+      --shard '{2}'"/$n" --plan-id "$plan_id" --rendezvous "$first:$port" --results-dir /tmp/ingestbench-results \
+    ::: "${H[@]}" ::: $(seq 0 $((n - 1)))
+  parallel --jobs "$n" --link scp -q -r \
+    "{1}:/tmp/ingestbench-results/run-$plan_id-shard-{2}of$n" "$work/" \
+    ::: "${H[@]}" ::: $(seq 0 $((n - 1)))
+fi
+dirs=()
+for k in $(seq 0 $((n - 1))); do dirs+=("$work/run-$plan_id-shard-${k}of$n"); done
+mkdir -p "$(dirname "$out")"
+"$bin" merge "${dirs[@]}" -o "$out"
+for k in $(seq 0 $((n - 1))); do cp -r "$work/run-$plan_id-shard-${k}of$n" "$(dirname "$out")/"; done
