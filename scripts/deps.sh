@@ -16,8 +16,17 @@ declare -A NEED=(
   [jar]=default-jdk-headless
   [prometheus-node-exporter]=prometheus-node-exporter
   [parallel]=parallel
-  [go]=golang-go
 )
+
+# Go (the Kubernetes manifest test decodes it with k8s.io/api, which needs Go 1.22+; this
+# machine kind ships Go 1.26 in /usr/local/go, Debian 12's golang-go is 1.19): checked, not
+# installed. Its modules come from the Go module proxy on first use (go.sum pins them).
+PATH=$PATH:/usr/local/go/bin
+if ! go version 2>/dev/null | grep -qE 'go1\.(2[2-9]|[3-9][0-9])'; then
+  echo "deps: Go 1.22 or later is needed (found: $(go version 2>/dev/null || echo none)); install it from https://go.dev/dl" >&2
+  [ "${CI:-}" = true ] && exit 1
+fi
+(cd "$(dirname "$0")/kubernetes/validate" && go mod download) || echo "deps: could not fetch the Go modules of scripts/kubernetes/validate" >&2
 
 missing=()
 for cmd in "${!NEED[@]}"; do
