@@ -129,9 +129,12 @@ async fn warm_up_measures_the_known_capacity_a_cold_run_does_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
     let _one = TIMED.lock().await;
+    // 4 slots × 50 ms ± 50 %: 80 docs/s on average; long service times keep a loaded
+    // machine's scheduling delays small against the modelled jitter, which dominates.
     let (t, _d) = target_with(|cfg| {
         known_capacity(cfg);
-        cfg.perf.jitter = 0.9;
+        cfg.perf.service_time = Duration::from_millis(50);
+        cfg.perf.jitter = 0.5;
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -140,13 +143,13 @@ async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
         dir.path(),
         &[
             "--docs",
-            "80",
+            "48",
             "--runs",
             "3",
             "--precision",
             "3%",
             "--max-runs",
-            "30",
+            "60",
             "--warmup",
             "16",
         ],
@@ -161,7 +164,7 @@ async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
     );
     assert!(h <= 3.0, "±{h} % after {} runs", r.runs.len());
     assert!(
-        r.runs.len() >= 3 && r.runs.len() < 30,
+        r.runs.len() >= 3 && r.runs.len() < 60,
         "{} runs",
         r.runs.len()
     );
@@ -169,7 +172,7 @@ async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
     // Every run was recorded with its own number.
     let nums: Vec<u32> = r.runs.iter().map(|x| x.run).collect();
     assert_eq!(nums, (1..=r.runs.len() as u32).collect::<Vec<_>>());
-    assert!(within(r.docs_per_sec, CAPACITY, 15.0), "{}", r.docs_per_sec);
+    assert!(within(r.docs_per_sec, 80.0, 15.0), "{}", r.docs_per_sec);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

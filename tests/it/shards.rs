@@ -9,49 +9,74 @@ use ingestbench::manifest::Manifest;
 
 use crate::common::{password_file, target};
 
+/// A free loopback port for the rendezvous.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `ingestbench run` as one shard of plan `plan` (its --shard flags in `shard`), against
+/// `url`, meeting at `port`, writing below `dir`.
+fn shard_run(
+    url: &str,
+    dir: &std::path::Path,
+    plan: &str,
+    port: u16,
+    shard: &[&str],
+    sizes: &[&str],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+    c.args([
+        "run",
+        "--quiet",
+        "--warmup",
+        "0",
+        "--url",
+        url,
+        "--profile",
+        "basic",
+    ])
+    .args(sizes)
+    .args(shard)
+    .args([
+        "--plan-id",
+        plan,
+        "--rendezvous",
+        &format!("127.0.0.1:{port}"),
+    ])
+    .args(["--rendezvous-timeout", "60"])
+    .arg("--password-file")
+    .arg(password_file(dir, "admin"))
+    .arg("--results-dir")
+    .arg(dir.join("results"))
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    c
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
     let (t, _store) = target().await;
     let dir = tempfile::tempdir().unwrap();
-    let pw = password_file(dir.path(), "admin");
     let results = dir.path().join("results");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = t.http_url().unwrap();
     let mut children = Vec::new();
     for k in 0..4 {
-        let c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
-            .env("JOB_COMPLETION_INDEX", k.to_string())
-            .args([
-                "run",
-                "--quiet",
-                "--warmup",
-                "0",
-                "--url",
-                &url,
-                "--profile",
-                "basic",
-            ])
-            .args(["--docs", "1000", "--threads", "6", "--runs", "2"])
-            .args(["--shard-index-env", "JOB_COMPLETION_INDEX", "--shards", "4"])
-            .args([
-                "--plan-id",
-                "job-7",
-                "--rendezvous",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .args(["--rendezvous-timeout", "60"])
-            .arg("--password-file")
-            .arg(&pw)
-            .arg("--results-dir")
-            .arg(&results)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let c = shard_run(
+            &url,
+            dir.path(),
+            "job-7",
+            port,
+            &["--shard-index-env", "JOB_COMPLETION_INDEX", "--shards", "4"],
+            &["--docs", "1000", "--threads", "6", "--runs", "2"],
+        )
+        .env("JOB_COMPLETION_INDEX", k.to_string())
+        .spawn()
+        .unwrap();
         children.push(tokio::task::spawn_blocking(move || c.wait_with_output()));
     }
     for c in children {
@@ -110,11 +135,7 @@ async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
 #[test]
 fn a_shard_whose_peers_never_come_times_out_naming_them() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
         .args([
             "run",
@@ -154,35 +175,18 @@ async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_p
     let dir = tempfile::tempdir().unwrap();
     let pw = password_file(dir.path(), "admin");
     let results = dir.path().join("results");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = t.http_url().unwrap();
     let shard = |k: u64| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
-        c.args([
-            "run",
-            "--quiet",
-            "--warmup",
-            "0",
-            "--url",
+        let spec = format!("{k}/4");
+        shard_run(
             &url,
-            "--profile",
-            "basic",
-        ])
-        .args(["--docs", "1200", "--threads", "8", "--runs", "1"])
-        .args(["--shard", &format!("{k}/4"), "--plan-id", "job-9"])
-        .args(["--rendezvous", &format!("127.0.0.1:{port}")])
-        .args(["--rendezvous-timeout", "30"])
-        .arg("--password-file")
-        .arg(&pw)
-        .arg("--results-dir")
-        .arg(&results)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-        c
+            dir.path(),
+            "job-9",
+            port,
+            &["--shard", &spec],
+            &["--docs", "1200", "--threads", "8", "--runs", "1"],
+        )
     };
     let mut children: Vec<_> = (0..4).map(|k| shard(k).spawn().unwrap()).collect();
     // Shard 2 is killed once it has acknowledged some documents.
@@ -315,11 +319,7 @@ async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
     );
     let (t, _store) = target().await;
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let out = dir.path().join("merged");
     let url = t.http_url().unwrap();
     let script = repo("scripts/shards.sh");
