@@ -123,6 +123,10 @@ pub fn assert_valid(root: &Value, schema: &Value, v: &Value) {
     );
 }
 
+/// Tests that measure time, and tests that load the machine with several processes, run one
+/// at a time (each holds this), so the second kind never skews the first on 2 cores.
+pub static TIMED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// An embedded target on 127.0.0.1:0 with a temp store (kept alive by the returned dir).
 pub async fn target() -> (ingestbench::emulator::EmulatorHandle, tempfile::TempDir) {
     target_with(|_| {}).await

@@ -95,6 +95,7 @@ fn a_directory_is_sniffed_and_shadow_metadata_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
+    let _one = common::TIMED.lock().await;
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
     let (target, dir) = common::target_with(|c| {
         // Two slots of 12 ms: at both thread counts the repository, not the client, sets the

@@ -14,9 +14,6 @@ use crate::common::{password_file, target_with};
 /// the store's own work room to fit inside the modelled time on a loaded machine).
 const CAPACITY: f64 = 200.0;
 
-/// These tests measure time: one at a time, so they do not load the machine for each other.
-static TIMED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 fn known_capacity(cfg: &mut EmulatorConfig) {
     cfg.perf = PerfModel {
         service_time: Duration::from_millis(20),
@@ -58,7 +55,7 @@ fn within(x: f64, want: f64, pct: f64) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_up_measures_the_known_capacity_a_cold_run_does_not() {
-    let _one = TIMED.lock().await;
+    let _one = crate::common::TIMED.lock().await;
     // The first 200 requests take 40 ms longer (a JVM's JIT, empty caches).
     let cold = |cfg: &mut EmulatorConfig| {
         known_capacity(cfg);
@@ -128,7 +125,7 @@ async fn warm_up_measures_the_known_capacity_a_cold_run_does_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
-    let _one = TIMED.lock().await;
+    let _one = crate::common::TIMED.lock().await;
     // 4 slots × 50 ms ± 50 %: 80 docs/s on average; long service times keep a loaded
     // machine's scheduling delays small against the modelled jitter, which dominates.
     let (t, _d) = target_with(|cfg| {
@@ -177,7 +174,7 @@ async fn precision_repeats_runs_until_the_interval_is_within_three_percent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_steady_state_window_counts_only_what_it_acknowledged() {
-    let _one = TIMED.lock().await;
+    let _one = crate::common::TIMED.lock().await;
     let (t, _d) = target_with(known_capacity).await;
     let dir = tempfile::tempdir().unwrap();
     let r = run(

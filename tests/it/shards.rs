@@ -19,7 +19,7 @@ fn free_port() -> u16 {
 }
 
 /// `ingestbench run` as one shard of plan `plan` (its --shard flags in `shard`), against
-/// `url`, meeting at `port`, writing below `dir`.
+/// `url`, meeting at `port`, writing below `dir` (which holds the file `password`).
 fn shard_run(
     url: &str,
     dir: &std::path::Path,
@@ -28,6 +28,7 @@ fn shard_run(
     shard: &[&str],
     sizes: &[&str],
 ) -> std::process::Command {
+    let pw = dir.join("password");
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
     c.args([
         "run",
@@ -49,7 +50,7 @@ fn shard_run(
     ])
     .args(["--rendezvous-timeout", "60"])
     .arg("--password-file")
-    .arg(password_file(dir, "admin"))
+    .arg(pw)
     .arg("--results-dir")
     .arg(dir.join("results"))
     .stdout(std::process::Stdio::piped())
@@ -59,8 +60,10 @@ fn shard_run(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
+    let _one = crate::common::TIMED.lock().await;
     let (t, _store) = target().await;
     let dir = tempfile::tempdir().unwrap();
+    password_file(dir.path(), "admin");
     let results = dir.path().join("results");
     let port = free_port();
     let url = t.http_url().unwrap();
@@ -164,6 +167,7 @@ fn a_shard_whose_peers_never_come_times_out_naming_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_plan() {
+    let _one = crate::common::TIMED.lock().await;
     let (t, _store) = crate::common::target_with(|cfg| {
         cfg.perf = ingestbench::emulator::PerfModel {
             service_time: std::time::Duration::from_millis(4),
@@ -313,6 +317,7 @@ fn the_kubernetes_manifest_decodes_strictly_into_the_real_api_types() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs GNU parallel (scripts/deps.sh)"]
 async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
+    let _one = crate::common::TIMED.lock().await;
     assert!(
         std::path::Path::new("/usr/bin/parallel").exists(),
         "GNU parallel missing: install the Debian package parallel (scripts/deps.sh does)"
