@@ -10,16 +10,18 @@ use ingestbench::emulator::{EmulatorConfig, PerfModel};
 
 use crate::common::{password_file, target_with};
 
-/// 4 slots × 20 ms: exactly 200 uploads/s however many workers queue for them (20 ms leaves
-/// the store's own work room to fit inside the modelled time on a loaded machine).
-const CAPACITY: f64 = 200.0;
+/// 4 slots × 50 ms: exactly 80 uploads/s however many workers queue for them. 50 ms leaves
+/// the store's own work (a temporary store: no fsync) room to fit inside the modelled time
+/// while the rest of the suite loads both cores.
+const CAPACITY: f64 = 80.0;
 
 fn known_capacity(cfg: &mut EmulatorConfig) {
     cfg.perf = PerfModel {
-        service_time: Duration::from_millis(20),
+        service_time: Duration::from_millis(50),
         max_concurrent: 4,
         ..PerfModel::default()
     };
+    cfg.share_prefixes = true;
 }
 
 async fn run(url: &str, dir: &std::path::Path, extra: &[&str]) -> ingestbench::report::RunResult {
@@ -180,14 +182,15 @@ async fn a_steady_state_window_counts_only_what_it_acknowledged() {
     let r = run(
         &t.http_url().unwrap(),
         dir.path(),
-        &["--duration", "1s", "--runs", "2", "--warmup", "0.2s"],
+        &["--duration", "2s", "--runs", "2", "--warmup", "0.2s"],
     )
     .await;
-    eprintln!("{:.1} docs/s over 1 s windows", r.docs_per_sec);
-    assert!(within(r.docs_per_sec, CAPACITY, 5.0), "{}", r.docs_per_sec);
+    eprintln!("{:.1} docs/s over 2 s windows", r.docs_per_sec);
+    // The uploads in flight at the deadline (up to one per slot) are not counted: 156 of 160.
+    assert!(within(r.docs_per_sec, CAPACITY, 8.0), "{}", r.docs_per_sec);
     for run in &r.runs {
-        assert_eq!(run.window_s, Some(1.0));
-        assert_eq!(run.duration_s, 1.0);
+        assert_eq!(run.window_s, Some(2.0));
+        assert_eq!(run.duration_s, 2.0);
         // At most one upload per worker can be in flight when the window closes.
         assert!(run.docs_after_window <= 8, "{}", run.docs_after_window);
         assert!(run.warmup_docs > 0);
