@@ -104,6 +104,8 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
         c.perf.max_concurrent = 2;
         c.perf.service_time = std::time::Duration::from_millis(12);
         c.perf.per_mib = std::time::Duration::from_millis(40);
+        // A temporary store (no fsync, shared prefixes) keeps its work small under load.
+        c.share_prefixes = true;
     })
     .await;
     let pw = common::password_file(dir.path(), "admin");
