@@ -6,7 +6,10 @@
 #   scripts/shards.sh --hosts inj1,inj2,inj3 --plan-id acs-001 [--port 7070] [--bin PATH] \
 #       [--out DIR] -- --url https://alfresco:8443 --docs 100000 --threads 60 --runs 3
 #   scripts/shards.sh --local 4 --plan-id test-001 -- --url http://127.0.0.1:8080 ...
+#   scripts/shards.sh --sweep --hosts ... --plan-id sweep-001 -- --access-methods lb-https,node1 ...
 #
+# --sweep: shard `ingestbench sweep` (each shard takes its part of every cell's workers)
+#   instead of `ingestbench run`; the merge writes the whole sweep's reports.
 # --hosts: SSH destinations (user@host works); shard k runs on the k-th, shard 0's host must
 #   be reachable from the others on --port. The password is passed in INGESTBENCH_PASSWORD
 #   through SSH's environment (SendEnv/AcceptEnv) or a --password-file present on every host.
@@ -14,11 +17,12 @@
 # The merged result is printed and written to --out (default results/merged-<plan-id>).
 set -euo pipefail
 
-hosts="" local_n="" plan_id="" port=7070 bin="" out=""
+hosts="" local_n="" plan_id="" port=7070 bin="" out="" cmd=run
 while [ $# -gt 0 ]; do
   case "$1" in
     --hosts) hosts=$2; shift 2 ;;
     --local) local_n=$2; shift 2 ;;
+    --sweep) cmd=sweep; shift ;;
     --plan-id) plan_id=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
@@ -44,7 +48,7 @@ if [ -n "$local_n" ]; then
   n=$local_n
   # Local mode: every shard on this machine, results straight into $work.
   seq 0 $((n - 1)) | parallel --jobs "$n" --halt now,fail=1 --line-buffer --tagstring 'shard {}' \
-    "$bin" run "$@" --quiet --shard "{}/$n" --plan-id "$plan_id" \
+    "$bin" "$cmd" "$@" --quiet --shard "{}/$n" --plan-id "$plan_id" \
       --rendezvous "127.0.0.1:$port" --results-dir "$work"
 else
   IFS=, read -r -a H <<<"$hosts"
@@ -53,15 +57,15 @@ else
   # Copy the binary to every host, run shard k on host k, fetch its results.
   parallel --jobs "$n" --halt now,fail=1 scp -q "$bin" '{}:/tmp/ingestbench' ::: "${H[@]}"
   parallel --jobs "$n" --halt now,fail=1 --line-buffer --tagstring 'shard {#}' --link \
-    ssh -o SendEnv=INGESTBENCH_PASSWORD '{1}' /tmp/ingestbench run "$(printf '%q ' "$@")" --quiet \
+    ssh -o SendEnv=INGESTBENCH_PASSWORD '{1}' /tmp/ingestbench "$cmd" "$(printf '%q ' "$@")" --quiet \
       --shard '{2}'"/$n" --plan-id "$plan_id" --rendezvous "$first:$port" --results-dir /tmp/ingestbench-results \
     ::: "${H[@]}" ::: $(seq 0 $((n - 1)))
   parallel --jobs "$n" --link scp -q -r \
-    "{1}:/tmp/ingestbench-results/run-$plan_id-shard-{2}of$n" "$work/" \
+    "{1}:/tmp/ingestbench-results/$cmd-$plan_id-shard-{2}of$n" "$work/" \
     ::: "${H[@]}" ::: $(seq 0 $((n - 1)))
 fi
 dirs=()
-for k in $(seq 0 $((n - 1))); do dirs+=("$work/run-$plan_id-shard-${k}of$n"); done
+for k in $(seq 0 $((n - 1))); do dirs+=("$work/$cmd-$plan_id-shard-${k}of$n"); done
 mkdir -p "$(dirname "$out")"
 "$bin" merge "${dirs[@]}" -o "$out"
-for k in $(seq 0 $((n - 1))); do cp -r "$work/run-$plan_id-shard-${k}of$n" "$(dirname "$out")/"; done
+for k in $(seq 0 $((n - 1))); do cp -r "$work/$cmd-$plan_id-shard-${k}of$n" "$(dirname "$out")/"; done

@@ -44,8 +44,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render the reports of a sweep directory from its saved results.
     Report(ReportArgs),
-    /// Merge the results of the shards of one plan (run-<plan-id>-shard-<K>of<N>) into the
-    /// result one injector would have written for the same uploads: counts and bytes summed,
+    /// Merge the results of the shards of one plan (run-<plan-id>-shard-<K>of<N> or
+    /// sweep-<plan-id>-shard-<K>of<N>) into the result one injector would have written for
+    /// the same uploads: counts and bytes summed,
     /// each run from the first shard's start to the last shard's end, HDR histograms merged
     /// (never percentiles averaged), manifests concatenated. A missing or unfinished shard
     /// is an error naming it. verify, cleanup and report work on the merged directory.
@@ -256,7 +257,8 @@ pub struct CommonArgs {
     /// Run shard K (0-based) of N of one plan, for several injector machines: every shard
     /// computes the same plan (same --plan-id, --seed, --docs, --threads = the workers of all
     /// shards together) and runs only its part of the workers and documents; runs start
-    /// together through --rendezvous. `run` only in this version.
+    /// together through --rendezvous. A sweep shard takes its part of every cell's workers
+    /// (--precision cannot be sharded: give --runs).
     #[arg(long, value_name = "K/N", requires = "plan_id")]
     pub shard: Option<String>,
 

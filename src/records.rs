@@ -329,6 +329,10 @@ pub struct SweepPlan {
     pub versioning: bool,
     pub timeout_s: f64,
     pub host: HostFacts,
+    /// `--shard K/N`: this directory holds one shard's part of every cell; `merge` makes the
+    /// whole sweep of all shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
 }
 
 impl SweepPlan {

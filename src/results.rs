@@ -55,16 +55,23 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
 
 /// Writes one finished run's record (`runs/<cell>_r<R>.json`).
 pub fn write_run(dir: &Path, cell: &CellKey, m: &RunMeasurement, client_cpu_s: f64) -> Result<()> {
-    let rec = CellRun {
-        cell: cell.clone(),
-        record: crate::report::run_record(m),
-        latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
-        client_cpu_s: crate::metrics::round3(client_cpu_s),
-    };
+    write_cell_run(
+        dir,
+        &CellRun {
+            cell: cell.clone(),
+            record: crate::report::run_record(m),
+            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
+            client_cpu_s: crate::metrics::round3(client_cpu_s),
+        },
+    )
+}
+
+/// Writes a run record as it is (`runs/<cell>_r<R>.json`).
+pub fn write_cell_run(dir: &Path, rec: &CellRun) -> Result<()> {
     write_atomic(
         &dir.join("runs")
-            .join(format!("{}.json", cell.file_stem(m.run))),
-        &serde_json::to_string_pretty(&rec)?,
+            .join(format!("{}.json", rec.cell.file_stem(rec.record.run))),
+        &serde_json::to_string_pretty(rec)?,
     )
 }
 

@@ -309,9 +309,6 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let args = resumed.as_ref().map_or(args, |r| &r.0);
     let plan = RunPlan::try_from(args)?;
     let shard = plan.common.shard.clone();
-    if shard.is_some() && plan.common.measure.precision_pct.is_some() {
-        bail!("--precision cannot be combined with --shard: every shard must run the same runs");
-    }
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {
         (Some((_, id, _)), _) => id.clone(),

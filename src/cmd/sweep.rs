@@ -61,9 +61,19 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
         });
     }
     let spec = SweepPlanSpec::build(a).await?;
-    let id = format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff);
+    // Every shard of a plan names its folders and documents from the one plan id.
+    let (id, name) = match &spec.common.shard {
+        Some(s) => (
+            s.plan_id.clone(),
+            format!("sweep-{}-shard-{}of{}", s.plan_id, s.index, s.count),
+        ),
+        None => {
+            let id = format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff);
+            (id.clone(), format!("sweep-{id}"))
+        }
+    };
     Ok(Prepared {
-        dir: a.results_dir.join(format!("sweep-{id}")),
+        dir: a.results_dir.join(name),
         plan: spec.record(&id),
         spec,
         done: Vec::new(),
@@ -74,6 +84,12 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
 fn print_plan(p: &Prepared, pending: &[(CellKey, u32)]) {
     let (plan, spec) = (&p.plan, &p.spec);
     eprintln!("ingestbench sweep {} -> {}", plan.id, p.dir.display());
+    if let Some(s) = &plan.shard {
+        eprintln!(
+            "  shard {} of {}: this process runs its part of every cell's workers",
+            s.index, s.count
+        );
+    }
     for m in &spec.methods {
         let conns: Vec<&str> = spec.connections_of(m).iter().map(|c| c.name()).collect();
         eprintln!(
@@ -127,12 +143,15 @@ fn print_plan(p: &Prepared, pending: &[(CellKey, u32)]) {
 struct Recorder<'a> {
     dir: &'a Path,
     progress: &'a Progress,
+    /// `shard K/N ` on a shard's console, else empty.
+    shard: String,
 }
 
 impl RunObserver for Recorder<'_> {
     fn starting(&mut self, k: usize, n: usize, cell: &CellKey, run: u32) {
         self.progress.set_message(format!(
-            "[{}/{n}] {} {} {} t={} run {run}",
+            "{}[{}/{n}] {} {} {} t={} run {run}",
+            self.shard,
             k + 1,
             cell.method,
             cell.connection,
@@ -180,6 +199,7 @@ async fn execute(
     earlier: &[ManifestEntry],
     manifest: &Manifest,
     live: &Arc<LiveCounters>,
+    rendezvous: Option<engine::rendezvous::Rendezvous>,
 ) -> Result<SweepEnd> {
     let c = &p.spec.common;
     let fixtures: HashMap<_, _> = p
@@ -213,11 +233,14 @@ async fn execute(
         measure: c.measure,
         servers: &session.servers(c),
         history: history(&p.done),
-        shard: None,
-        rendezvous: None,
+        shard: c.shard.as_ref().map(|s| (s.index, s.count)),
+        rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
     };
     let signals = super::watch_signals(live.clone());
-    let total = if c.measure.duration_s.is_some() || c.measure.precision_pct.is_some() {
+    let total = if c.measure.duration_s.is_some()
+        || c.measure.precision_pct.is_some()
+        || c.shard.is_some()
+    {
         0
     } else {
         pending.len() as u64 * p.spec.docs
@@ -226,6 +249,11 @@ async fn execute(
     let mut rec = Recorder {
         dir: &p.dir,
         progress: &progress,
+        shard: c
+            .shard
+            .as_ref()
+            .map(|s| format!("shard {}/{} ", s.index, s.count))
+            .unwrap_or_default(),
     };
     let end = engine::run_sweep(job, &mut rec).await;
     progress.finish().await;
@@ -269,7 +297,21 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
-    let end = execute(&p, &session, &pending, &earlier, &manifest, &live).await?;
+    // A shard resumed on its own finishes its part without waiting for the others.
+    let rendezvous = match &p.spec.common.shard {
+        Some(s) if s.count > 1 && a.resume.is_none() => Some(
+            engine::rendezvous::Rendezvous::join(
+                s.rendezvous.as_deref().unwrap_or_default(),
+                &s.plan_id,
+                s.index,
+                s.count,
+                s.timeout,
+            )
+            .await?,
+        ),
+        _ => None,
+    };
+    let end = execute(&p, &session, &pending, &earlier, &manifest, &live, rendezvous).await?;
     drop(session);
     report(&p, end, &manifest, &live)
 }

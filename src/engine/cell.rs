@@ -91,6 +91,10 @@ impl CellPlan {
     pub fn run_folder(&self, run: u32) -> String {
         format!("{}/run-{run}", self.folder)
     }
+    /// The global document indices this process uploads in a run (all, or its shard's).
+    pub fn owned(&self) -> std::ops::Range<u64> {
+        Part::of(self, None).range
+    }
     /// The document markers of a run's warm-up: never those of a measured document.
     fn warmup_tag(run_tag: u64) -> u64 {
         crate::fixtures::Rng::new(run_tag ^ 0x3A3A_5EED_0000_0001).next_u64()
@@ -381,7 +385,12 @@ pub async fn run_cell<P: Protocol>(
     // Every worker warmed up and ready; then (shards) every shard ready; then all start.
     barrier.wait().await;
     let common = match &plan.rendezvous {
-        Some(r) => Some(r.lock().await.barrier(run).await?),
+        Some(r) => Some(
+            r.lock()
+                .await
+                .barrier(run, plan.tag.as_deref().unwrap_or("run"))
+                .await?,
+        ),
         None => None,
     };
     barrier.wait().await;

@@ -2,9 +2,12 @@
 //! rendezvous address, the others connect to it; before every run each shard says it is
 //! ready, and when all are, shard 0 names a start time a little ahead (wall clock, assumed
 //! NTP-synchronised) and every shard starts then. Run r+1 starts on no shard before every
-//! shard has finished run r, because "ready for r+1" is only sent after r. Every wait is
-//! bounded and a timeout names the shards that did not come. Line protocol over TCP:
-//! `hello <plan-id> <shard>`, `ready <run>`, `go <run> <unix-ms>`.
+//! shard has finished run r, because "ready for r+1" is only sent after r. Each `ready`
+//! names the step (the sweep's cell, or `run`), so shards whose plans went apart (a method
+//! one of them could not reach) stop with a clear error instead of measuring different
+//! cells at once. Every wait is bounded and a timeout names the shards that did not come.
+//! Line protocol over TCP: `hello <plan-id> <shard>`, `ready <run> <step>`,
+//! `go <run> <unix-ms>`.
 
 use std::time::Duration;
 
@@ -149,10 +152,12 @@ impl Rendezvous {
         Ok(r)
     }
 
-    /// Waits until every shard is ready for `run`, then until the agreed start.
-    pub async fn barrier(&mut self, run: u32) -> Result<Start> {
+    /// Waits until every shard is ready for `run` of `step` (a name without spaces), then
+    /// until the agreed start.
+    pub async fn barrier(&mut self, run: u32, step: &str) -> Result<Start> {
+        let ready = format!("ready {run} {step}");
         let go = if let Some((lines, wr)) = &mut self.coordinator {
-            wr.write_all(format!("ready {run}\n").as_bytes()).await?;
+            wr.write_all(format!("{ready}\n").as_bytes()).await?;
             let l = line(lines, self.timeout, "waiting for shard 0's start").await?;
             let mut f = l.split_whitespace();
             match (
@@ -165,10 +170,12 @@ impl Rendezvous {
             }
         } else {
             for (k, lines, _) in &mut self.members {
-                let what = format!("waiting for shard {k} to be ready for run {run}");
+                let what = format!("waiting for shard {k} to be ready for run {run} of {step}");
                 let l = line(lines, self.timeout, &what).await?;
-                if l.trim() != format!("ready {run}") {
-                    bail!("--rendezvous: shard {k} said `{l}`, expected `ready {run}`");
+                if l.trim() != ready {
+                    bail!(
+                        "--rendezvous: shard {k} is at `{l}` while shard 0 is at `{ready}`: the shards' plans differ (give every shard the same flags, and make every access method reachable from every shard)"
+                    );
                 }
             }
             let go = now_ms() + LEAD.as_millis() as i64;
@@ -212,7 +219,7 @@ mod tests {
                 let mut r = Rendezvous::join(&addr, "p1", k, 4, t).await.unwrap();
                 let mut starts = Vec::new();
                 for run in 1..=2 {
-                    starts.push(r.barrier(run).await.unwrap());
+                    starts.push(r.barrier(run, "run").await.unwrap());
                 }
                 starts
             }));
@@ -228,6 +235,23 @@ mod tests {
             let skew = started.iter().max().unwrap() - started.iter().min().unwrap();
             assert!(skew < 50, "skew {skew} ms");
         }
+        // Two shards at different steps (their plans went apart): stopped, not started.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let a2 = addr.clone();
+        let one = tokio::spawn(async move {
+            let mut r = Rendezvous::join(&a2, "p2", 1, 2, t).await.unwrap();
+            r.barrier(1, "https_reuse_small_t4").await
+        });
+        let mut r0 = Rendezvous::join(&addr, "p2", 0, 2, t).await.unwrap();
+        let e = r0.barrier(1, "http_reuse_small_t4").await.unwrap_err();
+        assert!(format!("{e:#}").contains("plans differ"), "{e:#}");
+        drop(r0);
+        assert!(one.await.unwrap().is_err());
         // Shard 0 alone, 2 planned: a clear error naming who came.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()

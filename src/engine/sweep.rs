@@ -94,29 +94,34 @@ impl SweepJob<'_> {
             // A steady-state run is never finished part-way: one that was interrupted is
             // run again in a folder of its own, with documents of its own.
             Folders::One { folder, nonce } if window.is_some() => {
-                let tries: std::collections::HashSet<&str> = self
-                    .earlier
-                    .iter()
-                    .filter(|e| e.run == run)
-                    .map(|e| e.folder.as_str())
-                    .collect();
-                match tries.len() as u64 {
+                match self.tries(cell, run) {
                     0 => (folder.clone(), *nonce),
                     k => (format!("{folder}/retry{k}"), *nonce ^ k),
                 }
             }
             Folders::One { folder, nonce } => (folder.clone(), *nonce),
-            Folders::PerRun { base } => (
-                format!(
-                    "{base}/{}-{}/{}/t{}/a{:04x}",
-                    cell.method,
-                    cell.connection,
-                    cell.size,
-                    cell.threads,
-                    crate::fixtures::random_u64() & 0xffff
-                ),
-                self.seed ^ crate::fixtures::random_u64(),
-            ),
+            // Named from the plan, the cell and the run, so every shard of a plan puts its
+            // part of a run in the same folder with the same markers; a steady-state run
+            // that was interrupted is run again in a folder of its own.
+            Folders::PerRun { base } => {
+                let tries = if window.is_some() {
+                    self.tries(cell, run)
+                } else {
+                    0
+                };
+                let h = fnv1a(format!("{base}/{}/{run}/{tries}", cell.tag()).as_bytes());
+                (
+                    format!(
+                        "{base}/{}-{}/{}/t{}/a{:04x}",
+                        cell.method,
+                        cell.connection,
+                        cell.size,
+                        cell.threads,
+                        h & 0xffff
+                    ),
+                    self.seed ^ h,
+                )
+            }
         };
         CellPlan {
             docs: self.docs,
@@ -136,6 +141,18 @@ impl SweepJob<'_> {
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
         }
+    }
+
+    /// How many folders earlier attempts at this run of `cell` used (grows with each).
+    fn tries(&self, cell: &CellKey, run: u32) -> u64 {
+        let tag = self.tag_manifest.then(|| cell.tag());
+        let folders: std::collections::HashSet<&str> = self
+            .earlier
+            .iter()
+            .filter(|e| e.run == run && e.cell.as_deref() == tag.as_deref())
+            .map(|e| e.folder.as_str())
+            .collect();
+        folders.len() as u64
     }
 
     /// The interrupted run this one finishes, if the earlier manifest has one.
@@ -225,7 +242,11 @@ async fn one_run(
     let c = job.session.get(&cell.method, cell.connection)?;
     let plan = job.cell_plan(cell, run, c.counter.clone());
     let resume = job.resume_point(&plan, run);
-    if resume.as_ref().is_some_and(|r| r.todo.is_empty()) {
+    let owned = plan.owned();
+    if resume
+        .as_ref()
+        .is_some_and(|r| !r.todo.iter().any(|i| owned.contains(i)))
+    {
         return Ok(None);
     }
     obs.starting(k, n, cell, run);
@@ -261,4 +282,11 @@ async fn one_run(
             fatal: fatal.map(|r| (cell.clone(), r)),
         },
     )))
+}
+
+/// FNV-1a: a hash that is the same in every process and every build, for names shards share.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }

@@ -255,6 +255,13 @@ impl TryFrom<&CommonArgs> for CommonPlan {
                 kind.name()
             );
         }
+        let measure = measure_policy(a)?;
+        let shard = shard_plan(a)?;
+        if shard.is_some() && measure.precision_pct.is_some() {
+            bail!(
+                "--precision cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
+            );
+        }
         Ok(CommonPlan {
             protocol: kind,
             user: a.user.clone(),
@@ -269,9 +276,9 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             timeout: Duration::from_secs_f64(a.timeout),
             retries: a.retries,
             quiet: a.quiet,
-            measure: measure_policy(a)?,
+            measure,
             probes: probes(a)?,
-            shard: shard_plan(a)?,
+            shard,
         })
     }
 }

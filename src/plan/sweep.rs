@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use super::CommonPlan;
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::{SampledFile, SizeClass};
-use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{CellKey, CellRun, MethodRecord, ShardRecord, SweepPlan};
 use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
@@ -107,11 +107,6 @@ impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
     pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
-        if common.shard.is_some() {
-            bail!(
-                "--shard: sweeps cannot be sharded yet; shard `ingestbench run` (one cell per invocation)"
-            );
-        }
         let mut sizes = a.sizes.clone();
         sizes.dedup();
         let (corpus, files) = match &a.corpus {
@@ -254,6 +249,11 @@ impl SweepPlanSpec {
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
+            shard: c.shard.as_ref().map(|s| ShardRecord {
+                plan_id: s.plan_id.clone(),
+                index: s.index,
+                count: s.count,
+            }),
         }
     }
 
@@ -290,7 +290,14 @@ impl SweepPlanSpec {
             quiet: a.common.quiet,
             measure: plan.measure,
             probes: super::probes(&a.common)?,
-            shard: None,
+            // A shard resumed on its own finishes its part without waiting for the others.
+            shard: plan.shard.as_ref().map(|s| super::ShardPlan {
+                plan_id: s.plan_id.clone(),
+                index: s.index,
+                count: s.count,
+                rendezvous: None,
+                timeout: std::time::Duration::from_secs_f64(a.common.rendezvous_timeout),
+            }),
         };
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;

@@ -2,8 +2,9 @@
 //! written for the same uploads: per run, documents, bytes, errors, node splits, retries and
 //! connections summed; the run from the earliest shard's start to the latest shard's end;
 //! latency HDR histograms added bucket by bucket (so the merged p99 is the p99 of every
-//! upload, never an average of percentiles); the start skew between shards recorded. Pure:
-//! results in, result out. Checks that every shard is there and finished.
+//! upload, never an average of percentiles); the start skew between shards recorded. The
+//! same for sweeps, cell by cell and run by run. Pure: results in, result out. Checks that
+//! every shard is there and finished.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,64 +12,22 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::{Inputs, RepositoryRecord, RunResult};
+use crate::records::{CellKey, CellRun, RunRecord, ShardRecord, SweepPlan};
 use crate::engine::RunMeasurement;
 use crate::metrics::{Recorder, decode_hist};
 
 /// Merges the results of all N shards of one plan (any order).
 pub fn merge(mut shards: Vec<RunResult>) -> Result<RunResult> {
-    let Some(first) = shards.first() else {
-        bail!("merge: no shard results given");
-    };
-    let Some(s0) = first.shard.clone() else {
+    let records: Vec<Option<&ShardRecord>> = shards.iter().map(|r| r.shard.as_ref()).collect();
+    let s0 = check_shards(&records, "run")?;
+    if let Some(r) = shards.iter().find(|r| r.in_progress) {
         bail!(
-            "merge: {} is not a shard's result (no shard record)",
-            first.id
+            "merge: shard {} of plan {} did not finish (its result is still in progress); finish it with `ingestbench run --resume` first",
+            r.shard.as_ref().map_or(0, |s| s.index),
+            s0.plan_id
         );
-    };
-    for r in &shards {
-        match &r.shard {
-            Some(s) if s.plan_id == s0.plan_id && s.count == s0.count => {}
-            Some(s) => bail!(
-                "merge: shard {} of plan {} ({} shards) does not belong with plan {} ({} shards)",
-                s.index,
-                s.plan_id,
-                s.count,
-                s0.plan_id,
-                s0.count
-            ),
-            None => bail!("merge: {} is not a shard's result", r.id),
-        }
-        if r.in_progress {
-            bail!(
-                "merge: shard {} of plan {} did not finish (its result is still in progress); finish it with `ingestbench run --resume` first",
-                r.shard.as_ref().map_or(0, |s| s.index),
-                s0.plan_id
-            );
-        }
     }
     shards.sort_by_key(|r| r.shard.as_ref().map_or(0, |s| s.index));
-    let have: Vec<u64> = shards
-        .iter()
-        .filter_map(|r| r.shard.as_ref().map(|s| s.index))
-        .collect();
-    let missing: Vec<u64> = (0..s0.count).filter(|k| !have.contains(k)).collect();
-    let mut dup = have.clone();
-    dup.dedup();
-    if !missing.is_empty() || dup.len() != have.len() {
-        bail!(
-            "merge: plan {} has {} shards; missing {:?}{} (give every results/run-{}-shard-<K>of{} directory)",
-            s0.plan_id,
-            s0.count,
-            missing,
-            if dup.len() != have.len() {
-                ", and some given twice"
-            } else {
-                ""
-            },
-            s0.plan_id,
-            s0.count
-        );
-    }
     let runs: std::collections::BTreeSet<u32> = shards
         .iter()
         .flat_map(|r| r.runs.iter().map(|x| x.run))
@@ -105,24 +64,33 @@ pub fn merge(mut shards: Vec<RunResult>) -> Result<RunResult> {
     Ok(out)
 }
 
-/// Run `run` of every shard as one measurement.
+/// Run `run` of every shard (of a run result) as one measurement.
 fn merge_run(shards: &[RunResult], run: u32) -> Result<RunMeasurement> {
+    let mut parts = Vec::with_capacity(shards.len());
+    for (k, r) in shards.iter().enumerate() {
+        let Some(x) = r.runs.iter().find(|x| x.run == run) else {
+            bail!("merge: shard {k} has no run {run}");
+        };
+        parts.push((x, x.latency_histogram_us.as_str()));
+    }
+    merge_records(run, &parts)
+}
+
+/// One run's records of every shard (each with its latency histogram) as one measurement.
+pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasurement> {
     let mut rec = Recorder::new();
     let (mut start, mut end) = (i64::MAX, i64::MIN);
     let (mut warm_ok, mut warm_failed, mut late, mut conns) = (0, 0, 0, 0);
     let mut servers = Vec::new();
     let mut folder = String::new();
     let mut nodes: BTreeMap<String, u64> = BTreeMap::new();
-    for (k, r) in shards.iter().enumerate() {
-        let Some(x) = r.runs.iter().find(|x| x.run == run) else {
-            bail!("merge: shard {k} has no run {run}");
-        };
-        if x.latency_histogram_us.is_empty() {
+    for (k, (x, hist)) in parts.iter().enumerate() {
+        if hist.is_empty() {
             bail!(
                 "merge: shard {k}, run {run} has no latency histogram (written by an older ingestbench)"
             );
         }
-        let h = decode_hist(&x.latency_histogram_us)?;
+        let h = decode_hist(hist)?;
         rec.latency_us.add(&h).expect("same bounds");
         rec.docs_ok += x.docs_ok;
         rec.docs_failed += x.docs_failed;
@@ -139,27 +107,20 @@ fn merge_run(shards: &[RunResult], run: u32) -> Result<RunMeasurement> {
         warm_failed += x.warmup_failed;
         late += x.docs_after_window;
         conns += x.new_connections;
-        servers.extend(x.servers.iter().cloned());
+        // Shards read the same remote servers: each once.
+        for u in &x.servers {
+            if !servers.iter().any(|v: &crate::metrics::servers::ServerUsage| v.name == u.name) {
+                servers.push(u.clone());
+            }
+        }
         if folder.is_empty() {
             folder.clone_from(&x.folder);
         }
     }
     rec.nodes = nodes;
-    let starts: Vec<i64> = shards
-        .iter()
-        .filter_map(|r| {
-            r.runs
-                .iter()
-                .find(|x| x.run == run)
-                .map(|x| x.started_unix_ms)
-        })
-        .collect();
-    let skew = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
-    let window = shards[0]
-        .runs
-        .iter()
-        .find(|x| x.run == run)
-        .and_then(|x| x.window_s);
+    let starts = parts.iter().map(|(x, _)| x.started_unix_ms);
+    let skew = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
+    let window = parts.first().and_then(|(x, _)| x.window_s);
     let duration = match window {
         // Steady state: every shard measured the same window; the merged run is that window.
         Some(w) => Duration::from_secs_f64(w),
@@ -182,4 +143,105 @@ fn merge_run(shards: &[RunResult], run: u32) -> Result<RunMeasurement> {
         go_unix_ms: None,
         start_skew_ms: Some(skew),
     })
+}
+
+/// Which shards of which plan `records` are (each shard's record, in any order): all N of one
+/// plan, each once, or an error that names what is missing.
+fn check_shards(records: &[Option<&ShardRecord>], what: &str) -> Result<ShardRecord> {
+    let Some(Some(s0)) = records.first() else {
+        bail!("merge: the first directory is not a shard's {what} (no shard record)");
+    };
+    let mut have = Vec::new();
+    for r in records {
+        match r {
+            Some(s) if s.plan_id == s0.plan_id && s.count == s0.count => have.push(s.index),
+            Some(s) => bail!(
+                "merge: shard {} of plan {} ({} shards) does not belong with plan {} ({} shards)",
+                s.index,
+                s.plan_id,
+                s.count,
+                s0.plan_id,
+                s0.count
+            ),
+            None => bail!("merge: one of the directories is not a shard's {what}"),
+        }
+    }
+    have.sort_unstable();
+    let missing: Vec<u64> = (0..s0.count).filter(|k| !have.contains(k)).collect();
+    let mut once = have.clone();
+    once.dedup();
+    if !missing.is_empty() || once.len() != have.len() {
+        bail!(
+            "merge: plan {} has {} shards; missing {:?}{} (give every results/{what}-{}-shard-<K>of{} directory)",
+            s0.plan_id,
+            s0.count,
+            missing,
+            if once.len() != have.len() {
+                ", and some given twice"
+            } else {
+                ""
+            },
+            s0.plan_id,
+            s0.count
+        );
+    }
+    Ok((*s0).clone())
+}
+
+/// Merges the directories of all N shards of one sweep (each its plan and finished runs) into
+/// the plan and runs one injector would have recorded.
+pub fn merge_sweep(shards: Vec<(SweepPlan, Vec<CellRun>)>) -> Result<(SweepPlan, Vec<CellRun>)> {
+    let records: Vec<Option<&ShardRecord>> = shards.iter().map(|(p, _)| p.shard.as_ref()).collect();
+    let s0 = check_shards(&records, "sweep")?;
+    for (p, runs) in &shards {
+        let planned = p.runs_planned();
+        if (runs.len() as u64) < planned {
+            bail!(
+                "merge: shard {} of plan {} did not finish ({} of {planned} runs); finish it with `ingestbench sweep --resume` on its directory first",
+                p.shard.as_ref().map_or(0, |s| s.index),
+                s0.plan_id,
+                runs.len()
+            );
+        }
+    }
+    let mut by_run: BTreeMap<(CellKey, u32), Vec<&CellRun>> = BTreeMap::new();
+    for (_, runs) in &shards {
+        for r in runs {
+            by_run
+                .entry((r.cell.clone(), r.record.run))
+                .or_default()
+                .push(r);
+        }
+    }
+    let mut merged = Vec::with_capacity(by_run.len());
+    for ((cell, run), parts) in by_run {
+        if parts.len() as u64 != s0.count {
+            bail!(
+                "merge: {} run {run} is in {} of the {} shards",
+                cell.tag(),
+                parts.len(),
+                s0.count
+            );
+        }
+        let records: Vec<(&RunRecord, &str)> = parts
+            .iter()
+            .map(|c| (&c.record, c.latency_histogram_us.as_str()))
+            .collect();
+        let m = merge_records(run, &records)?;
+        merged.push(CellRun {
+            cell,
+            record: super::run_record(&m),
+            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
+            client_cpu_s: crate::metrics::round3(parts.iter().map(|c| c.client_cpu_s).sum()),
+        });
+    }
+    let mut plan = shards[0].0.clone();
+    plan.id = s0.plan_id;
+    plan.shard = None;
+    plan.started_at = shards
+        .iter()
+        .map(|(p, _)| p.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    Ok((plan, merged))
 }

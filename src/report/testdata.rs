@@ -59,6 +59,7 @@ pub fn fixed_summary() -> SweepSummary {
             cpus: 2,
             memory_bytes: 1 << 34,
         },
+        shard: None,
     };
     let mut runs = Vec::new();
     for (mi, m) in methods.iter().enumerate() {

@@ -95,6 +95,8 @@ async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
             serde_json::from_str(&std::fs::read_to_string(d.join("result.json")).unwrap()).unwrap();
         let s = r.shard.as_ref().unwrap();
         assert_eq!((s.index, s.count, s.plan_id.as_str()), (k, 4, "job-7"));
+        let schema = crate::common::result_schema();
+        crate::common::assert_valid(&schema, &schema, &serde_json::to_value(&r).unwrap());
         // 6 workers over 4 shards: 2, 2, 1, 1; quotas 167 167 | 167 167 | 166 | 166.
         let want: &[u64] = match k {
             0 | 1 => &[167, 167],
@@ -268,6 +270,112 @@ async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_p
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A sweep in three shards (the same command, `--shard K/3`): every cell's workers split
+/// over the shards (1 thread: two shards idle but at every barrier), each run of every cell
+/// started together, and `merge` makes the sweep one injector would have recorded: every
+/// document once, histograms exact, reports rendered, `verify` clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_in_three_shards_merges_into_the_whole_sweep() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _store) = target().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = password_file(dir.path(), "admin");
+    let methods = dir.path().join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    std::fs::write(
+        methods.join("direct.toml"),
+        format!("name = \"direct\"\nurl = \"{}\"\n", t.http_url().unwrap()),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let port = free_port();
+    let mut children = Vec::new();
+    for k in 0..3 {
+        let c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args(["sweep", "--warmup", "0", "--profile", "basic"])
+            .args(["--access-methods", "direct", "--access-methods-dir"])
+            .arg(&methods)
+            .args(["--sizes", "small,average", "--small-size", "2KiB"])
+            .args(["--average-size", "16KiB", "--threads", "1,4"])
+            .args(["--docs", "40", "--runs", "2", "--shard", &format!("{k}/3")])
+            .args(["--plan-id", "sw-3", "--rendezvous"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["--rendezvous-timeout", "60", "--password-file"])
+            .arg(&pw)
+            .arg("--results-dir")
+            .arg(&results)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(tokio::task::spawn_blocking(move || c.wait_with_output()));
+    }
+    for c in children {
+        let o = c.await.unwrap().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains("shard "), "the shard says which it is: {err}");
+    }
+    let dirs: Vec<_> = (0..3)
+        .map(|k| results.join(format!("sweep-sw-3-shard-{k}of3")))
+        .collect();
+    let merged = dir.path().join("merged");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .arg("merge")
+        .args(&dirs)
+        .arg("-o")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("8 runs of 3 shards merged"), "{out}");
+    let (plan, runs) = ingestbench::results::load_dir(&merged).unwrap();
+    assert!(plan.shard.is_none());
+    assert_eq!(plan.id, "sw-3");
+    assert_eq!(runs.len(), 8);
+    for r in &runs {
+        assert_eq!(r.record.docs_ok, 40, "{:?} run {}", r.cell, r.record.run);
+        let h = ingestbench::metrics::decode_hist(&r.latency_histogram_us).unwrap();
+        assert_eq!(h.len(), 40, "the merged histogram holds every upload");
+        assert!(r.record.start_skew_ms.unwrap() < 250, "{:?}", r.record);
+    }
+    let mut names = HashSet::new();
+    for e in Manifest::read(&merged.join("manifest.jsonl")).unwrap() {
+        assert!(e.ok, "{e:?}");
+        assert!(names.insert((e.folder.clone(), e.name.clone())), "twice: {e:?}");
+    }
+    assert_eq!(names.len(), 320);
+    let stored = t
+        .count_documents_under(
+            ingestbench::api::ProtocolKind::Alfresco,
+            "admin",
+            "ingestbench/sw-3",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 320, "every document of the plan, once");
+    assert!(merged.join("report.html").is_file());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // One shard missing: named.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .arg("merge")
+        .args(&dirs[..2])
+        .arg("-o")
+        .arg(dir.path().join("partial"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("missing [2]"), "{err}");
 }
 
 fn repo(rel: &str) -> std::path::PathBuf {
