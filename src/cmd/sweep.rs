@@ -237,14 +237,13 @@ async fn execute(
         rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
     };
     let signals = super::watch_signals(live.clone());
-    let total = if c.measure.duration_s.is_some()
-        || c.measure.precision_pct.is_some()
-        || c.shard.is_some()
-    {
-        0
-    } else {
-        pending.len() as u64 * p.spec.docs
-    };
+    let total =
+        if c.measure.duration_s.is_some() || c.measure.precision_pct.is_some() || c.shard.is_some()
+        {
+            0
+        } else {
+            pending.len() as u64 * p.spec.docs
+        };
     let progress = Progress::start(total, c.quiet, live.clone());
     let mut rec = Recorder {
         dir: &p.dir,
@@ -311,7 +310,10 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
         ),
         _ => None,
     };
-    let end = execute(&p, &session, &pending, &earlier, &manifest, &live, rendezvous).await?;
+    let end = execute(
+        &p, &session, &pending, &earlier, &manifest, &live, rendezvous,
+    )
+    .await?;
     drop(session);
     report(&p, end, &manifest, &live)
 }

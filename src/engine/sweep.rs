@@ -93,12 +93,10 @@ impl SweepJob<'_> {
         let (folder, nonce) = match &self.folders {
             // A steady-state run is never finished part-way: one that was interrupted is
             // run again in a folder of its own, with documents of its own.
-            Folders::One { folder, nonce } if window.is_some() => {
-                match self.tries(cell, run) {
-                    0 => (folder.clone(), *nonce),
-                    k => (format!("{folder}/retry{k}"), *nonce ^ k),
-                }
-            }
+            Folders::One { folder, nonce } if window.is_some() => match self.tries(cell, run) {
+                0 => (folder.clone(), *nonce),
+                k => (format!("{folder}/retry{k}"), *nonce ^ k),
+            },
             Folders::One { folder, nonce } => (folder.clone(), *nonce),
             // Named from the plan, the cell and the run, so every shard of a plan puts its
             // part of a run in the same folder with the same markers; a steady-state run

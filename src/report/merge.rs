@@ -12,9 +12,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::{Inputs, RepositoryRecord, RunResult};
-use crate::records::{CellKey, CellRun, RunRecord, ShardRecord, SweepPlan};
 use crate::engine::RunMeasurement;
 use crate::metrics::{Recorder, decode_hist};
+use crate::records::{CellKey, CellRun, RunRecord, ShardRecord, SweepPlan};
 
 /// Merges the results of all N shards of one plan (any order).
 pub fn merge(mut shards: Vec<RunResult>) -> Result<RunResult> {
@@ -109,7 +109,10 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         conns += x.new_connections;
         // Shards read the same remote servers: each once.
         for u in &x.servers {
-            if !servers.iter().any(|v: &crate::metrics::servers::ServerUsage| v.name == u.name) {
+            if !servers
+                .iter()
+                .any(|v: &crate::metrics::servers::ServerUsage| v.name == u.name)
+            {
                 servers.push(u.clone());
             }
         }

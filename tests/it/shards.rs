@@ -345,7 +345,10 @@ async fn a_sweep_in_three_shards_merges_into_the_whole_sweep() {
     let mut names = HashSet::new();
     for e in Manifest::read(&merged.join("manifest.jsonl")).unwrap() {
         assert!(e.ok, "{e:?}");
-        assert!(names.insert((e.folder.clone(), e.name.clone())), "twice: {e:?}");
+        assert!(
+            names.insert((e.folder.clone(), e.name.clone())),
+            "twice: {e:?}"
+        );
     }
     assert_eq!(names.len(), 320);
     let stored = t
