@@ -388,6 +388,8 @@ fn hard_stop_behind_the_balancer(dir: &Path, base: u16, lb: &str) {
 #[test]
 #[ignore = "needs nginx, apache2 and openssl (scripts/deps.sh installs them); scripts/test.sh runs it"]
 fn lab_sweeps_through_real_nginx_and_real_httpd() {
+    // Its servers load both cores: the timing tests wait.
+    let _one = crate::common::TIMED.blocking_lock();
     let missing: Vec<&str> = ["nginx", "apache2", "openssl"]
         .into_iter()
         .filter(|c| !have(c))
