@@ -16,6 +16,8 @@ declare -A NEED=(
   [jar]=default-jdk-headless
   [prometheus-node-exporter]=prometheus-node-exporter
   [parallel]=parallel
+  [man]=man-db
+  [jq]=jq
 )
 
 # Go (the Kubernetes manifest test decodes it with k8s.io/api, which needs Go 1.22+; this

@@ -68,6 +68,22 @@ pub enum Command {
     /// Serve the embedded reference target (Alfresco REST v1 and Liferay headless-delivery
     /// emulation, durable store).
     Target(TargetArgs),
+    /// Print a shell completion script, e.g.
+    /// `ingestbench completions bash > /etc/bash_completion.d/ingestbench`,
+    /// `ingestbench completions zsh > "${fpath[1]}/_ingestbench"`,
+    /// `ingestbench completions fish > ~/.config/fish/completions/ingestbench.fish`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), e.g.
+    /// `ingestbench man > /usr/local/share/man/man1/ingestbench.1` then `man ingestbench`,
+    /// or `ingestbench man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -218,6 +234,13 @@ pub struct CommonArgs {
     /// No progress bar and no human summary.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Print one JSON object per line on stdout as results come: each finished run
+    /// (`"type":"run"`, with its cell) and, in a sweep, each cell once its runs are done
+    /// (`"type":"cell"`; with --precision again after each further run, the last counts).
+    /// The human output goes to stderr. For `... --json-lines | jq -c .` in scripts.
+    #[arg(long)]
+    pub json_lines: bool,
 
     /// Warm-up before every measured run, through the same workers and access method:
     /// N documents, or a duration such as 30s, or auto (2 per worker and at least 10 % of

@@ -63,5 +63,7 @@ pub async fn execute(cli: Cli) -> Result<Outcome> {
         Command::Verify(args) => cmd::verify::verify_command(&args).await,
         Command::Cleanup(args) => cmd::cleanup::cleanup_command(&args).await,
         Command::Target(args) => cmd::target::target_command(args).await,
+        Command::Completions(args) => cmd::docs::completions(args.shell),
+        Command::Man => cmd::docs::man(),
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod cleanup;
 pub mod corpus;
+pub mod docs;
 pub mod estimate;
 pub mod merge;
 pub mod report;
@@ -126,6 +127,29 @@ pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar
     Some(b)
 }
 
+/// A rate with the precision a reader can use: `2,268 docs/s`, `22.7 docs/s`, `0.84 docs/s`.
+pub fn human_rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() {
+        return "- docs/s".into();
+    }
+    if per_sec >= 100.0 {
+        let n = per_sec.round() as u64;
+        let digits = n.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        format!("{grouped} docs/s")
+    } else if per_sec >= 10.0 {
+        format!("{per_sec:.1} docs/s")
+    } else {
+        format!("{per_sec:.2} docs/s")
+    }
+}
+
 /// The progress bar: reads the live counters on a timer (never per upload). Hidden when
 /// stderr is not a terminal or with --quiet.
 pub struct Progress {
@@ -144,21 +168,36 @@ impl Progress {
                 stop,
             };
         }
+        // Colours on a terminal only, and never with NO_COLOR (https://no-color.org).
+        let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let (spinner, failed) = if colour {
+            ("{spinner:.green}", "{prefix:.red}")
+        } else {
+            ("{spinner}", "{prefix}")
+        };
         // 0: no total known in advance (steady-state runs, --precision): a counter.
         let (bar, template) = if total == 0 {
             (
                 indicatif::ProgressBar::no_length(),
-                "{spinner} [{elapsed_precise}] {pos} docs  {per_sec}  {prefix} {msg}",
+                format!("{spinner} [{{elapsed_precise}}] {{pos}} docs  {{rate}}  {failed} {{msg}}"),
             )
         } else {
             (
                 indicatif::ProgressBar::new(total),
-                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} docs  {per_sec}  ETA {eta}  {prefix} {msg}",
+                format!(
+                    "{spinner} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} docs  {{rate}}  ETA {{eta}}  {failed} {{msg}}"
+                ),
             )
         };
         bar.set_style(
-            indicatif::ProgressStyle::with_template(template)
+            indicatif::ProgressStyle::with_template(&template)
                 .expect("template")
+                .with_key(
+                    "rate",
+                    |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&human_rate(s.per_sec()));
+                    },
+                )
                 .progress_chars("=> "),
         );
         let s = stop.clone();
@@ -207,5 +246,18 @@ impl Progress {
         if let Some(t) = self.task {
             let _ = t.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_read_with_sensible_precision() {
+        assert_eq!(super::human_rate(226.8435), "227 docs/s");
+        assert_eq!(super::human_rate(22_684.35), "22,684 docs/s");
+        assert_eq!(super::human_rate(1_234_567.0), "1,234,567 docs/s");
+        assert_eq!(super::human_rate(22.684), "22.7 docs/s");
+        assert_eq!(super::human_rate(0.8412), "0.84 docs/s");
+        assert_eq!(super::human_rate(f64::NAN), "- docs/s");
     }
 }

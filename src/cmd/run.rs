@@ -102,16 +102,22 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
 struct Runs {
     done: Vec<RunMeasurement>,
     cpu_s: f64,
+    /// `--json-lines`: a line per finished run.
+    lines: bool,
 }
 
 impl RunObserver for Runs {
     fn finished(
         &mut self,
-        _cell: &crate::records::CellKey,
+        cell: &crate::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
-        _interrupted: bool,
+        interrupted: bool,
     ) -> Result<()> {
+        if self.lines && !interrupted {
+            let line = report::lines::run_line(cell, &report::run_record(&m))?;
+            report::lines::emit(&line)?;
+        }
         self.done.push(m);
         self.cpu_s += client_cpu_s;
         Ok(())
@@ -182,6 +188,7 @@ async fn measure(
     let mut runs = Runs {
         done: Vec::new(),
         cpu_s: 0.0,
+        lines: plan.common.json_lines,
     };
     let end = engine::run_sweep(job, &mut runs).await;
     signals.abort();
@@ -229,7 +236,7 @@ fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> R
     if !plan.common.quiet {
         let text = report::summary_text(result);
         let tail = format!("  results: {}\n", result_path.display());
-        if plan.json {
+        if plan.json || plan.common.json_lines {
             eprint!("{text}{tail}");
         } else {
             print!("{text}{tail}");

@@ -20,6 +20,7 @@ use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::report::lines;
 use crate::report::sweep::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
@@ -145,6 +146,8 @@ struct Recorder<'a> {
     progress: &'a Progress,
     /// `shard K/N ` on a shard's console, else empty.
     shard: String,
+    /// `--json-lines`: the plan, and every run so far (to summarise a cell when it is done).
+    lines: Option<(&'a SweepPlan, Vec<CellRun>)>,
 }
 
 impl RunObserver for Recorder<'_> {
@@ -171,7 +174,25 @@ impl RunObserver for Recorder<'_> {
         if interrupted {
             return Ok(());
         }
-        results::write_run(self.dir, cell, &m, client_cpu_s)
+        let run = CellRun {
+            cell: cell.clone(),
+            record: crate::report::run_record(&m),
+            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
+            client_cpu_s: crate::metrics::round3(client_cpu_s),
+        };
+        results::write_cell_run(self.dir, &run)?;
+        let Some((plan, runs)) = &mut self.lines else {
+            return Ok(());
+        };
+        lines::emit(&lines::run_line(cell, &run.record)?)?;
+        runs.push(run);
+        let of_cell: Vec<CellRun> = runs.iter().filter(|r| &r.cell == cell).cloned().collect();
+        if of_cell.len() as u32 >= plan.runs
+            && let Some(c) = summarize(plan, &of_cell).cells.first()
+        {
+            lines::emit(&lines::cell_line(c)?)?;
+        }
+        Ok(())
     }
 }
 
@@ -253,6 +274,7 @@ async fn execute(
             .as_ref()
             .map(|s| format!("shard {}/{} ", s.index, s.count))
             .unwrap_or_default(),
+        lines: c.json_lines.then(|| (&p.plan, p.done.clone())),
     };
     let end = engine::run_sweep(job, &mut rec).await;
     progress.finish().await;
@@ -361,7 +383,11 @@ fn report(
         );
         return Ok((Outcome::Interrupted, summary));
     }
-    println!("{}", dir.join("report.html").display());
+    if p.spec.common.json_lines {
+        eprintln!("{}", dir.join("report.html").display());
+    } else {
+        println!("{}", dir.join("report.html").display());
+    }
     let outcome = if summary.cells.iter().any(|c| c.docs_failed > 0) {
         Outcome::Failures
     } else {

@@ -130,6 +130,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         timeout: Duration::from_secs(60),
         retries: 0,
         quiet: a.quiet,
+        json_lines: false,
         measure: Default::default(),
         probes: Vec::new(),
         shard: None,

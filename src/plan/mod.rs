@@ -34,6 +34,8 @@ pub struct CommonPlan {
     pub timeout: Duration,
     pub retries: u32,
     pub quiet: bool,
+    /// `--json-lines`: a JSON line on stdout per finished run and cell.
+    pub json_lines: bool,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
     /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
@@ -276,6 +278,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             timeout: Duration::from_secs_f64(a.timeout),
             retries: a.retries,
             quiet: a.quiet,
+            json_lines: a.json_lines,
             measure,
             probes: probes(a)?,
             shard,

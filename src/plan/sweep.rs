@@ -288,6 +288,7 @@ impl SweepPlanSpec {
             timeout: std::time::Duration::from_secs_f64(plan.timeout_s),
             retries: a.common.retries,
             quiet: a.common.quiet,
+            json_lines: a.common.json_lines,
             measure: plan.measure,
             probes: super::probes(&a.common)?,
             // A shard resumed on its own finishes its part without waiting for the others.

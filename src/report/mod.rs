@@ -10,6 +10,7 @@ pub mod export;
 pub mod findings;
 mod html;
 pub mod limits;
+pub mod lines;
 pub mod merge;
 pub mod sweep;
 pub mod table;

@@ -828,3 +828,104 @@ fn sigkill_before_the_first_upload_then_resume_uploads_the_plan() {
         (Some(6), Some(6))
     );
 }
+
+#[test]
+fn completions_are_scripts_bash_accepts() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}: {}", text(&o).1);
+        let script = String::from_utf8(o.stdout).unwrap();
+        assert!(
+            script.contains("sweep") && script.contains("--threads"),
+            "{shell}"
+        );
+        if shell == "bash" {
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("ingestbench.bash");
+            std::fs::write(&f, &script).unwrap();
+            let check = Command::new("bash").arg("-n").arg(&f).output().unwrap();
+            assert!(check.status.success(), "{}", text(&check).1);
+        }
+    }
+    let o = bin().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+#[ignore = "needs man (man-db; scripts/deps.sh installs it); scripts/test.sh runs it"]
+fn the_man_page_renders_with_man() {
+    assert!(
+        Command::new("man").arg("--version").output().is_ok(),
+        "man is missing: apt-get install man-db (scripts/deps.sh)"
+    );
+    let o = bin().arg("man").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("ingestbench.1");
+    std::fs::write(&page, &o.stdout).unwrap();
+    let r = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(&page)
+        .env("MANWIDTH", "100")
+        .env("MANPAGER", "cat")
+        .output()
+        .unwrap();
+    let (out, err) = text(&r);
+    assert!(r.status.success() && err.is_empty(), "{err}");
+    for want in [
+        "INGESTBENCH SWEEP",
+        "--threads",
+        "--json-lines",
+        "Exit codes",
+    ] {
+        assert!(out.contains(want), "man page lacks {want}");
+    }
+}
+
+/// The README's loop: `sweep ... --json-lines | jq -c .` in bash, one object per finished run
+/// and per finished cell, and nothing else on stdout.
+#[test]
+#[ignore = "needs jq (scripts/deps.sh installs it); scripts/test.sh runs it"]
+fn json_lines_feed_jq_in_a_bash_loop() {
+    assert!(
+        Command::new("jq").arg("--version").output().is_ok(),
+        "jq is missing: apt-get install jq (scripts/deps.sh)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"set -euo pipefail
+for t in 1 2; do
+  "$IB" sweep --access-methods embedded-http --access-methods-dir "$AM" --sizes small \
+    --threads "$t" --docs 12 --runs 2 --warmup 0 --json-lines --results-dir "$OUT" \
+    | jq -c '{type, threads, run, docs_ok, docs_per_sec}'
+done"#;
+    let o = Command::new("bash")
+        .args(["-c", script])
+        .env("IB", env!("CARGO_BIN_EXE_ingestbench"))
+        .env(
+            "AM",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods"),
+        )
+        .env("OUT", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Per sweep: two runs, then the cell.
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["run", "run", "cell", "run", "run", "cell"], "{out}");
+    for l in &lines {
+        if l["type"] == "run" {
+            assert_eq!(l["docs_ok"], 12, "{l}");
+        }
+    }
+    assert_eq!(lines[5]["threads"], 2);
+    assert!(
+        err.contains("report.html"),
+        "the human output is on stderr: {err}"
+    );
+}
