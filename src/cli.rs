@@ -242,6 +242,12 @@ pub struct CommonArgs {
     #[arg(long)]
     pub json_lines: bool,
 
+    /// Also write every measured upload to FILE as a JMeter JTL (CSV) line: label = the
+    /// cell (method_connection_size_tT), so `jmeter -g FILE -o DIR` draws JMeter's dashboard.
+    /// Written by a background thread, never by the workers.
+    #[arg(long, value_name = "FILE")]
+    pub jtl: Option<std::path::PathBuf>,
+
     /// Warm-up before every measured run, through the same workers and access method:
     /// N documents, or a duration such as 30s, or auto (2 per worker and at least 10 % of
     /// --docs; 10 % of --duration). Warm-up documents go to the run's warmup/ folder and the

@@ -149,6 +149,12 @@ async fn measure(
     let (earlier, resuming) = (resumed.unwrap_or_default(), resumed.is_some());
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
+    let jtl = plan
+        .common
+        .jtl
+        .as_deref()
+        .map(crate::metrics::jtl::Jtl::create)
+        .transpose()?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -173,6 +179,7 @@ async fn measure(
         history: HashMap::new(),
         shard: plan.common.shard.as_ref().map(|s| (s.index, s.count)),
         rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
     };
     let m = &plan.common.measure;
     // Steady-state runs, --precision and shards have no document total known in advance.
@@ -193,6 +200,10 @@ async fn measure(
     let end = engine::run_sweep(job, &mut runs).await;
     signals.abort();
     progress.finish().await;
+    // Whatever stopped the runs, the samples taken so far are written.
+    if let Some(j) = jtl {
+        j.finish()?;
+    }
     end?;
     Ok(runs)
 }

@@ -235,6 +235,11 @@ async fn execute(
             (*s, Arc::new(f))
         })
         .collect();
+    let jtl = c
+        .jtl
+        .as_deref()
+        .map(crate::metrics::jtl::Jtl::create)
+        .transpose()?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -256,6 +261,7 @@ async fn execute(
         history: history(&p.done),
         shard: c.shard.as_ref().map(|s| (s.index, s.count)),
         rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
     };
     let signals = super::watch_signals(live.clone());
     let total =
@@ -279,6 +285,10 @@ async fn execute(
     let end = engine::run_sweep(job, &mut rec).await;
     progress.finish().await;
     signals.abort();
+    // Whatever stopped the sweep, the samples taken so far are written.
+    if let Some(j) = jtl {
+        j.finish()?;
+    }
     end
 }
 

@@ -131,6 +131,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         retries: 0,
         quiet: a.quiet,
         json_lines: false,
+        jtl: None,
         measure: Default::default(),
         probes: Vec::new(),
         shard: None,

@@ -85,6 +85,8 @@ pub struct CellPlan {
     pub shard: Option<(u64, u64)>,
     /// Shards: the common start across machines.
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
+    /// `--jtl`: every measured upload's sample, and the cell's label and URL.
+    pub jtl: Option<(crate::metrics::jtl::JtlSink, crate::metrics::jtl::Cell)>,
 }
 
 impl CellPlan {
@@ -378,6 +380,11 @@ pub async fn run_cell<P: Protocol>(
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
             warmup_manifest: manifest.writer(plan.tag.clone()).warmup(),
+            jtl: plan
+                .jtl
+                .as_ref()
+                .map(|(sink, cell)| sink.worker(cell.clone())),
+            index: w,
         };
         handles.push(tokio::spawn(worker(ctx)));
     }
@@ -623,6 +630,9 @@ struct WorkerCtx<P> {
     fatal: Arc<std::sync::OnceLock<String>>,
     manifest: Writer,
     warmup_manifest: Writer,
+    jtl: Option<crate::metrics::jtl::WorkerJtl>,
+    /// This worker's global index.
+    index: u64,
 }
 
 /// What a worker hands back: its recorder and its counts outside the measurement.
@@ -636,7 +646,8 @@ struct WorkerOut {
 /// What one upload came to.
 enum Outcome {
     Ok,
-    Failed,
+    /// Its class and HTTP status.
+    Failed(ErrorClass, Option<u16>),
     /// The worker must stop (no folder could be made).
     Stop,
 }
@@ -677,12 +688,25 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         {
             break;
         }
-        let (ok, latency, size, done) =
+        let (failure, latency, size, done) =
             match upload_one(&mut ctx, index, &mut state, &mut out.rec).await {
                 (Outcome::Stop, ..) => break,
-                (o, lat, size, done) => (matches!(o, Outcome::Ok), lat, size, done),
+                (Outcome::Ok, lat, size, done) => (None, lat, size, done),
+                (Outcome::Failed(c, s), lat, size, done) => (Some((c, s)), lat, size, done),
             };
+        let ok = failure.is_none();
         let late = matches!(until, Until::Deadline(d) if done > d);
+        if let Some(j) = &mut ctx.jtl
+            && !(ok && late)
+        {
+            j.push(crate::metrics::jtl::Sample {
+                start: (done - latency).into_std(),
+                elapsed: latency,
+                failure,
+                sent_bytes: size,
+                worker: ctx.index,
+            });
+        }
         if ok && late {
             out.late += 1;
         } else if ok {
@@ -790,9 +814,10 @@ async fn upload_one<P: Protocol>(
                 ctx.live.stop.store(true, Ordering::Relaxed);
             }
             ctx.manifest.failed(ctx.run, &doc, folder, &e);
+            let failed = Outcome::Failed(e.class, e.status);
             rec.record_err(e, done.into_std());
             ctx.live.failed.fetch_add(1, Ordering::Relaxed);
-            (Outcome::Failed, latency, size, done)
+            (failed, latency, size, done)
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct SweepJob<'a> {
     /// `--shard K/N` and the common start across shards.
     pub shard: Option<(u64, u64)>,
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
+    /// `--jtl`: where every measured upload's sample goes.
+    pub jtl: Option<crate::metrics::jtl::JtlSink>,
 }
 
 /// Told about each run as the schedule goes (between runs, never per upload).
@@ -88,6 +90,7 @@ impl SweepJob<'_> {
         cell: &CellKey,
         run: u32,
         counter: crate::transport::ConnectionCounter,
+        url: &reqwest::Url,
     ) -> CellPlan {
         let window = self.measure.duration_s.map(Duration::from_secs_f64);
         let (folder, nonce) = match &self.folders {
@@ -138,6 +141,16 @@ impl SweepJob<'_> {
             connections: Some(counter),
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
+            jtl: self.jtl.as_ref().map(|sink| {
+                (
+                    sink.clone(),
+                    crate::metrics::jtl::Cell {
+                        label: Arc::from(cell.tag()),
+                        url: Arc::from(crate::plan::redact(url)),
+                        threads: cell.threads,
+                    },
+                )
+            }),
         }
     }
 
@@ -238,7 +251,7 @@ async fn one_run(
     n: usize,
 ) -> Result<Option<(f64, SweepEnd)>> {
     let c = job.session.get(&cell.method, cell.connection)?;
-    let plan = job.cell_plan(cell, run, c.counter.clone());
+    let plan = job.cell_plan(cell, run, c.counter.clone(), &c.url);
     let resume = job.resume_point(&plan, run);
     let owned = plan.owned();
     if resume

@@ -36,6 +36,8 @@ pub struct CommonPlan {
     pub quiet: bool,
     /// `--json-lines`: a JSON line on stdout per finished run and cell.
     pub json_lines: bool,
+    /// `--jtl FILE`.
+    pub jtl: Option<std::path::PathBuf>,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
     /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
@@ -279,6 +281,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             retries: a.retries,
             quiet: a.quiet,
             json_lines: a.json_lines,
+            jtl: a.jtl.clone(),
             measure,
             probes: probes(a)?,
             shard,

@@ -289,6 +289,7 @@ impl SweepPlanSpec {
             retries: a.common.retries,
             quiet: a.common.quiet,
             json_lines: a.common.json_lines,
+            jtl: a.common.jtl.clone(),
             measure: plan.measure,
             probes: super::probes(&a.common)?,
             // A shard resumed on its own finishes its part without waiting for the others.

@@ -11,6 +11,7 @@ mod estimate;
 mod faults;
 mod fuzz;
 mod html;
+mod jtl;
 mod lab;
 mod liferay;
 mod malformed;
