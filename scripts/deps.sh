@@ -18,6 +18,7 @@ declare -A NEED=(
   [parallel]=parallel
   [man]=man-db
   [jq]=jq
+  [prometheus]=prometheus
 )
 
 # Go (the Kubernetes manifest test decodes it with k8s.io/api, which needs Go 1.22+; this

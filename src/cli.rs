@@ -248,6 +248,22 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub jtl: Option<std::path::PathBuf>,
 
+    /// Serve live metrics for Prometheus on HOST:PORT while running (OpenMetrics text at
+    /// /metrics): documents by outcome, bytes, a latency histogram and workers in flight,
+    /// per cell (labels method, connection, size, threads).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<String>,
+
+    /// With --metrics-listen: keep serving this many seconds after the last run, so a
+    /// scraper reads the final counts.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SECONDS",
+        requires = "metrics_listen"
+    )]
+    pub metrics_hold: f64,
+
     /// Warm-up before every measured run, through the same workers and access method:
     /// N documents, or a duration such as 30s, or auto (2 per worker and at least 10 % of
     /// --docs; 10 % of --duration). Warm-up documents go to the run's warmup/ folder and the

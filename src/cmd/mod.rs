@@ -127,6 +127,37 @@ pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar
     Some(b)
 }
 
+/// `--metrics-listen`: the live counters and the task serving them, started before any run.
+pub struct MetricsServer {
+    pub metrics: std::sync::Arc<crate::metrics::live::LiveMetrics>,
+    task: tokio::task::JoinHandle<()>,
+    hold: Duration,
+}
+
+impl MetricsServer {
+    pub async fn start(common: &crate::plan::CommonPlan) -> Result<Option<MetricsServer>> {
+        let Some(addr) = &common.metrics_listen else {
+            return Ok(None);
+        };
+        let metrics = std::sync::Arc::new(crate::metrics::live::LiveMetrics::default());
+        let task = crate::metrics::live::serve(addr, metrics.clone()).await?;
+        if !common.quiet {
+            eprintln!("  metrics for Prometheus: http://{addr}/metrics");
+        }
+        Ok(Some(MetricsServer {
+            metrics,
+            task,
+            hold: common.metrics_hold,
+        }))
+    }
+
+    /// Serves for `--metrics-hold` more, then stops.
+    pub async fn stop(self) {
+        tokio::time::sleep(self.hold).await;
+        self.task.abort();
+    }
+}
+
 /// A rate with the precision a reader can use: `2,268 docs/s`, `22.7 docs/s`, `0.84 docs/s`.
 pub fn human_rate(per_sec: f64) -> String {
     if !per_sec.is_finite() {

@@ -155,6 +155,7 @@ async fn measure(
         .as_deref()
         .map(crate::metrics::jtl::Jtl::create)
         .transpose()?;
+    let served = super::MetricsServer::start(&plan.common).await?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -180,6 +181,7 @@ async fn measure(
         shard: plan.common.shard.as_ref().map(|s| (s.index, s.count)),
         rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
+        metrics: served.as_ref().map(|s| s.metrics.clone()),
     };
     let m = &plan.common.measure;
     // Steady-state runs, --precision and shards have no document total known in advance.
@@ -203,6 +205,9 @@ async fn measure(
     // Whatever stopped the runs, the samples taken so far are written.
     if let Some(j) = jtl {
         j.finish()?;
+    }
+    if let Some(s) = served {
+        s.stop().await;
     }
     end?;
     Ok(runs)

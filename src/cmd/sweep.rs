@@ -240,6 +240,7 @@ async fn execute(
         .as_deref()
         .map(crate::metrics::jtl::Jtl::create)
         .transpose()?;
+    let served = super::MetricsServer::start(c).await?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -262,6 +263,7 @@ async fn execute(
         shard: c.shard.as_ref().map(|s| (s.index, s.count)),
         rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
+        metrics: served.as_ref().map(|s| s.metrics.clone()),
     };
     let signals = super::watch_signals(live.clone());
     let total =
@@ -288,6 +290,9 @@ async fn execute(
     // Whatever stopped the sweep, the samples taken so far are written.
     if let Some(j) = jtl {
         j.finish()?;
+    }
+    if let Some(s) = served {
+        s.stop().await;
     }
     end
 }

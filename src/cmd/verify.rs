@@ -132,6 +132,8 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         quiet: a.quiet,
         json_lines: false,
         jtl: None,
+        metrics_listen: None,
+        metrics_hold: Duration::ZERO,
         measure: Default::default(),
         probes: Vec::new(),
         shard: None,

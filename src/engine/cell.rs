@@ -87,6 +87,8 @@ pub struct CellPlan {
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
     /// `--jtl`: every measured upload's sample, and the cell's label and URL.
     pub jtl: Option<(crate::metrics::jtl::JtlSink, crate::metrics::jtl::Cell)>,
+    /// `--metrics-listen`: the cell's live counters.
+    pub metrics: Option<Arc<crate::metrics::live::CellCounters>>,
 }
 
 impl CellPlan {
@@ -384,6 +386,7 @@ pub async fn run_cell<P: Protocol>(
                 .jtl
                 .as_ref()
                 .map(|(sink, cell)| sink.worker(cell.clone())),
+            metrics: plan.metrics.clone(),
             index: w,
         };
         handles.push(tokio::spawn(worker(ctx)));
@@ -631,6 +634,7 @@ struct WorkerCtx<P> {
     manifest: Writer,
     warmup_manifest: Writer,
     jtl: Option<crate::metrics::jtl::WorkerJtl>,
+    metrics: Option<Arc<crate::metrics::live::CellCounters>>,
     /// This worker's global index.
     index: u64,
 }
@@ -679,6 +683,9 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
             stride: None,
         },
     );
+    if let Some(m) = &ctx.metrics {
+        m.worker(1);
+    }
     for index in work.indices() {
         if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
             break;
@@ -696,6 +703,13 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
             };
         let ok = failure.is_none();
         let late = matches!(until, Until::Deadline(d) if done > d);
+        if let Some(m) = &ctx.metrics {
+            match failure {
+                None if !late => m.ok(size, latency),
+                None => {}
+                Some((class, _)) => m.failed(class),
+            }
+        }
         if let Some(j) = &mut ctx.jtl
             && !(ok && late)
         {
@@ -715,6 +729,9 @@ async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
         ctx.marks.completed_one();
+    }
+    if let Some(m) = &ctx.metrics {
+        m.worker(-1);
     }
     ctx.manifest.finish();
     out

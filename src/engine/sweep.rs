@@ -59,6 +59,8 @@ pub struct SweepJob<'a> {
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
     /// `--jtl`: where every measured upload's sample goes.
     pub jtl: Option<crate::metrics::jtl::JtlSink>,
+    /// `--metrics-listen`: every cell's live counters.
+    pub metrics: Option<Arc<crate::metrics::live::LiveMetrics>>,
 }
 
 /// Told about each run as the schedule goes (between runs, never per upload).
@@ -141,6 +143,7 @@ impl SweepJob<'_> {
             connections: Some(counter),
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
+            metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

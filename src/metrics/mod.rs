@@ -4,6 +4,7 @@
 //! `engine::cell`). The servers' CPU and memory, read between runs, are in `servers`.
 
 pub mod jtl;
+pub mod live;
 pub mod servers;
 pub mod stats;
 

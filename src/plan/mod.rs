@@ -38,6 +38,9 @@ pub struct CommonPlan {
     pub json_lines: bool,
     /// `--jtl FILE`.
     pub jtl: Option<std::path::PathBuf>,
+    /// `--metrics-listen HOST:PORT` and `--metrics-hold`.
+    pub metrics_listen: Option<String>,
+    pub metrics_hold: Duration,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
     /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
@@ -282,6 +285,8 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             quiet: a.quiet,
             json_lines: a.json_lines,
             jtl: a.jtl.clone(),
+            metrics_listen: a.metrics_listen.clone(),
+            metrics_hold: Duration::from_secs_f64(a.metrics_hold.clamp(0.0, 3600.0)),
             measure,
             probes: probes(a)?,
             shard,

@@ -290,6 +290,10 @@ impl SweepPlanSpec {
             quiet: a.common.quiet,
             json_lines: a.common.json_lines,
             jtl: a.common.jtl.clone(),
+            metrics_listen: a.common.metrics_listen.clone(),
+            metrics_hold: std::time::Duration::from_secs_f64(
+                a.common.metrics_hold.clamp(0.0, 3600.0),
+            ),
             measure: plan.measure,
             probes: super::probes(&a.common)?,
             // A shard resumed on its own finishes its part without waiting for the others.

@@ -16,5 +16,6 @@ mod lab;
 mod liferay;
 mod malformed;
 mod measure;
+mod prometheus;
 mod shards;
 mod sweep;
