@@ -127,6 +127,27 @@ pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar
     Some(b)
 }
 
+/// A shard's place at the rendezvous (`--shard` with more than one shard). A shard resumed
+/// on its own finishes its part without waiting for the others: none.
+pub async fn join_rendezvous(
+    shard: Option<&crate::plan::ShardPlan>,
+    resumed: bool,
+) -> Result<Option<crate::engine::rendezvous::Rendezvous>> {
+    match shard {
+        Some(s) if s.count > 1 && !resumed => Ok(Some(
+            crate::engine::rendezvous::Rendezvous::join(
+                s.rendezvous.as_deref().unwrap_or_default(),
+                &s.plan_id,
+                s.index,
+                s.count,
+                s.timeout,
+            )
+            .await?,
+        )),
+        _ => Ok(None),
+    }
+}
+
 /// `--metrics-listen`: the live counters and the task serving them, started before any run.
 pub struct MetricsServer {
     pub metrics: std::sync::Arc<crate::metrics::live::LiveMetrics>,

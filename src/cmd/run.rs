@@ -356,20 +356,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
     let earlier = resumed.as_ref().map(|r| r.2.as_slice());
     let live = Arc::new(LiveCounters::default());
-    // A shard resumed on its own finishes its documents without waiting for the others.
-    let rendezvous = match &shard {
-        Some(s) if s.count > 1 && resumed.is_none() => Some(
-            engine::rendezvous::Rendezvous::join(
-                s.rendezvous.as_deref().unwrap_or_default(),
-                &s.plan_id,
-                s.index,
-                s.count,
-                s.timeout,
-            )
-            .await?,
-        ),
-        _ => None,
-    };
+    let rendezvous = super::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
     let runs = measure(&plan, &session, &id, &manifest, earlier, &live, rendezvous).await?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify

@@ -333,20 +333,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
-    // A shard resumed on its own finishes its part without waiting for the others.
-    let rendezvous = match &p.spec.common.shard {
-        Some(s) if s.count > 1 && a.resume.is_none() => Some(
-            engine::rendezvous::Rendezvous::join(
-                s.rendezvous.as_deref().unwrap_or_default(),
-                &s.plan_id,
-                s.index,
-                s.count,
-                s.timeout,
-            )
-            .await?,
-        ),
-        _ => None,
-    };
+    let rendezvous =
+        super::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
     let end = execute(
         &p, &session, &pending, &earlier, &manifest, &live, rendezvous,
     )

@@ -221,3 +221,12 @@ pub async fn capture(reply: fn(&str, &str, u64) -> (&'static str, String)) -> (S
     });
     (url, seen)
 }
+
+/// A free loopback port (for a server a test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

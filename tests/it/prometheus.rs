@@ -4,14 +4,6 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Kills the server when the test ends, however it ends.
 struct Server(std::process::Child);
 
@@ -45,7 +37,7 @@ async fn prometheus_scrapes_the_live_metrics_and_they_end_at_the_result() {
         "prometheus is missing: apt-get install prometheus (scripts/deps.sh)"
     );
     let dir = tempfile::tempdir().unwrap();
-    let (metrics, web) = (free_port(), free_port());
+    let (metrics, web) = (crate::common::free_port(), crate::common::free_port());
     let config = dir.path().join("prometheus.yml");
     std::fs::write(
         &config,

@@ -9,15 +9,6 @@ use ingestbench::manifest::Manifest;
 
 use crate::common::{password_file, target};
 
-/// A free loopback port for the rendezvous.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `ingestbench run` as one shard of plan `plan` (its --shard flags in `shard`), against
 /// `url`, meeting at `port`, writing below `dir` (which holds the file `password`).
 fn shard_run(
@@ -65,7 +56,7 @@ async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
     let dir = tempfile::tempdir().unwrap();
     password_file(dir.path(), "admin");
     let results = dir.path().join("results");
-    let port = free_port();
+    let port = crate::common::free_port();
     let url = t.http_url().unwrap();
     let mut children = Vec::new();
     for k in 0..4 {
@@ -140,7 +131,7 @@ async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
 #[test]
 fn a_shard_whose_peers_never_come_times_out_naming_them() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = crate::common::free_port();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
         .args([
             "run",
@@ -181,7 +172,7 @@ async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_p
     let dir = tempfile::tempdir().unwrap();
     let pw = password_file(dir.path(), "admin");
     let results = dir.path().join("results");
-    let port = free_port();
+    let port = crate::common::free_port();
     let url = t.http_url().unwrap();
     let shard = |k: u64| {
         let spec = format!("{k}/4");
@@ -290,7 +281,7 @@ async fn a_sweep_in_three_shards_merges_into_the_whole_sweep() {
     )
     .unwrap();
     let results = dir.path().join("results");
-    let port = free_port();
+    let port = crate::common::free_port();
     let mut children = Vec::new();
     for k in 0..3 {
         let c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
@@ -435,7 +426,7 @@ async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
     );
     let (t, _store) = target().await;
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = crate::common::free_port();
     let out = dir.path().join("merged");
     let url = t.http_url().unwrap();
     let script = repo("scripts/shards.sh");
