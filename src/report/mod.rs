@@ -152,8 +152,15 @@ pub fn summary_text(r: &RunResult) -> String {
     let mut s = String::new();
     let p = &r.plan;
     let what = match &p.corpus {
-        Some(c) => format!("documents of corpus {c} (mean {} bytes)", p.doc_size_bytes),
-        None => format!("{} documents ({} bytes)", p.size_class, p.doc_size_bytes),
+        Some(c) => format!(
+            "documents of corpus {c} (mean {})",
+            estimate::human_bytes(p.doc_size_bytes)
+        ),
+        None => format!(
+            "{} documents ({})",
+            p.size_class,
+            estimate::human_bytes(p.doc_size_bytes)
+        ),
     };
     let _ = writeln!(
         s,
