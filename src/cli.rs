@@ -438,7 +438,8 @@ impl std::fmt::Display for Order {
 
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {
-    /// The shards' results directories (results/run-<plan-id>-shard-<K>of<N>), all N.
+    /// The shards' results directories, all N: results/run-<plan-id>-shard-<K>of<N>, or
+    /// results/sweep-<plan-id>-shard-<K>of<N> for a sharded sweep.
     #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
 

@@ -53,17 +53,14 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
         .with_context(|| format!("{}: not a list of access methods", p.display()))
 }
 
-/// Writes one finished run's record (`runs/<cell>_r<R>.json`).
-pub fn write_run(dir: &Path, cell: &CellKey, m: &RunMeasurement, client_cpu_s: f64) -> Result<()> {
-    write_cell_run(
-        dir,
-        &CellRun {
-            cell: cell.clone(),
-            record: crate::report::run_record(m),
-            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
-            client_cpu_s: crate::metrics::round3(client_cpu_s),
-        },
-    )
+/// The record of one finished run of `cell`, as `runs/<cell>_r<R>.json` holds it.
+pub fn cell_run(cell: &CellKey, m: &RunMeasurement, client_cpu_s: f64) -> CellRun {
+    CellRun {
+        cell: cell.clone(),
+        record: crate::report::run_record(m),
+        latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
+        client_cpu_s: crate::metrics::round3(client_cpu_s),
+    }
 }
 
 /// Writes a run record as it is (`runs/<cell>_r<R>.json`).

@@ -148,34 +148,63 @@ pub async fn join_rendezvous(
     }
 }
 
-/// `--metrics-listen`: the live counters and the task serving them, started before any run.
-pub struct MetricsServer {
-    pub metrics: std::sync::Arc<crate::metrics::live::LiveMetrics>,
-    task: tokio::task::JoinHandle<()>,
+/// What goes alongside the runs, set up before the first: the JTL file (`--jtl`), the live
+/// metrics endpoint (`--metrics-listen`) and, for a shard, its place at the rendezvous.
+pub struct Sidecars {
+    pub rendezvous: Option<crate::engine::rendezvous::Rendezvous>,
+    jtl: Option<crate::metrics::jtl::Jtl>,
+    metrics: Option<(
+        std::sync::Arc<crate::metrics::live::LiveMetrics>,
+        tokio::task::JoinHandle<()>,
+    )>,
     hold: Duration,
 }
 
-impl MetricsServer {
-    pub async fn start(common: &crate::plan::CommonPlan) -> Result<Option<MetricsServer>> {
-        let Some(addr) = &common.metrics_listen else {
-            return Ok(None);
+impl Sidecars {
+    pub async fn start(common: &crate::plan::CommonPlan) -> Result<Sidecars> {
+        let jtl = common
+            .jtl
+            .as_deref()
+            .map(crate::metrics::jtl::Jtl::create)
+            .transpose()?;
+        let metrics = match &common.metrics_listen {
+            Some(addr) => {
+                let m = std::sync::Arc::new(crate::metrics::live::LiveMetrics::default());
+                let task = crate::metrics::live::serve(addr, m.clone()).await?;
+                if !common.quiet {
+                    eprintln!("  metrics for Prometheus: http://{addr}/metrics");
+                }
+                Some((m, task))
+            }
+            None => None,
         };
-        let metrics = std::sync::Arc::new(crate::metrics::live::LiveMetrics::default());
-        let task = crate::metrics::live::serve(addr, metrics.clone()).await?;
-        if !common.quiet {
-            eprintln!("  metrics for Prometheus: http://{addr}/metrics");
-        }
-        Ok(Some(MetricsServer {
+        Ok(Sidecars {
+            rendezvous: None,
+            jtl,
             metrics,
-            task,
             hold: common.metrics_hold,
-        }))
+        })
     }
 
-    /// Serves for `--metrics-hold` more, then stops.
-    pub async fn stop(self) {
-        tokio::time::sleep(self.hold).await;
-        self.task.abort();
+    pub fn jtl(&self) -> Option<crate::metrics::jtl::JtlSink> {
+        self.jtl.as_ref().map(crate::metrics::jtl::Jtl::sink)
+    }
+
+    pub fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::live::LiveMetrics>> {
+        self.metrics.as_ref().map(|m| m.0.clone())
+    }
+
+    /// Whatever stopped the runs: writes the samples taken so far, serves the metrics for
+    /// `--metrics-hold` more (not after an interrupt), then stops.
+    pub async fn finish(self, interrupted: bool) -> Result<()> {
+        let written = self.jtl.map_or(Ok(()), crate::metrics::jtl::Jtl::finish);
+        if let Some((_, task)) = self.metrics {
+            if !interrupted {
+                tokio::time::sleep(self.hold).await;
+            }
+            task.abort();
+        }
+        written
     }
 }
 

@@ -143,19 +143,12 @@ async fn measure(
     manifest: &Manifest,
     resumed: Option<&[ManifestEntry]>,
     live: &Arc<LiveCounters>,
-    rendezvous: Option<engine::rendezvous::Rendezvous>,
+    mut sidecars: super::Sidecars,
 ) -> Result<Runs> {
     // What the interrupted run's manifest shows (`--resume`).
     let (earlier, resuming) = (resumed.unwrap_or_default(), resumed.is_some());
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
-    let jtl = plan
-        .common
-        .jtl
-        .as_deref()
-        .map(crate::metrics::jtl::Jtl::create)
-        .transpose()?;
-    let served = super::MetricsServer::start(&plan.common).await?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -179,9 +172,12 @@ async fn measure(
         servers: &session.servers(&plan.common),
         history: HashMap::new(),
         shard: plan.common.shard.as_ref().map(|s| (s.index, s.count)),
-        rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
-        jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
-        metrics: served.as_ref().map(|s| s.metrics.clone()),
+        rendezvous: sidecars
+            .rendezvous
+            .take()
+            .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        jtl: sidecars.jtl(),
+        metrics: sidecars.metrics(),
     };
     let m = &plan.common.measure;
     // Steady-state runs, --precision and shards have no document total known in advance.
@@ -202,13 +198,9 @@ async fn measure(
     let end = engine::run_sweep(job, &mut runs).await;
     signals.abort();
     progress.finish().await;
-    // Whatever stopped the runs, the samples taken so far are written.
-    if let Some(j) = jtl {
-        j.finish()?;
-    }
-    if let Some(s) = served {
-        s.stop().await;
-    }
+    sidecars
+        .finish(live.interrupted.load(Ordering::Relaxed))
+        .await?;
     end?;
     Ok(runs)
 }
@@ -267,18 +259,6 @@ fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> R
     Ok(result_path)
 }
 
-/// Which shard of which plan this run is (`--shard`), for its results.
-fn shard_record(plan: &RunPlan) -> Option<crate::records::ShardRecord> {
-    plan.common
-        .shard
-        .as_ref()
-        .map(|s| crate::records::ShardRecord {
-            plan_id: s.plan_id.clone(),
-            index: s.index,
-            count: s.count,
-        })
-}
-
 /// Creates the results directory and the manifest, and writes the in-progress result.json
 /// (what --resume, verify and cleanup need) before the first upload; returns the manifest and
 /// the result's inputs.
@@ -318,7 +298,11 @@ fn prepare_results(
     };
     let mut pending = report::build(inputs.clone(), &[]);
     pending.in_progress = true;
-    pending.shard = shard_record(plan);
+    pending.shard = plan
+        .common
+        .shard
+        .as_ref()
+        .map(crate::plan::ShardPlan::record);
     crate::results::write_atomic(
         &results.join("result.json"),
         &serde_json::to_string_pretty(&pending)?,
@@ -353,11 +337,14 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         Some(s) => format!("run-{id}-shard-{}of{}", s.index, s.count),
         None => format!("run-{id}"),
     });
+    // A --jtl file or --metrics-listen address that cannot be used fails before anything
+    // is written.
+    let mut sidecars = super::Sidecars::start(&plan.common).await?;
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
     let earlier = resumed.as_ref().map(|r| r.2.as_slice());
     let live = Arc::new(LiveCounters::default());
-    let rendezvous = super::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
-    let runs = measure(&plan, &session, &id, &manifest, earlier, &live, rendezvous).await?;
+    sidecars.rendezvous = super::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
+    let runs = measure(&plan, &session, &id, &manifest, earlier, &live, sidecars).await?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
         && !interrupted
@@ -392,7 +379,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         &runs.done,
     );
     result.verify = verified;
-    result.shard = shard_record(&plan);
+    result.shard = plan
+        .common
+        .shard
+        .as_ref()
+        .map(crate::plan::ShardPlan::record);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
     finish(&plan, &results, &result_path, &manifest, &live, result)

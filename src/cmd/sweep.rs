@@ -174,12 +174,7 @@ impl RunObserver for Recorder<'_> {
         if interrupted {
             return Ok(());
         }
-        let run = CellRun {
-            cell: cell.clone(),
-            record: crate::report::run_record(&m),
-            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
-            client_cpu_s: crate::metrics::round3(client_cpu_s),
-        };
+        let run = results::cell_run(cell, &m, client_cpu_s);
         results::write_cell_run(self.dir, &run)?;
         let Some((plan, runs)) = &mut self.lines else {
             return Ok(());
@@ -220,7 +215,7 @@ async fn execute(
     earlier: &[ManifestEntry],
     manifest: &Manifest,
     live: &Arc<LiveCounters>,
-    rendezvous: Option<engine::rendezvous::Rendezvous>,
+    mut sidecars: super::Sidecars,
 ) -> Result<SweepEnd> {
     let c = &p.spec.common;
     let fixtures: HashMap<_, _> = p
@@ -235,12 +230,6 @@ async fn execute(
             (*s, Arc::new(f))
         })
         .collect();
-    let jtl = c
-        .jtl
-        .as_deref()
-        .map(crate::metrics::jtl::Jtl::create)
-        .transpose()?;
-    let served = super::MetricsServer::start(c).await?;
     let job = SweepJob {
         session,
         fixtures: &fixtures,
@@ -261,9 +250,12 @@ async fn execute(
         servers: &session.servers(c),
         history: history(&p.done),
         shard: c.shard.as_ref().map(|s| (s.index, s.count)),
-        rendezvous: rendezvous.map(|r| Arc::new(tokio::sync::Mutex::new(r))),
-        jtl: jtl.as_ref().map(crate::metrics::jtl::Jtl::sink),
-        metrics: served.as_ref().map(|s| s.metrics.clone()),
+        rendezvous: sidecars
+            .rendezvous
+            .take()
+            .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        jtl: sidecars.jtl(),
+        metrics: sidecars.metrics(),
     };
     let signals = super::watch_signals(live.clone());
     let total =
@@ -287,13 +279,9 @@ async fn execute(
     let end = engine::run_sweep(job, &mut rec).await;
     progress.finish().await;
     signals.abort();
-    // Whatever stopped the sweep, the samples taken so far are written.
-    if let Some(j) = jtl {
-        j.finish()?;
-    }
-    if let Some(s) = served {
-        s.stop().await;
-    }
+    sidecars
+        .finish(live.interrupted.load(Ordering::Relaxed))
+        .await?;
     end
 }
 
@@ -313,6 +301,9 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     } else {
         password(&p.spec.common)?
     };
+    // A --jtl file or --metrics-listen address that cannot be used fails before anything
+    // is written.
+    let mut sidecars = super::Sidecars::start(&p.spec.common).await?;
     if a.resume.is_none() {
         results::create_dir(&p.dir, &p.plan, &p.spec.methods)?;
     }
@@ -333,12 +324,9 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
-    let rendezvous =
+    sidecars.rendezvous =
         super::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
-    let end = execute(
-        &p, &session, &pending, &earlier, &manifest, &live, rendezvous,
-    )
-    .await?;
+    let end = execute(&p, &session, &pending, &earlier, &manifest, &live, sidecars).await?;
     drop(session);
     report(&p, end, &manifest, &live)
 }

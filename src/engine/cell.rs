@@ -46,13 +46,19 @@ pub use crate::records::Warmup;
 /// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
 /// N's contiguous share of the T workers of all shards, with their global split.
 pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
-    let global = split_quota(docs, threads);
+    let w = shard_workers(threads, shard);
+    split_quota(docs, threads)[w.start as usize..w.end as usize].to_vec()
+}
+
+/// The global indices of the workers a process runs: all T, or shard K of N's contiguous
+/// share of them (the T workers split over the N shards with remainder).
+fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
     match shard {
-        None => global,
+        None => 0..threads,
         Some((k, n)) => {
             let wq = split_quota(threads, n);
             let w0: u64 = wq[..k as usize].iter().sum();
-            global[w0 as usize..(w0 + wq[k as usize]) as usize].to_vec()
+            w0..w0 + wq[k as usize]
         }
     }
 }
@@ -97,7 +103,10 @@ impl CellPlan {
     }
     /// The global document indices this process uploads in a run (all, or its shard's).
     pub fn owned(&self) -> std::ops::Range<u64> {
-        Part::of(self, None).range
+        let w = shard_workers(self.threads, self.shard);
+        let global = split_quota(self.docs, self.threads);
+        let offset: u64 = global[..w.start as usize].iter().sum();
+        offset..offset + global[w.start as usize..w.end as usize].iter().sum::<u64>()
     }
     /// The document markers of a run's warm-up: never those of a measured document.
     fn warmup_tag(run_tag: u64) -> u64 {
@@ -463,17 +472,11 @@ struct Part {
 impl Part {
     fn of(plan: &CellPlan, resume: Option<&ResumePoint>) -> Part {
         let t = plan.threads;
-        let (w0, mine) = match plan.shard {
-            None => (0, t),
-            Some((k, n)) => {
-                let wq = split_quota(t, n);
-                (wq[..k as usize].iter().sum(), wq[k as usize])
-            }
-        };
+        let workers = shard_workers(t, plan.shard);
+        let (w0, mine) = (workers.start, workers.end - workers.start);
         let global = split_quota(plan.docs, t);
-        let offset: u64 = global[..w0 as usize].iter().sum();
-        let quotas = &global[w0 as usize..(w0 + mine) as usize];
-        let range = offset..offset + quotas.iter().sum::<u64>();
+        let quotas = &global[w0 as usize..workers.end as usize];
+        let range = plan.owned();
         if plan.window.is_some() {
             let works = (w0..w0 + mine)
                 .map(|w| {
@@ -491,7 +494,7 @@ impl Part {
                 todo: 0,
             };
         }
-        if let Some(r) = resume {
+        if let Some(r) = resume.filter(|_| mine > 0) {
             // What the interrupted run left of this process's documents, over its workers.
             let list: Vec<u64> = r
                 .todo
@@ -521,7 +524,7 @@ impl Part {
                 todo: n,
             };
         }
-        let mut start = offset;
+        let mut start = range.start;
         let works = quotas
             .iter()
             .enumerate()

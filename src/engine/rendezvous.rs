@@ -203,13 +203,17 @@ impl Rendezvous {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn four_shards_start_together_and_a_missing_one_times_out() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
-            .port();
+            .port()
+    }
+
+    #[tokio::test]
+    async fn four_shards_start_together_and_a_missing_one_times_out() {
+        let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let t = Duration::from_secs(5);
         let mut tasks = Vec::new();
@@ -236,11 +240,7 @@ mod tests {
             assert!(skew < 50, "skew {skew} ms");
         }
         // Two shards at different steps (their plans went apart): stopped, not started.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let a2 = addr.clone();
         let one = tokio::spawn(async move {
@@ -253,11 +253,7 @@ mod tests {
         drop(r0);
         assert!(one.await.unwrap().is_err());
         // Shard 0 alone, 2 planned: a clear error naming who came.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let e = Rendezvous::join(
             &format!("127.0.0.1:{port}"),
             "p1",

@@ -112,7 +112,7 @@ impl SweepJob<'_> {
                 } else {
                     0
                 };
-                let h = fnv1a(format!("{base}/{}/{run}/{tries}", cell.tag()).as_bytes());
+                let h = crate::fixtures::hash_str(&format!("{base}/{}/{run}/{tries}", cell.tag()));
                 (
                     format!(
                         "{base}/{}-{}/{}/t{}/a{:04x}",
@@ -296,11 +296,4 @@ async fn one_run(
             fatal: fatal.map(|r| (cell.clone(), r)),
         },
     )))
-}
-
-/// FNV-1a: a hash that is the same in every process and every build, for names shards share.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }

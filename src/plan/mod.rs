@@ -60,6 +60,25 @@ pub struct ShardPlan {
     pub timeout: Duration,
 }
 
+impl ShardPlan {
+    /// What the results record of this shard.
+    pub fn record(&self) -> crate::records::ShardRecord {
+        crate::records::ShardRecord {
+            plan_id: self.plan_id.clone(),
+            index: self.index,
+            count: self.count,
+        }
+    }
+}
+
+/// `--metrics-hold SECONDS`, checked: 0 to an hour.
+pub fn metrics_hold(secs: f64) -> Result<Duration> {
+    if !(0.0..=3600.0).contains(&secs) {
+        bail!("--metrics-hold {secs}: give seconds from 0 to 3600, e.g. 5");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
 fn shard_plan(a: &CommonArgs) -> Result<Option<ShardPlan>> {
     let (index, count) = match (&a.shard, &a.shard_index_env, a.shards) {
@@ -286,7 +305,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             json_lines: a.json_lines,
             jtl: a.jtl.clone(),
             metrics_listen: a.metrics_listen.clone(),
-            metrics_hold: Duration::from_secs_f64(a.metrics_hold.clamp(0.0, 3600.0)),
+            metrics_hold: metrics_hold(a.metrics_hold)?,
             measure,
             probes: probes(a)?,
             shard,
@@ -487,6 +506,11 @@ impl TryFrom<&RunArgs> for RunPlan {
             Some(CorpusInput::Files(_, f)) => f.len() as u64,
             _ => a.docs,
         };
+        if a.json && a.common.json_lines {
+            bail!(
+                "--json and --json-lines both write to stdout: give one (--json: the whole result at the end; --json-lines: a line per run as it ends)"
+            );
+        }
         Ok(RunPlan {
             common,
             url,

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use super::CommonPlan;
 use crate::cli::{Order, SweepArgs};
 use crate::fixtures::{SampledFile, SizeClass};
-use crate::records::{CellKey, CellRun, MethodRecord, ShardRecord, SweepPlan};
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
@@ -249,11 +249,7 @@ impl SweepPlanSpec {
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
-            shard: c.shard.as_ref().map(|s| ShardRecord {
-                plan_id: s.plan_id.clone(),
-                index: s.index,
-                count: s.count,
-            }),
+            shard: c.shard.as_ref().map(super::ShardPlan::record),
         }
     }
 
@@ -291,9 +287,7 @@ impl SweepPlanSpec {
             json_lines: a.common.json_lines,
             jtl: a.common.jtl.clone(),
             metrics_listen: a.common.metrics_listen.clone(),
-            metrics_hold: std::time::Duration::from_secs_f64(
-                a.common.metrics_hold.clamp(0.0, 3600.0),
-            ),
+            metrics_hold: super::metrics_hold(a.common.metrics_hold)?,
             measure: plan.measure,
             probes: super::probes(&a.common)?,
             // A shard resumed on its own finishes its part without waiting for the others.

@@ -84,10 +84,10 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
     let mut servers = Vec::new();
     let mut folder = String::new();
     let mut nodes: BTreeMap<String, u64> = BTreeMap::new();
-    for (k, (x, hist)) in parts.iter().enumerate() {
+    for (x, hist) in parts {
         if hist.is_empty() {
             bail!(
-                "merge: shard {k}, run {run} has no latency histogram (written by an older ingestbench)"
+                "merge: a shard's run {run} has no latency histogram (written by an older ingestbench)"
             );
         }
         let h = decode_hist(hist)?;
@@ -231,12 +231,8 @@ pub fn merge_sweep(shards: Vec<(SweepPlan, Vec<CellRun>)>) -> Result<(SweepPlan,
             .map(|c| (&c.record, c.latency_histogram_us.as_str()))
             .collect();
         let m = merge_records(run, &records)?;
-        merged.push(CellRun {
-            cell,
-            record: super::run_record(&m),
-            latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
-            client_cpu_s: crate::metrics::round3(parts.iter().map(|c| c.client_cpu_s).sum()),
-        });
+        let cpu = parts.iter().map(|c| c.client_cpu_s).sum();
+        merged.push(crate::results::cell_run(&cell, &m, cpu));
     }
     let mut plan = shards[0].0.clone();
     plan.id = s0.plan_id;

@@ -61,6 +61,17 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--precision", "120%"], "--precision"),
         (vec!["--server-metrics", "host:9100"], "--server-metrics"),
         (vec!["--server-pid", "4294967295"], "--server-pid"),
+        (vec!["--jtl", "/no/such/dir/uploads.jtl"], "--jtl"),
+        (
+            vec!["--metrics-listen", "127.0.0.1:99999"],
+            "--metrics-listen",
+        ),
+        (
+            vec!["--metrics-listen", "127.0.0.1:0", "--metrics-hold=-1"],
+            "--metrics-hold",
+        ),
+        (vec!["--json", "--json-lines"], "--json-lines"),
+        (vec!["--shard", "4/4", "--plan-id", "p"], "--shard"),
     ] {
         let o = run(&args, dir.path());
         let (_, err) = text(&o);
