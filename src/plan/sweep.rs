@@ -296,7 +296,9 @@ impl SweepPlanSpec {
                 index: s.index,
                 count: s.count,
                 rendezvous: None,
-                timeout: std::time::Duration::from_secs_f64(a.common.rendezvous_timeout),
+                // Unused: a resumed shard meets no other.
+                timeout: std::time::Duration::try_from_secs_f64(a.common.rendezvous_timeout)
+                    .unwrap_or_default(),
             }),
         };
         let (methods, connections) = recorded_policies(plan, methods);
