@@ -23,6 +23,8 @@ QUICK = os.environ.get("QUICK") == "1"
 # Each comparison is repeated, tools interleaved, and the median taken: this kind of machine
 # is noisy from one run to the next.
 REPEAT = int(os.environ.get("REPEAT", "1" if QUICK else "5"))
+# INGESTBENCH_WORKER_RUNTIMES=0 (workers on the main tokio runtime, the model before one
+# runtime per core) is passed through, to measure one model against the other.
 HTTP, HTTPS, UP = 19080, 19443, 19081
 DHTTP, DHTTPS = 19090, 19453
 SAME_BYTES = 11180
@@ -148,12 +150,12 @@ def url(https, sink):
 LAST = {}
 
 
-def timed(cmd):
+def timed(cmd, env=None):
     """Runs cmd under GNU time: (stdout, wall s, cpu s, peak RSS KiB); the user/system split
     of the last command is kept in LAST."""
     tf = LAB / "time.txt"
     t0 = time.monotonic()
-    p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(tf)] + cmd, text=True, capture_output=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(tf)] + cmd, text=True, capture_output=True, env={**os.environ, **(env or {})})
     wall = time.monotonic() - t0
     if p.returncode not in (0, 1):
         raise RuntimeError(f"{cmd[0]} failed: {p.stderr[-500:]}")
@@ -169,16 +171,21 @@ def body(size):
     return f
 
 
-def ingestbench(n, c, size, https=False, sink="proxied"):
+def ingestbench(n, c, size, https=False, sink="proxied", env=None):
     # No warm-up: the peers have none, and its uploads would count in the CPU but not the rate.
     cmd = [str(BIN), "run", "--url", url(https, sink), "--auth", "basic", "--warmup", "0", "--docs", str(n), "--threads", str(c), "--runs", "1",
            "--quiet", "--json", "--profile", "basic", "--small-size", str(size), "--large-size", str(size), "--size", "small",
            "--results-dir", str(LAB / "results"), "--password-file", str(LAB / "pw")]
     if https:
         cmd += ["--ca-cert", str(LAB / "tls/ca.pem")]
-    out, wall, cpu, rss = timed(cmd)
+    out, wall, cpu, rss = timed(cmd, env)
     r = json.loads(out)
     return {"rate": r["docs_per_sec"], "mb_s": r["mb_per_sec"], "n": r["docs_ok"], "failed": r["docs_failed"], "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def ingestbench_one_runtime(n, c, size, https=False, sink="proxied"):
+    """The model before one runtime per core: every worker on the main (work-stealing) runtime."""
+    return ingestbench(n, c, size, https, sink, {"INGESTBENCH_WORKER_RUNTIMES": "0"})
 
 
 def oha(n, c, size, https=False, sink="proxied"):
@@ -272,8 +279,13 @@ def main():
         xs = sorted(xs)
         return xs[len(xs) // 2]
 
+    # ONLY=direct,large runs just the scenarios whose names contain one of these words.
+    only = [w for w in os.environ.get("ONLY", "").split(",") if w]
+
     def compare(scenario, entries, repeat=REPEAT):
         """entries: (tool name, function, args); run `repeat` rounds, tools interleaved."""
+        if only and not any(w in scenario for w in only):
+            return
         got = {name: [] for name, _, _ in entries}
         for _ in range(repeat):
             for name, f, args in entries:
@@ -304,7 +316,8 @@ def main():
         # ingestbench's request for a 10 KiB document (basic profile) is 11,345 bytes: the
         # multipart fields and metadata add ~1.1 KiB. "oha, same bytes" posts a body that makes
         # its request as long (oha's own headers are ~165 bytes), so what differs is the client.
-        compare("small, 32 conns, direct sink", [("ingestbench", ingestbench, (n32, 32, small, False, d)), ("oha", oha, (n32, 32, small, False, d)),
+        compare("small, 32 conns, direct sink", [("ingestbench", ingestbench, (n32, 32, small, False, d)),
+                                                 ("ingestbench, shared runtime", ingestbench_one_runtime, (n32, 32, small, False, d)), ("oha", oha, (n32, 32, small, False, d)),
                                                  ("oha, same bytes", oha, (n32, 32, SAME_BYTES, False, d)), ("wrk", wrk, (5, 32, small, d))])
         # Large bodies go to the proxied sink, which reads every body before it answers: nginx's
         # `return` answers before the body has arrived, and oha then reconnects per upload.

@@ -239,7 +239,7 @@ impl Writer {
             ok,
             id,
             size: doc.len(),
-            sha256: &sha,
+            sha256: sha.as_str(),
             mime: doc.mime(),
             marker: doc.marker_str(),
             node,

@@ -19,12 +19,26 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// `YYYY-MM-DD` for days since the epoch.
 pub fn date(days: i64) -> String {
+    let mut s = String::with_capacity(10);
+    let _ = write_date(&mut s, days);
+    s
+}
+
+/// [`date`], written into `out`.
+pub fn write_date(out: &mut impl std::fmt::Write, days: i64) -> std::fmt::Result {
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
+    write!(out, "{y:04}-{m:02}-{d:02}")
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the epoch.
 pub fn datetime_ms(ms: i64) -> String {
+    let mut s = String::with_capacity(24);
+    let _ = write_datetime_ms(&mut s, ms);
+    s
+}
+
+/// [`datetime_ms`], written into `out`.
+pub fn write_datetime_ms(out: &mut impl std::fmt::Write, ms: i64) -> std::fmt::Result {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (h, mi, s, milli) = (
@@ -33,7 +47,8 @@ pub fn datetime_ms(ms: i64) -> String {
         rem / 1000 % 60,
         rem % 1000,
     );
-    format!("{}T{h:02}:{mi:02}:{s:02}.{milli:03}Z", date(days))
+    write_date(out, days)?;
+    write!(out, "T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
 }
 
 /// Alfresco's REST date style: `YYYY-MM-DDTHH:MM:SS.mmm+0000`.

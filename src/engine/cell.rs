@@ -398,7 +398,7 @@ pub async fn run_cell<P: Protocol>(
             metrics: plan.metrics.clone(),
             index: w,
         };
-        handles.push(tokio::spawn(worker(ctx)));
+        handles.push(super::pool::spawn_worker(w as usize, worker(ctx)));
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
     // Every worker warmed up and ready; then (shards) every shard ready; then all start.

@@ -7,6 +7,7 @@
 //! Knows nothing of the CLI, of printing, or of report formats.
 
 mod cell;
+mod pool;
 mod session;
 mod sweep;
 

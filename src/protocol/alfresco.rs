@@ -112,13 +112,9 @@ pub fn upload_body(
                 }
             }
         }
-        None => {
-            for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
-                for v in &p.values {
-                    head.text(&p.name, v);
-                }
-            }
-        }
+        None => profile.each_value(doc.seed, doc.index, doc.marker_str(), |_, p, v| {
+            head.text(&p.name, v);
+        }),
     }
     let head = head.file("filedata", &doc.name, doc.mime());
     document_body(doc, head)

@@ -1,0 +1,81 @@
+//! Where upload workers run: one single-threaded tokio runtime per CPU, each driven by its own
+//! OS thread for the life of the process, with workers dealt to them in turn (wrk's model: no
+//! work stealing, and a worker, its connection task and their wake-ups stay on one thread).
+//! The main runtime keeps everything else: setup, progress, sidecars, the embedded target.
+//! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many (0: workers share the main runtime, the
+//! model before this one, kept to measure one against the other).
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+
+/// The runtimes, started on first use; empty when workers share the main runtime.
+fn runtimes() -> &'static [Handle] {
+    static POOL: OnceLock<Vec<Handle>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let n = std::env::var("INGESTBENCH_WORKER_RUNTIMES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        (0..n).filter_map(start).collect()
+    })
+}
+
+/// One runtime on its own thread; `None` (workers then use the main runtime) if the system
+/// refuses a thread or a runtime.
+fn start(i: usize) -> Option<Handle> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let handle = rt.handle().clone();
+    std::thread::Builder::new()
+        .name(format!("ingestbench-upload-{i}"))
+        // Spawned tasks run while this thread waits on a future that never ends.
+        .spawn(move || rt.block_on(std::future::pending::<()>()))
+        .ok()?;
+    Some(handle)
+}
+
+/// Runs worker `index` on its runtime (`index` modulo their number), or on the current
+/// runtime when there are none.
+pub fn spawn_worker<F>(index: usize, fut: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match runtimes() {
+        [] => tokio::spawn(fut),
+        rts => rts[index % rts.len()].spawn(fut),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn workers_run_on_the_upload_threads() {
+        let names: Vec<String> = futures_names().await;
+        for n in &names {
+            assert!(n.starts_with("ingestbench-upload-"), "{names:?}");
+        }
+        // Dealt in turn: with two runtimes or more, neighbours land on different threads.
+        if runtimes().len() > 1 {
+            assert_ne!(names[0], names[1], "{names:?}");
+        }
+    }
+
+    async fn futures_names() -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0..2 {
+            let h = spawn_worker(i, async {
+                std::thread::current().name().unwrap_or("").to_string()
+            });
+            out.push(h.await.unwrap());
+        }
+        out
+    }
+}
