@@ -21,7 +21,10 @@ Exit codes:
      finish with --resume
 
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
-never printed, logged or written to results.";
+never printed, logged or written to results.
+
+Upload workers run on one single-threaded runtime per CPU; INGESTBENCH_WORKER_RUNTIMES=N sets
+how many (0: all workers on one shared runtime, to compare the two).";
 
 /// Measure how fast documents can be pushed into a content repository (Alfresco REST v1,
 /// Liferay headless-delivery v1.0, CMIS 1.1 browser binding), with how many parallel

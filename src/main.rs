@@ -5,6 +5,10 @@ use clap::Parser;
 
 fn main() {
     let cli = ingestbench::cli::Cli::parse();
+    if let Err(e) = ingestbench::engine::pool::check() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

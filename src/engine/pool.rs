@@ -3,7 +3,8 @@
 //! work stealing, and a worker, its connection task and their wake-ups stay on one thread).
 //! The main runtime keeps everything else: setup, progress, sidecars, the embedded target.
 //! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many (0: workers share the main runtime, the
-//! model before this one, kept to measure one against the other).
+//! model before this one, kept to measure one against the other); a bad value is refused at
+//! startup by [`check`].
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -11,16 +12,42 @@ use std::sync::OnceLock;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
+/// The variable that sets how many upload runtimes there are.
+pub const RUNTIMES_VAR: &str = "INGESTBENCH_WORKER_RUNTIMES";
+
+/// The most upload runtimes the variable may ask for (a thread each).
+const MAX_RUNTIMES: usize = 1024;
+
+/// How many upload runtimes: [`RUNTIMES_VAR`] if set, else one per CPU. An unusable value is
+/// a setup error naming the variable (checked before anything runs, see [`check`]).
+fn configured() -> Result<usize, String> {
+    match std::env::var(RUNTIMES_VAR) {
+        Err(std::env::VarError::NotPresent) => {
+            Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
+        Err(e) => Err(format!("{RUNTIMES_VAR}: {e}")),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n <= MAX_RUNTIMES => Ok(n),
+            _ => Err(format!(
+                "{RUNTIMES_VAR}={v}: give a number of upload runtimes from 0 (workers share the \
+                 main runtime) to {MAX_RUNTIMES}, or unset it for one per CPU"
+            )),
+        },
+    }
+}
+
+/// Checks [`RUNTIMES_VAR`] once at startup, so a bad value stops the command before it
+/// writes or measures anything.
+pub fn check() -> Result<(), String> {
+    configured().map(|_| ())
+}
+
 /// The runtimes, started on first use; empty when workers share the main runtime.
 fn runtimes() -> &'static [Handle] {
     static POOL: OnceLock<Vec<Handle>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let n = std::env::var("INGESTBENCH_WORKER_RUNTIMES")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        (0..n).filter_map(start).collect()
-    })
+    // `check` has refused a bad value before any worker starts; the fallback is for library
+    // callers that skip it.
+    POOL.get_or_init(|| (0..configured().unwrap_or(1)).filter_map(start).collect())
 }
 
 /// One runtime on its own thread; `None` (workers then use the main runtime) if the system

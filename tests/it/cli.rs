@@ -78,6 +78,17 @@ fn bad_flags_exit_2_naming_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?} names {needle}: {err}");
     }
+    // The upload runtimes' variable is checked before anything runs.
+    for bad in ["many", "-1", "100000"] {
+        let o = bin()
+            .env("INGESTBENCH_WORKER_RUNTIMES", bad)
+            .args(["run", "--docs", "1"])
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("INGESTBENCH_WORKER_RUNTIMES"), "{bad}: {err}");
+    }
     // --warmup is given by the helper; here on its own.
     let o = bin()
         .args(["run", "--warmup", "a while", "--docs", "1"])
