@@ -11,6 +11,11 @@ pub struct HostFacts {
     pub kernel: String,
     pub cpus: usize,
     pub memory_bytes: u64,
+    /// Single-threaded runtimes the upload workers were dealt to (one per CPU unless
+    /// INGESTBENCH_WORKER_RUNTIMES said otherwise; 0: one shared runtime). Absent in results
+    /// from versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_runtimes: Option<usize>,
 }
 
 fn read_trim(path: &str) -> String {
@@ -36,6 +41,7 @@ pub fn facts() -> HostFacts {
         kernel: read_trim("/proc/sys/kernel/osrelease"),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes,
+        upload_runtimes: Some(crate::engine::pool::planned()),
     }
 }
 

@@ -42,12 +42,17 @@ pub fn check() -> Result<(), String> {
     configured().map(|_| ())
 }
 
+/// How many upload runtimes workers are dealt to (recorded with the host facts).
+pub fn planned() -> usize {
+    configured().unwrap_or(1)
+}
+
 /// The runtimes, started on first use; empty when workers share the main runtime.
 fn runtimes() -> &'static [Handle] {
     static POOL: OnceLock<Vec<Handle>> = OnceLock::new();
     // `check` has refused a bad value before any worker starts; the fallback is for library
     // callers that skip it.
-    POOL.get_or_init(|| (0..configured().unwrap_or(1)).filter_map(start).collect())
+    POOL.get_or_init(|| (0..planned()).filter_map(start).collect())
 }
 
 /// One runtime on its own thread; `None` (workers then use the main runtime) if the system

@@ -58,6 +58,7 @@ pub fn fixed_summary() -> SweepSummary {
             kernel: "6.0".into(),
             cpus: 2,
             memory_bytes: 1 << 34,
+            upload_runtimes: None,
         },
         shard: None,
     };

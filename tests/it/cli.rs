@@ -196,6 +196,9 @@ fn default_run_against_the_embedded_target_prints_json() {
     assert_eq!(v["docs_ok"], 60);
     assert_eq!(v["target"]["stored_docs"], 60);
     assert_eq!(v["worker_quotas"], serde_json::json!([8, 8, 7, 7]));
+    // One upload runtime per CPU unless the variable says otherwise; recorded with the host.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(v["host"]["upload_runtimes"], cpus, "{}", v["host"]);
     assert!(
         err.contains("docs/sec"),
         "summary on stderr with --json: {err}"
