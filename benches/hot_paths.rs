@@ -1,5 +1,5 @@
 //! criterion benches of the hot paths: building a document's request body (what a worker
-//! does per upload before sending), recording a latency, merging recorders (once per worker
+//! does per upload before sending), its manifest line, recording a latency, merging recorders (once per worker
 //! per run), and rendering the reports. `cargo bench`.
 
 use std::hint::black_box;
@@ -33,6 +33,20 @@ fn request_body(c: &mut Criterion) {
                 black_box(body.len())
             })
         });
+        // Into /dev/null: the line, its SHA-256 and the buffered write every 8 KiB.
+        let manifest = ingestbench::manifest::Manifest::create(std::path::Path::new("/dev/null"))
+            .expect("open /dev/null");
+        let mut w = manifest.writer(None);
+        c.bench_function(
+            &format!("manifest line of a document ({})", class.name()),
+            |b| {
+                b.iter(|| {
+                    i += 1;
+                    let doc = f.doc(0xabc, i);
+                    w.ok(1, &doc, "ingestbench/x/run-1/0000", "0f7a-9c2e-4b1d", None);
+                })
+            },
+        );
         c.bench_function(
             &format!("manifest sha256 of a document ({})", class.name()),
             |b| {

@@ -52,7 +52,8 @@ pub struct ManifestEntry {
     pub warmup: bool,
 }
 
-/// The same line, borrowed: what workers serialize (no per-upload string copies).
+/// The same line, borrowed: what workers write (no per-upload string copies), with
+/// [`EntryRef::write_json`]; the derived `Serialize` is the reference it is tested against.
 #[derive(Serialize)]
 struct EntryRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,6 +77,65 @@ struct EntryRef<'a> {
     source: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     warmup: bool,
+}
+
+impl EntryRef<'_> {
+    /// Appends the entry as one JSON object, byte for byte what serde_json writes for it (a
+    /// property test holds the two equal), without serde's per-field machinery: this runs
+    /// once per upload, on the worker's hot path.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut n = itoa::Buffer::new();
+        out.push(b'{');
+        if let Some(c) = self.cell {
+            field(out, b"\"cell\":", c);
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"run\":");
+        out.extend_from_slice(n.format(self.run).as_bytes());
+        out.extend_from_slice(b",\"index\":");
+        out.extend_from_slice(n.format(self.index).as_bytes());
+        field(out, b",\"name\":", self.name);
+        field(out, b",\"folder\":", self.folder);
+        out.extend_from_slice(if self.ok {
+            b",\"ok\":true"
+        } else {
+            b",\"ok\":false"
+        });
+        if let Some(id) = self.id {
+            field(out, b",\"id\":", id);
+        }
+        out.extend_from_slice(b",\"size\":");
+        out.extend_from_slice(n.format(self.size).as_bytes());
+        field(out, b",\"sha256\":", self.sha256);
+        field(out, b",\"mime\":", self.mime);
+        field(out, b",\"marker\":", self.marker);
+        for (key, v) in [
+            (&b",\"node\":"[..], self.node),
+            (b",\"error\":", self.error),
+            (b",\"source\":", self.source),
+        ] {
+            if let Some(v) = v {
+                field(out, key, v);
+            }
+        }
+        if self.warmup {
+            out.extend_from_slice(b",\"warmup\":true");
+        }
+        out.push(b'}');
+    }
+}
+
+/// `key` then `v` as a JSON string: copied as it is when nothing in it needs escaping (what
+/// serde_json escapes: control characters, `"` and `\`), else escaped by serde_json.
+fn field(out: &mut Vec<u8>, key: &[u8], v: &str) {
+    out.extend_from_slice(key);
+    if v.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *out, v).expect("serialize to memory");
+    }
 }
 
 /// The manifest file, shared by all workers. The first write error is kept (never dropped):
@@ -247,7 +307,7 @@ impl Writer {
             source: source.as_deref(),
             warmup: self.warmup,
         };
-        serde_json::to_writer(&mut self.buf, &e).expect("serialize to memory");
+        e.write_json(&mut self.buf);
         self.buf.push(b'\n');
         if self.buf.len() >= FLUSH_AT || self.written_at.elapsed() >= FLUSH_EVERY {
             self.write_out();
@@ -330,6 +390,47 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{line}\n")).unwrap();
         assert!(Manifest::read(&p).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    proptest::proptest! {
+        /// The hand-written line is exactly serde_json's, escapes and absent fields included.
+        #[test]
+        fn the_line_is_what_serde_writes(
+            cell in proptest::option::of(".{0,12}"),
+            run in proptest::prelude::any::<u32>(),
+            index in proptest::prelude::any::<u64>(),
+            name in "\\PC{0,20}|[\"\\\\\u{0}-\u{1f}\u{7f}é]{0,6}",
+            folder in ".{0,20}",
+            ok in proptest::prelude::any::<bool>(),
+            id in proptest::option::of("[a-f0-9-]{0,36}|\\PC{0,8}"),
+            size in proptest::prelude::any::<u64>(),
+            node in proptest::option::of(".{0,8}"),
+            error in proptest::option::of("(\\PC|[\"\\\\\n\t]){0,30}"),
+            source in proptest::option::of(".{0,20}"),
+            warmup in proptest::prelude::any::<bool>(),
+        ) {
+            let e = EntryRef {
+                cell: cell.as_deref(),
+                run,
+                index,
+                name: &name,
+                folder: &folder,
+                ok,
+                id: id.as_deref(),
+                size,
+                sha256: "ab12",
+                mime: "application/pdf",
+                marker: "c712040d91a436a0-000000000000",
+                node: node.as_deref(),
+                error: error.as_deref(),
+                source: source.as_deref(),
+                warmup,
+            };
+            let mut ours = Vec::new();
+            e.write_json(&mut ours);
+            let theirs = serde_json::to_vec(&e).unwrap();
+            proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
+        }
     }
 
     #[test]

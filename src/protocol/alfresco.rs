@@ -215,14 +215,14 @@ impl Alfresco {
         doc: &Doc<'_>,
         folder: &str,
         header: &HeaderValue,
-        conn: &mut Option<crate::transport::fast::Conn>,
+        lane: &mut crate::transport::fast::Lane,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
         let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning)?;
         self.opts
             .route
             .send_upload(
                 &self.client,
-                conn,
+                lane,
                 || self.children_url.to_string(),
                 self.children_url.path(),
                 &[
@@ -309,7 +309,7 @@ impl Protocol for Alfresco {
         let mut relogged = false;
         loop {
             let (status, node, body) = self
-                .send_once(doc, folder, &header, &mut worker.conn)
+                .send_once(doc, folder, &header, &mut worker.lane)
                 .await?;
             match status {
                 StatusCode::CREATED => {

@@ -362,7 +362,7 @@ impl Protocol for Cmis {
             .route
             .send_upload(
                 &self.client,
-                &mut worker.conn,
+                &mut worker.lane,
                 || format!("{}{target}", self.root_folder_url),
                 &path,
                 &[

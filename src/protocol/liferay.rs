@@ -497,7 +497,7 @@ impl Protocol for Liferay {
                 .route
                 .send_upload(
                     &self.client,
-                    &mut worker.conn,
+                    &mut worker.lane,
                     || format!("{}/document-folders/{folder_id}/documents", self.api),
                     &path,
                     &[

@@ -16,7 +16,7 @@ use std::future::Future;
 pub use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
-use crate::transport::fast::Conn;
+use crate::transport::fast::Lane;
 use crate::transport::route::Route;
 pub use auth::{AuthCache, Secret, SharedAuth};
 
@@ -195,11 +195,14 @@ pub trait Protocol: Send + Sync + 'static {
 /// connection for the upload fast path (`transport::fast`).
 pub struct WorkerState {
     pub auth: AuthCache,
-    pub conn: Option<Conn>,
+    pub lane: Lane,
 }
 
 impl WorkerState {
     pub fn new(auth: AuthCache) -> WorkerState {
-        WorkerState { auth, conn: None }
+        WorkerState {
+            auth,
+            lane: Lane::default(),
+        }
     }
 }

@@ -51,6 +51,29 @@ pub struct Conn {
     send: SendRequest<ChunkBody>,
 }
 
+/// A worker's own fast-path state: its connection (while open) and the request target it
+/// last sent to, parsed once (an upload's target is the same document after document).
+#[derive(Debug, Default)]
+pub struct Lane {
+    conn: Option<Conn>,
+    target: Option<(Box<str>, hyper::Uri)>,
+}
+
+impl Lane {
+    /// `path` as a request target, parsed only when it differs from the last one.
+    fn target(&mut self, path: &str) -> Result<hyper::Uri, UploadError> {
+        match &self.target {
+            Some((p, uri)) if **p == *path => Ok(uri.clone()),
+            _ => {
+                let uri = hyper::Uri::try_from(path)
+                    .map_err(|e| UploadError::protocol(format!("request target {path}: {e}")))?;
+                self.target = Some((path.into(), uri.clone()));
+                Ok(uri)
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Conn")
@@ -180,15 +203,17 @@ impl Endpoint {
     /// on a new one, since nothing of it reached the server.
     pub async fn send(
         &self,
-        slot: &mut Option<Conn>,
+        lane: &mut Lane,
         method: hyper::Method,
         path: &str,
         headers: &[(hyper::header::HeaderName, &HeaderValue)],
         body: ChunkBody,
     ) -> Result<Answer, UploadError> {
+        let uri = lane.target(path)?;
+        let slot = &mut lane.conn;
         let mut req = Request::builder()
             .method(method)
-            .uri(path)
+            .uri(uri)
             .body(body)
             .map_err(|e| UploadError::protocol(format!("request: {e}")))?;
         let h = req.headers_mut();

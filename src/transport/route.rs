@@ -7,7 +7,7 @@ use bytes::Bytes;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::body::ChunkBody;
-use super::fast::{Conn, Endpoint};
+use super::fast::{Endpoint, Lane};
 use crate::metrics::UploadError;
 
 /// How uploads of one access method travel, shared by all its workers.
@@ -29,7 +29,7 @@ impl Route {
     pub async fn send_upload(
         &self,
         client: &reqwest::Client,
-        conn: &mut Option<Conn>,
+        lane: &mut Lane,
         url: impl FnOnce() -> String,
         path: &str,
         headers: &[(HeaderName, &HeaderValue)],
@@ -37,7 +37,7 @@ impl Route {
     ) -> Result<(reqwest::StatusCode, Option<String>, Bytes), UploadError> {
         if let Some(fast) = &self.fast {
             let a = fast
-                .send(conn, reqwest::Method::POST, path, headers, body)
+                .send(lane, reqwest::Method::POST, path, headers, body)
                 .await?;
             return Ok((
                 a.status,
