@@ -3,6 +3,13 @@
 
 use clap::Parser;
 
+/// mimalloc, not glibc's malloc: hyper and tokio allocate a few small blocks per request
+/// (the request's header map, the response channel, the answer), and per-thread free lists
+/// make those cheaper on the upload threads (README, Performance). Set here, in the binary,
+/// so the library leaves the choice to whoever embeds it.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() {
     let cli = ingestbench::cli::Cli::parse();
     if let Err(e) = ingestbench::engine::pool::check() {
