@@ -24,7 +24,8 @@ Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a termina
 never printed, logged or written to results.
 
 Upload workers run on one single-threaded runtime per CPU; INGESTBENCH_WORKER_RUNTIMES=N sets
-how many (0: all workers on one shared runtime, to compare the two).";
+how many (0: all workers on the shared work-stealing runtime; 1: all on one thread, which can
+be faster on a small machine that also runs the server).";
 
 /// Measure how fast documents can be pushed into a content repository (Alfresco REST v1,
 /// Liferay headless-delivery v1.0, CMIS 1.1 browser binding), with how many parallel

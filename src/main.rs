@@ -3,10 +3,11 @@
 
 use clap::Parser;
 
-/// mimalloc, not glibc's malloc: hyper and tokio allocate a few small blocks per request
-/// (the request's header map, the response channel, the answer), and per-thread free lists
-/// make those cheaper on the upload threads (README, Performance). Set here, in the binary,
-/// so the library leaves the choice to whoever embeds it.
+/// jemalloc, not glibc's malloc (oha makes the same choice): hyper and tokio allocate a few
+/// small blocks per request (the request's header map, the response channel, the answer),
+/// which per-thread caches make cheaper on the upload threads, with little more memory than
+/// glibc (README, Performance). Set here, in the binary, so the library leaves the choice to
+/// whoever embeds it.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

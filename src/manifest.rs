@@ -392,6 +392,34 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The escapes a property test once found wrong, kept as fixed cases (a regression file
+    /// would add a folder at the repository's top level).
+    #[test]
+    fn escaped_fields_are_what_serde_writes() {
+        for v in ["\\", "a\"b", "tab\there", "\u{1}", "é – ok", ""] {
+            let e = EntryRef {
+                cell: Some(v),
+                run: 1,
+                index: 2,
+                name: v,
+                folder: v,
+                ok: false,
+                id: None,
+                size: 3,
+                sha256: "ab",
+                mime: "text/plain",
+                marker: "m",
+                node: None,
+                error: Some(v),
+                source: Some(v),
+                warmup: true,
+            };
+            let mut ours = Vec::new();
+            e.write_json(&mut ours);
+            assert_eq!(ours, serde_json::to_vec(&e).unwrap(), "{v:?}");
+        }
+    }
+
     proptest::proptest! {
         /// The hand-written line is exactly serde_json's, escapes and absent fields included.
         #[test]

@@ -2,9 +2,10 @@
 //! OS thread for the life of the process, with workers dealt to them in turn (wrk's model: no
 //! work stealing, and a worker, its connection task and their wake-ups stay on one thread).
 //! The main runtime keeps everything else: setup, progress, sidecars, the embedded target.
-//! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many (0: workers share the main runtime, the
-//! model before this one, kept to measure one against the other); a bad value is refused at
-//! startup by [`check`].
+//! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many (0: workers share the main work-stealing
+//! runtime; 1: all on one thread); a bad value is refused at startup by [`check`]. Which model
+//! is fastest depends on the host when the server shares the client's cores (README,
+//! Performance), so all of them stay selectable.
 
 use std::future::Future;
 use std::sync::OnceLock;
