@@ -63,11 +63,26 @@ impl MultipartHead {
             .extend_from_slice(b"\r\nContent-Disposition: form-data; name=\"");
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\"; filename=\"");
-        self.buf.extend_from_slice(filename.as_bytes());
+        push_quoted(&mut self.buf, filename);
         self.buf.extend_from_slice(b"\"\r\nContent-Type: ");
         self.buf.extend_from_slice(mime.as_bytes());
         self.buf.extend_from_slice(b"\r\n\r\n");
         Bytes::from(self.buf)
+    }
+}
+
+/// `s` inside a quoted `Content-Disposition` parameter, encoded as browsers do (the WHATWG
+/// multipart/form-data encoding: `"`, CR and LF percent-encoded), so a real file named
+/// `a "b".pdf` cannot end the parameter early. The repository takes the document's name from
+/// its own field (`name`, `title`, `cmis:name`), never from this one.
+fn push_quoted(buf: &mut Vec<u8>, s: &str) {
+    for &b in s.as_bytes() {
+        match b {
+            b'"' => buf.extend_from_slice(b"%22"),
+            b'\r' => buf.extend_from_slice(b"%0D"),
+            b'\n' => buf.extend_from_slice(b"%0A"),
+            _ => buf.push(b),
+        }
     }
 }
 
@@ -109,6 +124,16 @@ pub fn multipart_content_type() -> HeaderValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_name_cannot_end_its_parameter() {
+        let head = MultipartHead::new().file("filedata", "a \"b\"\r\n.pdf", "application/pdf");
+        let text = std::str::from_utf8(&head).unwrap();
+        assert!(
+            text.contains("name=\"filedata\"; filename=\"a %22b%22%0D%0A.pdf\"\r\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn content_type_matches_boundary() {
