@@ -1,6 +1,6 @@
 //! criterion benches of the hot paths: building a document's request body (what a worker
-//! does per upload before sending), its manifest line, recording a latency, merging recorders (once per worker
-//! per run), and rendering the reports. `cargo bench`.
+//! does per upload before sending), its manifest line, recording a latency, merging
+//! recorders (once per worker per run), and rendering the reports. `cargo bench`.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -192,7 +192,7 @@ pub trait Protocol: Send + Sync + 'static {
 }
 
 /// What one upload worker keeps between its uploads: its copy of the auth header and its own
-/// connection for the upload fast path (`transport::fast`).
+/// lane of the upload fast path (`transport::fast::Lane`: its connection and parsed target).
 pub struct WorkerState {
     pub auth: AuthCache,
     pub lane: Lane,
