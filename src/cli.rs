@@ -23,9 +23,10 @@ Exit codes:
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
 never printed, logged or written to results.
 
-Upload workers run on one single-threaded runtime per CPU; INGESTBENCH_WORKER_RUNTIMES=N sets
-how many (0: all workers on the shared work-stealing runtime; 1: all on one thread, which can
-be faster on a small machine that also runs the server).";
+Upload workers run on single-threaded runtimes, one per CPU; when every target runs on this
+host (embedded, localhost, a loopback address), half as many (at least one), leaving the server
+its cores. INGESTBENCH_WORKER_RUNTIMES=N sets how many (0: all workers on the shared
+work-stealing runtime).";
 
 /// Measure how fast documents can be pushed into a content repository (Alfresco REST v1,
 /// Liferay headless-delivery v1.0, CMIS 1.1 browser binding), with how many parallel

@@ -249,9 +249,7 @@ async fn connect(
 
 /// The port of a URL on this machine (localhost or a loopback address).
 fn loopback_port(url: &reqwest::Url) -> Option<u16> {
-    let h = url.host_str()?;
-    let ip = h.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
-    (h == "localhost" || ip.is_ok_and(|ip| ip.is_loopback()))
+    crate::transport::access::is_loopback(url)
         .then(|| url.port_or_known_default())
         .flatten()
 }

@@ -206,11 +206,27 @@ impl AccessMethod {
         self.url.starts_with("embedded:")
     }
 
+    /// Whether the server behind this method runs on this host: the embedded target, or a
+    /// URL naming `localhost` or a loopback address (a client sharing cores with its server
+    /// leaves it some; see `engine::pool`).
+    pub fn is_on_this_host(&self) -> bool {
+        self.is_embedded() || reqwest::Url::parse(&self.url).is_ok_and(|u| is_loopback(&u))
+    }
+
     pub fn node_header(&self) -> Option<HeaderName> {
         self.node_header
             .as_deref()
             .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok())
     }
+}
+
+/// Whether `url` names `localhost` or a loopback address.
+pub fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(h) = url.host_str() else {
+        return false;
+    };
+    let ip = h.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
+    h.eq_ignore_ascii_case("localhost") || ip.is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Resolves `--access-methods` entries: a path to a TOML file, or a name looked up as
@@ -282,6 +298,34 @@ pub async fn reachable(m: &AccessMethod, timeout: Duration) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_and_embedded_targets_are_on_this_host() {
+        let on = |url: &str| {
+            AccessMethod {
+                url: url.into(),
+                ..AccessMethod::parse("name = \"x\"\nurl = \"http://a\"", Path::new("x")).unwrap()
+            }
+            .is_on_this_host()
+        };
+        for u in [
+            "embedded:http",
+            "http://localhost:8080",
+            "https://LOCALHOST",
+            "http://127.0.0.2:1",
+            "http://[::1]:80",
+        ] {
+            assert!(on(u), "{u}");
+        }
+        for u in [
+            "http://alfresco:8080",
+            "https://10.0.0.1",
+            "http://[fe80::1]:80",
+            "not a url",
+        ] {
+            assert!(!on(u), "{u}");
+        }
+    }
 
     #[test]
     fn bad_files_name_the_file_and_the_key() {
