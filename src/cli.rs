@@ -23,10 +23,10 @@ Exit codes:
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
 never printed, logged or written to results.
 
-Upload workers run on single-threaded runtimes, one per CPU; when every target runs on this
-host (embedded, localhost, a loopback address), half as many (at least one), leaving the server
-its cores. INGESTBENCH_WORKER_RUNTIMES=N sets how many (0: all workers on the shared
-work-stealing runtime).";
+Upload workers run on one single-threaded runtime per CPU; small documents (64 KiB or less)
+to a target on this host (embedded, localhost, a loopback address) use half of them, leaving
+the server its cores. INGESTBENCH_WORKER_RUNTIMES=N sets how many, all used (0: every worker
+on the shared work-stealing runtime; 1: all on one thread).";
 
 /// Measure how fast documents can be pushed into a content repository (Alfresco REST v1,
 /// Liferay headless-delivery v1.0, CMIS 1.1 browser binding), with how many parallel

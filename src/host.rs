@@ -11,9 +11,10 @@ pub struct HostFacts {
     pub kernel: String,
     pub cpus: usize,
     pub memory_bytes: u64,
-    /// Single-threaded runtimes the upload workers were dealt to (one per CPU, half as many
-    /// when every target runs on this host, unless INGESTBENCH_WORKER_RUNTIMES said otherwise;
-    /// 0: one shared runtime). Absent in results from versions before it.
+    /// Single-threaded runtimes for the upload workers (one per CPU unless
+    /// INGESTBENCH_WORKER_RUNTIMES said otherwise; 0: one shared runtime); a cell of small
+    /// documents to a target on this host is dealt to half of them. Absent in results from
+    /// versions before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_runtimes: Option<usize>,
 }

@@ -67,12 +67,6 @@ pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
     }
 }
 
-/// Settles how many upload runtimes this process has from where the plan's targets run
-/// (before the host facts that record it; see `engine::pool`).
-pub fn settle_runtimes(methods: &[crate::transport::access::AccessMethod]) {
-    crate::engine::pool::settle(methods.iter().all(|m| m.is_on_this_host()));
-}
-
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;

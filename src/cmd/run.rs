@@ -315,7 +315,6 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
     let plan = RunPlan::try_from(args)?;
-    super::settle_runtimes(&[plan.method()]);
     let shard = plan.common.shard.clone();
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {

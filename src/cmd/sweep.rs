@@ -54,7 +54,6 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
         }
         let (plan, done) = results::load_dir(dir)?;
         let spec = SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
-        super::settle_runtimes(&spec.methods);
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -63,8 +62,6 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
         });
     }
     let spec = SweepPlanSpec::build(a).await?;
-    // Before the host facts in the plan record, which say how many.
-    super::settle_runtimes(&spec.methods);
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (

@@ -95,6 +95,9 @@ pub struct CellPlan {
     pub jtl: Option<(crate::metrics::jtl::JtlSink, crate::metrics::jtl::Cell)>,
     /// `--metrics-listen`: the cell's live counters.
     pub metrics: Option<Arc<crate::metrics::live::CellCounters>>,
+    /// The target runs on this host (a loopback URL): small documents then leave it half of
+    /// the cores (`pool::width`).
+    pub target_on_this_host: bool,
 }
 
 impl CellPlan {
@@ -368,6 +371,7 @@ pub async fn run_cell<P: Protocol>(
     let fatal = Arc::new(std::sync::OnceLock::<String>::new());
     let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::with_capacity(part.works.len());
+    let width = super::pool::width(plan.target_on_this_host, fixtures.size);
     for (w, work) in part.works {
         let ctx = WorkerCtx {
             proto: proto.clone(),
@@ -398,7 +402,7 @@ pub async fn run_cell<P: Protocol>(
             metrics: plan.metrics.clone(),
             index: w,
         };
-        handles.push(super::pool::spawn_worker(w as usize, worker(ctx)));
+        handles.push(super::pool::spawn_worker(w as usize, width, worker(ctx)));
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
     // Every worker warmed up and ready; then (shards) every shard ready; then all start.

@@ -1,17 +1,19 @@
-//! Where upload workers run: single-threaded tokio runtimes, each driven by its own OS thread
-//! for the life of the process, with workers dealt to them in turn (wrk's model: no work
-//! stealing, and a worker, its connection task and their wake-ups stay on one thread).
-//! The main runtime keeps everything else: setup, progress, sidecars, the embedded target.
+//! Where upload workers run: one single-threaded tokio runtime per CPU, each driven by its own
+//! OS thread for the life of the process, with a cell's workers dealt to them in turn (wrk's
+//! model: no work stealing, and a worker, its connection task and their wake-ups stay on one
+//! thread). The main runtime keeps everything else: setup, progress, sidecars, the embedded
+//! target.
 //!
-//! How many: one per CPU when the targets are elsewhere; half the CPUs (at least one) when
-//! every target runs on this host (the embedded target, `localhost` or a loopback address),
-//! so that the client does not take the cores the server it measures needs: with client and
-//! server on the same two cores, one runtime per CPU preempts the server and stalls the
-//! connections of whichever thread it displaced (README, Performance: one runtime 1.17-1.27x
-//! the per-CPU model on a co-located sink). `INGESTBENCH_WORKER_RUNTIMES=N` sets the number
-//! (0: workers share the main work-stealing runtime); a bad value is refused at startup by
-//! [`check`]. The number is settled once per process, by [`settle`], before the host facts
-//! that record it and before the first worker.
+//! A cell of small documents (at most [`SMALL_DOC_BYTES`] on average) whose target runs on
+//! this host (the embedded target, `localhost`, a loopback address) is dealt to half of the
+//! runtimes (at least one), leaving the server the other cores: there the cost of an upload
+//! is its system calls and wake-ups, which the client and the server share, and a client
+//! thread for every core preempts the server and stalls the connections of whichever thread
+//! it displaced. Larger documents are work per byte (copies, encryption) that spreads over
+//! every core. Measured on 2 cores shared with nginx, README "Performance".
+//! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many runtimes, every cell using all of them (0:
+//! workers share the main work-stealing runtime); a bad value is refused at startup by
+//! [`check`].
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -25,14 +27,18 @@ pub const RUNTIMES_VAR: &str = "INGESTBENCH_WORKER_RUNTIMES";
 /// The most upload runtimes the variable may ask for (a thread each).
 const MAX_RUNTIMES: usize = 1024;
 
-/// How many upload runtimes: [`RUNTIMES_VAR`] if set, else one per CPU, or half of them (at
-/// least one) when every target is on this host. An unusable value is a setup error naming
-/// the variable (checked before anything runs, see [`check`]).
-fn configured(targets_on_this_host: bool) -> Result<usize, String> {
+/// The largest mean document size (bytes) of a cell that leaves a server on this host half
+/// of the cores. Measured on 2 cores, one runtime against two, paired rounds: 10 KiB
+/// 1.03-1.33x (HTTP and HTTPS, every round), 64 KiB 0.80-1.47x (ahead in 4 of 6),
+/// 300 KiB 0.86-0.98x, 3 MiB over HTTPS 0.83-0.94x.
+pub const SMALL_DOC_BYTES: u64 = 64 * 1024;
+
+/// How many upload runtimes: [`RUNTIMES_VAR`] if set, else one per CPU. An unusable value is
+/// a setup error naming the variable (checked before anything runs, see [`check`]).
+fn configured() -> Result<usize, String> {
     match std::env::var(RUNTIMES_VAR) {
         Err(std::env::VarError::NotPresent) => {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Ok(default_count(cpus, targets_on_this_host))
+            Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
         }
         Err(e) => Err(format!("{RUNTIMES_VAR}: {e}")),
         Ok(v) => match v.trim().parse::<usize>() {
@@ -45,40 +51,22 @@ fn configured(targets_on_this_host: bool) -> Result<usize, String> {
     }
 }
 
-/// The default number of upload runtimes on `cpus` CPUs.
-fn default_count(cpus: usize, targets_on_this_host: bool) -> usize {
-    if targets_on_this_host {
-        (cpus / 2).max(1)
-    } else {
-        cpus.max(1)
-    }
-}
-
 /// Checks [`RUNTIMES_VAR`] once at startup, so a bad value stops the command before it
 /// writes or measures anything.
 pub fn check() -> Result<(), String> {
-    configured(false).map(|_| ())
+    configured().map(|_| ())
 }
 
-static COUNT: OnceLock<usize> = OnceLock::new();
-
-/// Settles how many upload runtimes this process has, from where its targets are; the first
-/// call decides (a process measures one plan), later ones return that number.
-pub fn settle(targets_on_this_host: bool) -> usize {
-    // `check` has refused a bad value before any worker starts; the fallback is for library
-    // callers that skip it.
-    *COUNT.get_or_init(|| configured(targets_on_this_host).unwrap_or(1))
-}
-
-/// How many upload runtimes workers are dealt to (recorded with the host facts): as settled,
-/// or the count for remote targets when nothing settled it.
+/// How many upload runtimes workers are dealt to (recorded with the host facts).
 pub fn planned() -> usize {
-    settle(false)
+    configured().unwrap_or(1)
 }
 
 /// The runtimes, started on first use; empty when workers share the main runtime.
 fn runtimes() -> &'static [Handle] {
     static POOL: OnceLock<Vec<Handle>> = OnceLock::new();
+    // `check` has refused a bad value before any worker starts; the fallback is for library
+    // callers that skip it.
     POOL.get_or_init(|| (0..planned()).filter_map(start).collect())
 }
 
@@ -98,14 +86,37 @@ fn start(i: usize) -> Option<Handle> {
     Some(handle)
 }
 
-/// Runs worker `index` on its runtime (`index` modulo their number), or on the current
-/// runtime when there are none.
-pub fn spawn_worker<F>(index: usize, fut: F) -> JoinHandle<F::Output>
+/// How many of the upload runtimes a cell's workers are dealt to: all of them, or half (at
+/// least one) for small documents to a target on this host, unless [`RUNTIMES_VAR`] set the
+/// number. 0 when workers share the main runtime.
+pub fn width(target_on_this_host: bool, mean_doc_bytes: u64) -> usize {
+    let chosen = std::env::var_os(RUNTIMES_VAR).is_some();
+    share(
+        runtimes().len(),
+        chosen,
+        target_on_this_host,
+        mean_doc_bytes,
+    )
+}
+
+/// [`width`] of `all` runtimes, `chosen` when the variable set their number.
+fn share(all: usize, chosen: bool, target_on_this_host: bool, mean_doc_bytes: u64) -> usize {
+    if target_on_this_host && mean_doc_bytes <= SMALL_DOC_BYTES && !chosen {
+        (all / 2).max(all.min(1))
+    } else {
+        all
+    }
+}
+
+/// Runs worker `index` of a cell on the first `width` runtimes (`index` modulo `width`), or on
+/// the current runtime when there are none.
+pub fn spawn_worker<F>(index: usize, width: usize, fut: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match runtimes() {
+    let rts = runtimes();
+    match &rts[..width.min(rts.len())] {
         [] => tokio::spawn(fut),
         rts => rts[index % rts.len()].spawn(fut),
     }
@@ -114,15 +125,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_target_on_this_host_leaves_it_half_the_cpus() {
-        assert_eq!(default_count(2, true), 1);
-        assert_eq!(default_count(1, true), 1);
-        assert_eq!(default_count(8, true), 4);
-        assert_eq!(default_count(2, false), 2);
-        assert_eq!(default_count(8, false), 8);
-    }
 
     #[tokio::test]
     async fn workers_run_on_the_upload_threads() {
@@ -136,10 +138,35 @@ mod tests {
         }
     }
 
+    #[test]
+    fn small_documents_to_this_host_leave_it_half_the_runtimes() {
+        let small = 10_240;
+        assert_eq!(share(2, false, true, small), 1);
+        assert_eq!(share(8, false, true, small), 4);
+        assert_eq!(share(1, false, true, small), 1);
+        assert_eq!(
+            share(0, false, true, small),
+            0,
+            "workers on the main runtime"
+        );
+        assert_eq!(share(2, false, true, SMALL_DOC_BYTES), 1);
+        assert_eq!(share(2, false, true, SMALL_DOC_BYTES + 1), 2);
+        assert_eq!(
+            share(2, false, false, small),
+            2,
+            "a remote target gets every core"
+        );
+        assert_eq!(
+            share(2, true, true, small),
+            2,
+            "the variable's number is used as it is"
+        );
+    }
+
     async fn futures_names() -> Vec<String> {
         let mut out = Vec::new();
         for i in 0..2 {
-            let h = spawn_worker(i, async {
+            let h = spawn_worker(i, runtimes().len(), async {
                 std::thread::current().name().unwrap_or("").to_string()
             });
             out.push(h.await.unwrap());

@@ -144,6 +144,7 @@ impl SweepJob<'_> {
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
+            target_on_this_host: crate::transport::access::is_loopback(url),
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

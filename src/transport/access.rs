@@ -206,13 +206,6 @@ impl AccessMethod {
         self.url.starts_with("embedded:")
     }
 
-    /// Whether the server behind this method runs on this host: the embedded target, or a
-    /// URL naming `localhost` or a loopback address (a client sharing cores with its server
-    /// leaves it some; see `engine::pool`).
-    pub fn is_on_this_host(&self) -> bool {
-        self.is_embedded() || reqwest::Url::parse(&self.url).is_ok_and(|u| is_loopback(&u))
-    }
-
     pub fn node_header(&self) -> Option<HeaderName> {
         self.node_header
             .as_deref()
@@ -300,16 +293,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_and_embedded_targets_are_on_this_host() {
-        let on = |url: &str| {
-            AccessMethod {
-                url: url.into(),
-                ..AccessMethod::parse("name = \"x\"\nurl = \"http://a\"", Path::new("x")).unwrap()
-            }
-            .is_on_this_host()
-        };
+    fn loopback_urls_are_on_this_host() {
+        let on = |u: &str| is_loopback(&reqwest::Url::parse(u).unwrap());
         for u in [
-            "embedded:http",
             "http://localhost:8080",
             "https://LOCALHOST",
             "http://127.0.0.2:1",
@@ -321,7 +307,6 @@ mod tests {
             "http://alfresco:8080",
             "https://10.0.0.1",
             "http://[fe80::1]:80",
-            "not a url",
         ] {
             assert!(!on(u), "{u}");
         }
