@@ -1,6 +1,6 @@
 //! One run of one cell: N documents over T workers that start together. Owns the quota split,
-//! the start barrier, the workers, the recorder merge and the timing semantics, which live
-//! here and only here:
+//! the start barrier, starting the workers (each one is `worker.rs`), the recorder merge and
+//! the timing semantics, which are written down here and only here:
 //!
 //! - **latency** of an upload: from just before the request is built to the end of reading
 //!   the response body (request build, connect if any, send, server time, response);
@@ -20,18 +20,20 @@
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use tokio::sync::Barrier;
 use tokio::time::Instant;
 
+use super::worker::{
+    FolderCursor, FolderTable, LiveCounters, Marks, Work, WorkerCtx, WorkerWarmup, worker,
+};
 use crate::fixtures::Fixtures;
-use crate::manifest::{Manifest, ManifestEntry, Writer};
-use crate::metrics::{ErrorClass, Recorder};
+use crate::manifest::{Manifest, ManifestEntry};
+use crate::metrics::Recorder;
 use crate::protocol::Protocol;
 
 /// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
@@ -123,24 +125,13 @@ impl CellPlan {
     }
 }
 
-/// Live counters the progress display reads on a timer; the stop flags workers check.
-#[derive(Default)]
-pub struct LiveCounters {
-    pub done: AtomicU64,
-    pub failed: AtomicU64,
-    /// Set to stop workers before their next upload (fatal rejection, interrupt).
-    pub stop: AtomicBool,
-    /// Set by SIGINT/SIGTERM.
-    pub interrupted: AtomicBool,
-}
-
 /// What one run of one cell measured.
 pub struct RunMeasurement {
     pub run: u32,
     pub duration: Duration,
     pub recorder: Recorder,
     pub folder: String,
-    /// Set when the repository rejected the input outright (see [`fatal_rejection`]).
+    /// Set when the repository rejected the input outright (a client error before any success).
     pub fatal: Option<String>,
     /// Connections the client opened during the run.
     pub new_connections: u64,
@@ -162,50 +153,6 @@ pub struct RunMeasurement {
     pub go_unix_ms: Option<i64>,
     /// Merged shards: the latest shard's start minus the earliest's, ms.
     pub start_skew_ms: Option<i64>,
-}
-
-/// When each tenth of a run's documents completed: one atomic add per upload, a lock only
-/// at the ten crossings.
-struct Marks {
-    total: u64,
-    completed: AtomicU64,
-    times: std::sync::Mutex<Vec<Instant>>,
-}
-
-impl Marks {
-    fn new(total: u64) -> Marks {
-        Marks {
-            total,
-            completed: AtomicU64::new(0),
-            times: std::sync::Mutex::new(Vec::with_capacity(10)),
-        }
-    }
-    fn completed_one(&self) {
-        if self.total < 10 {
-            return;
-        }
-        let n = self.completed.fetch_add(1, Ordering::Relaxed) + 1;
-        if n * 10 / self.total > (n - 1) * 10 / self.total {
-            self.times.lock().expect("marks").push(Instant::now());
-        }
-    }
-    fn seconds_since(&self, start: Instant) -> Vec<f64> {
-        let mut t: Vec<f64> = self
-            .times
-            .lock()
-            .expect("marks")
-            .iter()
-            .map(|t| (t.saturating_duration_since(start).as_secs_f64() * 1e6).round() / 1e6)
-            .collect();
-        t.sort_by(f64::total_cmp);
-        if t.len() == 10 { t } else { Vec::new() }
-    }
-}
-
-/// A client error before any success means the input is wrong (unknown property, bad
-/// credentials, missing parent); measuring on would only count rejections.
-fn fatal_rejection(class: ErrorClass, status: Option<u16>) -> bool {
-    class == ErrorClass::Http4xx && !matches!(status, Some(409) | Some(408) | Some(429))
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -246,91 +193,6 @@ impl ResumePoint {
             todo: (0..docs).filter(|i| !done.contains(i)).collect(),
         })
     }
-}
-
-/// A worker's share: a range of document indices, a range of positions in a list, or (until
-/// a deadline) every `stride`-th index from `range.start`.
-struct Work {
-    list: Option<Arc<Vec<u64>>>,
-    range: std::ops::Range<u64>,
-    stride: Option<u64>,
-}
-
-impl Work {
-    fn indices(&self) -> Box<dyn Iterator<Item = u64> + Send + '_> {
-        if let Some(step) = self.stride {
-            return Box::new((self.range.start..).step_by(step.max(1) as usize));
-        }
-        let list = self.list.as_deref();
-        Box::new(
-            self.range
-                .clone()
-                .map(move |i| list.map_or(i, |l| l[i as usize])),
-        )
-    }
-}
-
-/// The numbered folders of a run (`<base>/0000`, …), created once each, before the start in
-/// count mode and on first use in steady-state mode and warm-up. Workers keep their current
-/// folder and come here only when it changes (every `docs_per_folder / T` documents).
-struct FolderTable {
-    base: String,
-    per: u64,
-    made: tokio::sync::Mutex<HashMap<u64, Arc<(String, String)>>>,
-}
-
-impl FolderTable {
-    fn new(base: String, per: u64) -> FolderTable {
-        FolderTable {
-            base,
-            per: per.max(1),
-            made: tokio::sync::Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The folder of document `index`: (path for the manifest, the protocol's reference).
-    async fn of<P: Protocol>(&self, proto: &P, index: u64) -> Result<Arc<(String, String)>> {
-        let k = index / self.per;
-        let mut made = self.made.lock().await;
-        if let Some(f) = made.get(&k) {
-            return Ok(f.clone());
-        }
-        let path = format!("{}/{k:04}", self.base);
-        let reference = proto
-            .prepare_folder(&path)
-            .await
-            .with_context(|| format!("creating the folder {path}"))?;
-        let f = Arc::new((path, reference));
-        made.insert(k, f.clone());
-        Ok(f)
-    }
-}
-
-/// A worker's current folder, looked up in the table only when the document's folder changes.
-struct FolderCursor {
-    table: Arc<FolderTable>,
-    current: Option<(u64, Arc<(String, String)>)>,
-}
-
-impl FolderCursor {
-    async fn of<P: Protocol>(&mut self, proto: &P, index: u64) -> Result<Arc<(String, String)>> {
-        let k = index / self.table.per;
-        if let Some((ck, f)) = &self.current
-            && *ck == k
-        {
-            return Ok(f.clone());
-        }
-        let f = self.table.of(proto, index).await?;
-        self.current = Some((k, f.clone()));
-        Ok(f)
-    }
-}
-
-/// How long a worker goes on: to the end of its share, or to a deadline.
-#[derive(Clone, Copy)]
-enum Until {
-    Done,
-    Deadline(Instant),
 }
 
 /// One run of a cell: folders prepared, warm-up, then all workers start at one barrier;
@@ -558,14 +420,6 @@ struct WarmupShare {
     quotas: Vec<u64>,
 }
 
-/// One worker's warm-up.
-struct WorkerWarmup {
-    folders: FolderCursor,
-    tag: u64,
-    work: Work,
-    seconds: Option<f64>,
-}
-
 impl WarmupShare {
     fn new(plan: &CellPlan, run_folder: &str, run_tag: u64) -> WarmupShare {
         let quotas = match plan.warmup {
@@ -617,272 +471,6 @@ impl WarmupShare {
             work,
             seconds,
         })
-    }
-}
-
-struct WorkerCtx<P> {
-    proto: Arc<P>,
-    fixtures: Arc<Fixtures>,
-    barrier: Arc<Barrier>,
-    live: Arc<LiveCounters>,
-    folders: FolderCursor,
-    retries: u32,
-    run: u32,
-    run_tag: u64,
-    work: Work,
-    /// Steady-state mode: the window, and its end, fixed at the barrier's release.
-    window: Option<Duration>,
-    deadline: Arc<std::sync::OnceLock<Instant>>,
-    warmup: Option<WorkerWarmup>,
-    ok_so_far: Arc<AtomicU64>,
-    marks: Arc<Marks>,
-    resuming: bool,
-    fatal: Arc<std::sync::OnceLock<String>>,
-    manifest: Writer,
-    warmup_manifest: Writer,
-    jtl: Option<crate::metrics::jtl::WorkerJtl>,
-    metrics: Option<Arc<crate::metrics::live::CellCounters>>,
-    /// This worker's global index.
-    index: u64,
-}
-
-/// What a worker hands back: its recorder and its counts outside the measurement.
-struct WorkerOut {
-    rec: Recorder,
-    warmup_ok: u64,
-    warmup_failed: u64,
-    late: u64,
-}
-
-/// What one upload came to.
-enum Outcome {
-    Ok,
-    /// Its class and HTTP status.
-    Failed(ErrorClass, Option<u16>),
-    /// The worker must stop (no folder could be made).
-    Stop,
-}
-
-async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
-    let mut out = WorkerOut {
-        rec: Recorder::new(),
-        warmup_ok: 0,
-        warmup_failed: 0,
-        late: 0,
-    };
-    let mut state = ctx.proto.worker();
-    if let Some(mut w) = ctx.warmup.take() {
-        warm_up(&mut ctx, &mut w, &mut state, &mut out).await;
-    }
-    ctx.warmup_manifest.finish();
-    // Ready, then released (see run_cell).
-    ctx.barrier.wait().await;
-    ctx.barrier.wait().await;
-    let until = match ctx.window {
-        Some(w) => Until::Deadline(*ctx.deadline.get_or_init(|| Instant::now() + w)),
-        None => Until::Done,
-    };
-    let work = std::mem::replace(
-        &mut ctx.work,
-        Work {
-            list: None,
-            range: 0..0,
-            stride: None,
-        },
-    );
-    if let Some(m) = &ctx.metrics {
-        m.worker(1);
-    }
-    for index in work.indices() {
-        if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
-            break;
-        }
-        if let Until::Deadline(d) = until
-            && Instant::now() >= d
-        {
-            break;
-        }
-        let (failure, latency, size, done) =
-            match upload_one(&mut ctx, index, &mut state, &mut out.rec).await {
-                (Outcome::Stop, ..) => break,
-                (Outcome::Ok, lat, size, done) => (None, lat, size, done),
-                (Outcome::Failed(c, s), lat, size, done) => (Some((c, s)), lat, size, done),
-            };
-        let ok = failure.is_none();
-        let late = matches!(until, Until::Deadline(d) if done > d);
-        if let Some(m) = &ctx.metrics {
-            match failure {
-                None if !late => m.ok(size, latency),
-                None => {}
-                Some((class, _)) => m.failed(class),
-            }
-        }
-        if let Some(j) = &mut ctx.jtl
-            && !(ok && late)
-        {
-            j.push(crate::metrics::jtl::Sample {
-                start: (done - latency).into_std(),
-                elapsed: latency,
-                failure,
-                sent_bytes: size,
-                worker: ctx.index,
-            });
-        }
-        if ok && late {
-            out.late += 1;
-        } else if ok {
-            out.rec.record_ok(latency, size, done.into_std());
-            ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
-        }
-        ctx.live.done.fetch_add(1, Ordering::Relaxed);
-        ctx.marks.completed_one();
-    }
-    if let Some(m) = &ctx.metrics {
-        m.worker(-1);
-    }
-    ctx.manifest.finish();
-    out
-}
-
-/// The worker's warm-up: its share of documents, or uploads until its time is up.
-async fn warm_up<P: Protocol>(
-    ctx: &mut WorkerCtx<P>,
-    w: &mut WorkerWarmup,
-    state: &mut crate::protocol::WorkerState,
-    out: &mut WorkerOut,
-) {
-    let until = w
-        .seconds
-        .map(|s| Instant::now() + Duration::from_secs_f64(s));
-    for index in w.work.indices() {
-        if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
-            break;
-        }
-        if until.is_some_and(|u| Instant::now() >= u) {
-            break;
-        }
-        let Ok(f) = w.folders.of(&*ctx.proto, index).await else {
-            break;
-        };
-        let doc = ctx.fixtures.doc(w.tag, index);
-        let mut scratch = Recorder::new();
-        let r = upload_with_retries(
-            &*ctx.proto,
-            &doc,
-            &f.1,
-            state,
-            ctx.retries,
-            ctx.resuming,
-            &mut scratch,
-        )
-        .await;
-        match r {
-            Ok(up) => {
-                out.warmup_ok += 1;
-                ctx.warmup_manifest
-                    .ok(ctx.run, &doc, &f.0, &up.id, up.node.as_deref());
-            }
-            Err(e) => {
-                out.warmup_failed += 1;
-                ctx.warmup_manifest.failed(ctx.run, &doc, &f.0, &e);
-            }
-        }
-    }
-}
-
-/// One measured upload: its folder, the request, the manifest line, failures recorded.
-/// Returns what it came to, its latency, the document's size and when it ended; successes are recorded by
-/// the caller (which knows whether it fell inside the window).
-async fn upload_one<P: Protocol>(
-    ctx: &mut WorkerCtx<P>,
-    index: u64,
-    state: &mut crate::protocol::WorkerState,
-    rec: &mut Recorder,
-) -> (Outcome, Duration, u64, Instant) {
-    let f = match ctx.folders.of(&*ctx.proto, index).await {
-        Ok(f) => f,
-        Err(e) => {
-            let _ = ctx.fatal.set(format!("{e:#}"));
-            ctx.live.stop.store(true, Ordering::Relaxed);
-            return (Outcome::Stop, Duration::ZERO, 0, Instant::now());
-        }
-    };
-    let (folder, folder_ref) = (&f.0, &f.1);
-    let t0 = Instant::now();
-    let doc = ctx.fixtures.doc(ctx.run_tag, index);
-    let result = upload_with_retries(
-        &*ctx.proto,
-        &doc,
-        folder_ref,
-        state,
-        ctx.retries,
-        ctx.resuming,
-        rec,
-    )
-    .await;
-    let done = Instant::now();
-    let latency = done - t0;
-    let size = doc.len();
-    match result {
-        Ok(up) => {
-            if let Some(n) = &up.node {
-                rec.record_node(n);
-            }
-            ctx.manifest
-                .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
-            (Outcome::Ok, latency, size, done)
-        }
-        Err(e) => {
-            if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0 {
-                let _ = ctx.fatal.set(e.message.clone());
-                ctx.live.stop.store(true, Ordering::Relaxed);
-            }
-            ctx.manifest.failed(ctx.run, &doc, folder, &e);
-            let failed = Outcome::Failed(e.class, e.status);
-            rec.record_err(e, done.into_std());
-            ctx.live.failed.fetch_add(1, Ordering::Relaxed);
-            (failed, latency, size, done)
-        }
-    }
-}
-
-/// One document, with up to `retries` more attempts. After an ambiguous failure (timeout,
-/// connection lost after sending, 5xx) the document is looked up first, so a retry never
-/// creates a second copy; a 409 on a retry is resolved the same way. Never `autoRename`.
-async fn upload_with_retries<P: Protocol>(
-    proto: &P,
-    doc: &crate::fixtures::Doc<'_>,
-    folder: &str,
-    state: &mut crate::protocol::WorkerState,
-    retries: u32,
-    resuming: bool,
-    rec: &mut Recorder,
-) -> Result<crate::protocol::Uploaded, crate::metrics::UploadError> {
-    let mut attempt = 0u32;
-    let mut ambiguous_before = false;
-    loop {
-        let err = match proto.upload(doc, folder, state).await {
-            Ok(up) => return Ok(up),
-            Err(e) => e,
-        };
-        // A name clash on a retry, or on finishing an interrupted run, is the same document
-        // stored by an attempt whose answer was lost (or whose manifest line was): adopt it.
-        let clash_after_retry = (attempt > 0 || resuming) && err.status == Some(409);
-        if (!err.retryable() && !clash_after_retry) || attempt >= retries {
-            if clash_after_retry && let Ok(Some(id)) = proto.lookup(doc, folder).await {
-                rec.recovered += 1;
-                return Ok(crate::protocol::Uploaded { id, node: None });
-            }
-            return Err(err);
-        }
-        ambiguous_before |= err.ambiguous() || clash_after_retry;
-        attempt += 1;
-        rec.retries += 1;
-        tokio::time::sleep(Duration::from_millis((20u64 << attempt.min(6)).min(1000))).await;
-        if ambiguous_before && let Ok(Some(id)) = proto.lookup(doc, folder).await {
-            rec.recovered += 1;
-            return Ok(crate::protocol::Uploaded { id, node: None });
-        }
     }
 }
 

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::cell::{CellPlan, LiveCounters, ResumePoint, RunMeasurement, run_cell};
+use super::cell::{CellPlan, ResumePoint, RunMeasurement, run_cell};
 use super::session::Session;
+use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::metrics::servers::{self, Servers};
