@@ -55,6 +55,11 @@ pub struct RunRecord {
     /// TCP (+TLS) connections the client opened during the run.
     #[serde(default)]
     pub new_connections: u64,
+    /// Upload runtimes (client threads) the run's workers were dealt to: one per CPU, half as
+    /// many for small documents to a target on this host, or INGESTBENCH_WORKER_RUNTIMES (0:
+    /// the shared runtime). Absent for merged shards and from versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_runtimes: Option<usize>,
     /// Extra attempts (`--retries`); each document still counts once.
     #[serde(default)]
     pub retries: u64,

@@ -135,6 +135,9 @@ pub struct RunMeasurement {
     pub fatal: Option<String>,
     /// Connections the client opened during the run.
     pub new_connections: u64,
+    /// Upload runtimes (threads) the run's workers were dealt to (`pool::width`; 0: the
+    /// shared runtime); `None` for merged shards.
+    pub upload_runtimes: Option<usize>,
     /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
     /// completed (empty for runs of fewer than 10 documents): throughput over time.
     pub progress_s: Vec<f64>,
@@ -312,6 +315,7 @@ pub async fn run_cell<P: Protocol>(
         folder: run_folder,
         fatal: fatal.get().cloned(),
         new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
+        upload_runtimes: Some(width),
         progress_s: marks.seconds_since(started),
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,

@@ -136,6 +136,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         folder,
         fatal: None,
         new_connections: conns,
+        upload_runtimes: None,
         progress_s: Vec::new(),
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,

@@ -56,6 +56,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         node_split: o.recorder.nodes.clone(),
         folder: o.folder.clone(),
         new_connections: o.new_connections,
+        upload_runtimes: o.upload_runtimes,
         retries: o.recorder.retries,
         recovered: o.recorder.recovered,
         progress_s: o.progress_s.clone(),

@@ -93,6 +93,7 @@ pub fn fixed_summary() -> SweepSummary {
                     folder: format!("f/{m}/{t}/{r}"),
                     fatal: None,
                     new_connections: 4,
+                    upload_runtimes: None,
                     warmup_ok: 20,
                     warmup_failed: 0,
                     docs_after_window: 0,

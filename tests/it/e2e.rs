@@ -59,6 +59,14 @@ async fn what_the_target_stored_is_what_the_report_claims() {
     );
     assert_eq!(target.count_documents().await.unwrap(), 120);
     assert_eq!(result.node_split.get("node1"), Some(&120));
+    // Small documents to a target on this host: the workers were dealt to half of the upload
+    // runtimes (one per CPU), leaving the target the rest; the run says how many.
+    if std::env::var_os(ingestbench::engine::pool::RUNTIMES_VAR).is_none() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for r in &result.runs {
+            assert_eq!(r.upload_runtimes, Some((cpus / 2).max(1)), "run {}", r.run);
+        }
+    }
 
     // The JSON result follows its schema.
     let schema = common::result_schema();
