@@ -75,7 +75,11 @@ async fn one(
 async fn every_fault_with_retries_ends_stored_exactly_once() {
     for protocol in ["alfresco", "liferay"] {
         for kind in ["5xx", "500-after-commit", "stall", "reset"] {
-            let (r, _dir) = one(protocol, kind, "4").await;
+            // Faults fall on fixed upload numbers (the target's counter), 12 % of them, several
+            // in pairs. Four retries lost one document of 100 once, in a loaded full-suite run
+            // (liferay 5xx: five faulted attempts in a row, likely workers backing off in
+            // lockstep); with six a document must hit seven faulted numbers.
+            let (r, _dir) = one(protocol, kind, "6").await;
             let v = r.verify.as_ref().unwrap();
             assert_eq!(
                 (r.docs_ok, r.docs_failed),
