@@ -429,10 +429,47 @@ async fn upload_with_retries<P: Protocol>(
         ambiguous_before |= err.ambiguous() || clash_after_retry;
         attempt += 1;
         rec.retries += 1;
-        tokio::time::sleep(Duration::from_millis((20u64 << attempt.min(6)).min(1000))).await;
+        tokio::time::sleep(backoff(doc.index, attempt)).await;
         if ambiguous_before && let Ok(Some(id)) = proto.lookup(doc, folder).await {
             rec.recovered += 1;
             return Ok(crate::protocol::Uploaded { id, node: None });
         }
+    }
+}
+
+/// The wait before retry `attempt` (1-based) of document `index`: 40 ms doubling to 1 s, each
+/// wait between half and all of that, drawn per document and attempt, so workers that failed
+/// together (an overloaded server answers many at once) do not all retry together.
+fn backoff(index: u64, attempt: u32) -> Duration {
+    let full = (20u64 << attempt.min(6)).min(1000);
+    let mut r =
+        crate::fixtures::Rng::new(index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(attempt));
+    Duration::from_millis(full / 2 + r.below(full / 2 + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_a_second_with_jitter() {
+        for attempt in 1..10 {
+            let full = (20u64 << attempt.min(6)).min(1000);
+            let waits: Vec<u64> = (0..64)
+                .map(|i| backoff(i, attempt).as_millis() as u64)
+                .collect();
+            assert!(
+                waits.iter().all(|w| (full / 2..=full).contains(w)),
+                "{attempt}: {waits:?}"
+            );
+            // Documents that failed together wait different times.
+            let distinct: std::collections::HashSet<_> = waits.iter().collect();
+            assert!(distinct.len() > 8, "{attempt}: {waits:?}");
+        }
+        assert_eq!(
+            backoff(7, 3),
+            backoff(7, 3),
+            "the same document and attempt, the same wait"
+        );
     }
 }

@@ -77,8 +77,8 @@ async fn every_fault_with_retries_ends_stored_exactly_once() {
         for kind in ["5xx", "500-after-commit", "stall", "reset"] {
             // Faults fall on fixed upload numbers (the target's counter), 12 % of them, several
             // in pairs. Four retries lost one document of 100 once, in a loaded full-suite run
-            // (liferay 5xx: five faulted attempts in a row, likely workers backing off in
-            // lockstep); with six a document must hit seven faulted numbers.
+            // (liferay 5xx: five faulted attempts, likely workers backing off in lockstep,
+            // since jittered); with six a document must hit seven faulted numbers.
             let (r, _dir) = one(protocol, kind, "6").await;
             let v = r.verify.as_ref().unwrap();
             assert_eq!(
