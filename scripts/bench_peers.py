@@ -7,6 +7,7 @@ reading the body; no proxy tier), where the client's own cost shows most; `proxi
 every body in full and passes it to a second server, as a load balancer does, which slows the
 sink and hides part of the client's cost. The targets are judged on the direct sink."""
 
+import hashlib
 import json
 import os
 import re
@@ -164,6 +165,24 @@ def timed(cmd, env=None):
     return p.stdout, wall, float(u) + float(s), int(m)
 
 
+def host_speed():
+    """A fixed CPU workload and a fixed memory copy, timed at the start of every round: this
+    kind of machine runs everything slower at some hours (the same binaries 30-40 % apart),
+    so a result says how fast the host was while it was taken. (SHA-256 MB/s, copy GB/s)"""
+    data = bytes(32 << 20)
+    t = time.perf_counter()
+    hashlib.sha256(data).digest()
+    sha = len(data) / 1e6 / (time.perf_counter() - t)
+    a = bytearray(b"\x01") * (128 << 20)
+    c = bytearray(len(a))
+    c[:] = a  # touch the pages first
+    t = time.perf_counter()
+    c[:] = a
+    c[:] = a
+    copy = 2 * len(a) / 1e9 / (time.perf_counter() - t)
+    return {"sha256_mb_s": round(sha), "copy_gb_s": round(copy, 2)}
+
+
 def body(size):
     f = LAB / f"body-{size}.bin"
     if not f.exists():
@@ -263,6 +282,16 @@ def curl_loop(n, size):
     return {"rate": n / wall, "mb_s": n * size / wall / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
 
 
+def speed_line(speeds):
+    """The host's speed over the rounds, for comparing one result file with another."""
+    if not speeds:
+        return "Host speed: not measured (no comparison ran)."
+    sha = [x["sha256_mb_s"] for x in speeds]
+    cp = [x["copy_gb_s"] for x in speeds]
+    return (f"Host speed at the start of each of {len(speeds)} rounds: SHA-256 {min(sha)}-{max(sha)} MB/s, "
+            f"memory copy {min(cp)}-{max(cp)} GB/s (compare results taken at similar speeds).")
+
+
 def main():
     LAB.mkdir(exist_ok=True)
     (LAB / "pw").write_text("sink\n")
@@ -284,6 +313,7 @@ def main():
     # under 1 % of the CPU per upload it reports.
     n_direct = 20000 if QUICK else 150000
     rows = []
+    speeds = []
 
     def median(xs):
         xs = sorted(xs)
@@ -298,6 +328,7 @@ def main():
             return
         got = {name: [] for name, _, _ in entries}
         for _ in range(repeat):
+            speeds.append(host_speed())
             for name, f, args in entries:
                 if name.split(",")[0] not in skipped:
                     r = f(*args)
@@ -383,12 +414,13 @@ def main():
     a, b = get("small, 100 threads, 1,000 docs", "ingestbench"), get("small, 100 threads, 100,000 docs", "ingestbench")
     ratio("RSS 100k docs vs 1k docs", b, a, "rss_kib", "0.9 - 1.1", lambda v: 0.9 <= v <= 1.1)
 
-    out = {"host": os.uname().nodename, "cpus": os.cpu_count(), "quick": QUICK, "rows": rows, "checks": checks, "skipped": skipped}
+    out = {"host": os.uname().nodename, "cpus": os.cpu_count(), "quick": QUICK, "host_speed_rounds": speeds, "rows": rows, "checks": checks, "skipped": skipped}
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results/peers.json").write_text(json.dumps(out, indent=2))
     md = [f"Medians of {REPEAT} interleaved rounds on the direct sink (3 elsewhere) where several tools are compared "
           "(ratios between two tools: the median of their per-round ratios); "
           "direct sink: one nginx worker answering 201 itself; proxied: nginx reading each body and passing it on.", "",
+          speed_line(speeds), "",
           "| scenario | tool | uploads/s | MB/s | CPU s / 1000 uploads | user µs / upload | system µs / upload | peak RSS MiB |",
           "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
