@@ -31,6 +31,32 @@ pub struct Cmis {
     auth: Arc<SharedAuth>,
     /// Folder path → object id, filled before the start barrier only.
     folders: std::sync::Mutex<HashMap<String, String>>,
+    /// The multipart field names of the profile's properties, in its order (made once, so
+    /// an upload formats none).
+    fields: Vec<PropertyFields>,
+}
+
+/// The browser binding's field names for property `k` of the profile: controls 0 and 1 are
+/// the type and the name, so the property is control `k + 2`.
+struct PropertyFields {
+    id: String,
+    /// `propertyValue[i]` for a single-valued property.
+    value: String,
+    /// `propertyValue[i][j]` for the values of a multi-valued one (at most three per document).
+    values: [String; 3],
+}
+
+impl PropertyFields {
+    fn of(profile: &crate::fixtures::Profile) -> Vec<PropertyFields> {
+        (2..)
+            .zip(&profile.properties)
+            .map(|(i, _)| PropertyFields {
+                id: format!("propertyId[{i}]"),
+                value: format!("propertyValue[{i}]"),
+                values: [0, 1, 2].map(|j| format!("propertyValue[{i}][{j}]")),
+            })
+            .collect()
+    }
 }
 
 /// `"<status> <exception>: <message>"` from a browser-binding error body.
@@ -146,6 +172,7 @@ impl Cmis {
             parent_id: String::new(),
             auth: Arc::new(SharedAuth::new(header)),
             folders: std::sync::Mutex::new(HashMap::new()),
+            fields: PropertyFields::of(&opts.profile),
             opts,
         };
         let parent = c.opts.parent.clone();
@@ -335,36 +362,42 @@ impl Protocol for Cmis {
             .text("propertyValue[0]", &profile.node_type)
             .text("propertyId[1]", "cmis:name")
             .text("propertyValue[1]", &doc.name);
-        // Controls 0 and 1 are the type and the name; the profile's properties follow.
-        for (i, p) in (2..).zip(profile.values(doc.seed, doc.index, doc.marker_str())) {
-            head.text(&format!("propertyId[{i}]"), &p.name);
-            if p.values.len() == 1
-                && !profile
-                    .properties
-                    .iter()
-                    .any(|s| s.name == p.name && s.multiple)
-            {
-                head.text(&format!("propertyValue[{i}]"), &p.values[0]);
-            } else {
-                for (j, v) in p.values.iter().enumerate() {
-                    head.text(&format!("propertyValue[{i}][{j}]"), v);
+        // Controls 0 and 1 are the type and the name; the profile's properties follow, a
+        // multi-valued one as indexed values.
+        let mut last: Option<(usize, usize)> = None;
+        profile.each_value(doc.seed, doc.index, doc.marker_str(), |k, spec, v| {
+            let f = &self.fields[k];
+            let j = match last {
+                Some((lk, j)) if lk == k => j + 1,
+                _ => {
+                    head.text(&f.id, &spec.name);
+                    0
                 }
+            };
+            last = Some((k, j));
+            if !spec.multiple {
+                head.text(&f.value, v);
+            } else if let Some(name) = f.values.get(j) {
+                head.text(name, v);
+            } else {
+                head.text(&format!("propertyValue[{}][{j}]", k + 2), v);
             }
-        }
+        });
         head.text("succinct", "true");
         let head = head.file("content", &doc.name, doc.mime());
         let body = document_body(doc, head)?;
         let header = worker.auth.header().clone();
-        let target = format!("?objectId={}", pct(folder));
-        let path = format!("{}{target}", self.root_path);
+        let path = worker.folder_path.of(folder, || {
+            format!("{}?objectId={}", self.root_path, pct(folder))
+        });
         let (status, node, bytes) = self
             .opts
             .route
             .send_upload(
                 &self.client,
                 &mut worker.lane,
-                || format!("{}{target}", self.root_folder_url),
-                &path,
+                || format!("{}?objectId={}", self.root_folder_url, pct(folder)),
+                path,
                 &[
                     (AUTHORIZATION, &header),
                     (CONTENT_TYPE, &multipart_content_type()),

@@ -479,7 +479,9 @@ impl Protocol for Liferay {
         {
             self.renew(worker.auth.generation).await?;
         }
-        let path = format!("{}/document-folders/{folder_id}/documents", self.api_path);
+        let path = worker.folder_path.of(folder, || {
+            format!("{}/document-folders/{folder_id}/documents", self.api_path)
+        });
         let mut retried = false;
         loop {
             let header = worker.auth.header().clone();
@@ -499,7 +501,7 @@ impl Protocol for Liferay {
                     &self.client,
                     &mut worker.lane,
                     || format!("{}/document-folders/{folder_id}/documents", self.api),
-                    &path,
+                    path,
                     &[
                         (AUTHORIZATION, &header),
                         (CONTENT_TYPE, &multipart_content_type()),

@@ -196,6 +196,9 @@ pub trait Protocol: Send + Sync + 'static {
 pub struct WorkerState {
     pub auth: AuthCache,
     pub lane: Lane,
+    /// The upload path of the worker's current folder (Liferay, CMIS: the folder is in the
+    /// path), formatted when the folder changes.
+    pub folder_path: FolderPath,
 }
 
 impl WorkerState {
@@ -203,6 +206,45 @@ impl WorkerState {
         WorkerState {
             auth,
             lane: Lane::default(),
+            folder_path: FolderPath::default(),
         }
+    }
+}
+
+/// A worker's request path for its current folder: made by `make` when the folder changes
+/// (every `--docs-per-folder / T` documents), so an upload formats none.
+#[derive(Default)]
+pub struct FolderPath {
+    folder: String,
+    path: String,
+}
+
+impl FolderPath {
+    pub fn of(&mut self, folder: &str, make: impl FnOnce() -> String) -> &str {
+        if self.path.is_empty() || self.folder != folder {
+            self.folder.clear();
+            self.folder.push_str(folder);
+            self.path = make();
+        }
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FolderPath;
+
+    #[test]
+    fn a_folder_path_is_made_once_per_folder() {
+        let mut p = FolderPath::default();
+        let mut made = 0;
+        for folder in ["10", "10", "10", "11", "11", "10"] {
+            let path = p.of(folder, || {
+                made += 1;
+                format!("/f/{folder}/documents")
+            });
+            assert_eq!(path, format!("/f/{folder}/documents"));
+        }
+        assert_eq!(made, 3, "10, then 11, then 10 again");
     }
 }
