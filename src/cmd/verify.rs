@@ -147,7 +147,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
     let (url, client) = match (plain_url, &rec.method) {
         (Some(u), _) => {
             let u = plan::parse_url(u)?;
-            let mut b = reqwest::Client::builder().timeout(Duration::from_secs(120));
+            let mut b = crate::reqwest_builder().timeout(Duration::from_secs(120));
             if let Some(ca) = &a.ca_cert {
                 let pem =
                     std::fs::read(ca).with_context(|| format!("--ca-cert {}", ca.display()))?;

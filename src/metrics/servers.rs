@@ -90,7 +90,7 @@ impl Servers {
             .iter()
             .any(|p| matches!(p, Probe::NodeExporter { .. }))
             .then(|| {
-                reqwest::Client::builder()
+                crate::reqwest_builder()
                     .timeout(Duration::from_secs(3))
                     .build()
                     .ok()

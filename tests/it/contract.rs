@@ -173,7 +173,7 @@ async fn the_target_answers_in_the_documented_shapes() {
     let (target, _dir) = common::target().await;
     let base = target.http_url().unwrap();
     let api = format!("{base}{}", ingestbench::protocol::alfresco::CORE_PATH);
-    let c = reqwest::Client::new();
+    let c = ingestbench::reqwest_builder().build().unwrap();
 
     let t = c
         .post(format!(

@@ -70,7 +70,7 @@ async fn target_answers_garbage_with_4xx() {
     use proptest::test_runner::TestRunner;
     let (target, _dir) = common::target().await;
     let base = target.http_url().unwrap();
-    let c = reqwest::Client::new();
+    let c = ingestbench::reqwest_builder().build().unwrap();
     let cases: u32 = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

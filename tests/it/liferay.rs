@@ -164,7 +164,7 @@ async fn the_target_answers_like_liferay() {
     let s = spec();
     let (target, _dir) = common::target().await;
     let base = format!("{}/o/headless-delivery/v1.0", target.http_url().unwrap());
-    let c = reqwest::Client::new();
+    let c = ingestbench::reqwest_builder().build().unwrap();
     let auth = |r: reqwest::RequestBuilder| r.basic_auth("admin", Some("admin"));
     let f = auth(c.post(format!("{base}/sites/guest/document-folders")))
         .json(&json!({"name": "f1"}))
@@ -304,7 +304,7 @@ async fn the_target_answers_like_liferay() {
 
 /// Reads every manifest document back by id and checks name, size, content and metadata.
 async fn read_back(base: &str, user: (&str, &str), manifest: &[ManifestEntry]) {
-    let c = reqwest::Client::new();
+    let c = ingestbench::reqwest_builder().build().unwrap();
     for e in manifest {
         assert!(e.ok);
         let d: Value = c

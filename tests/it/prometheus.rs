@@ -59,7 +59,7 @@ async fn prometheus_scrapes_the_live_metrics_and_they_end_at_the_result() {
             .spawn()
             .unwrap(),
     );
-    let client = reqwest::Client::new();
+    let client = ingestbench::reqwest_builder().build().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let ready = client
