@@ -1,6 +1,6 @@
 //! The `multipart/form-data` bodies the APIs upload with: one boundary, a head of text (and
 //! typed) fields, then the file part, so the document tail and the closing boundary are one
-//! chunk and the shared document prefix is never copied.
+//! chunk and the document's shared head and fill are never copied.
 
 use bytes::Bytes;
 use reqwest::header::HeaderValue;
@@ -100,11 +100,11 @@ pub fn multipart_tail(doc: &Doc<'_>) -> Bytes {
 }
 
 /// The whole upload body: `head` (fields and the file part's header), the document's
-/// content (the shared fixture prefix, or the real file streamed from disk), the tail. A
+/// content (the fixture's shared head and fill, or the real file streamed from disk), the tail. A
 /// file that cannot be opened fails this upload as an I/O error.
 pub fn document_body(doc: &Doc<'_>, head: Bytes) -> Result<ChunkBody, crate::metrics::UploadError> {
     match doc.content {
-        Content::Fixture(t) => Ok(ChunkBody::new(head, t.prefix.clone(), multipart_tail(doc))),
+        Content::Fixture(t) => Ok(ChunkBody::new(head, t.shared(), multipart_tail(doc))),
         Content::File(f) => {
             ChunkBody::file(head, &f.path, f.size, multipart_tail(doc)).map_err(|e| {
                 crate::metrics::UploadError {

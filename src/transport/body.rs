@@ -1,5 +1,5 @@
 //! The upload request body: shared chunks with an exact length, so `Content-Length` is sent
-//! and nothing is copied (multipart head, the shared document prefix, the tail), or a real
+//! and nothing is copied (multipart head, the document's two shared chunks, the tail), or a real
 //! file streamed from disk between the head and the tail in 64 KiB reads (never held whole in
 //! memory). Built by the protocols, sent by the transport.
 
@@ -20,20 +20,22 @@ struct FilePart {
 }
 
 /// A request body made of shared chunks, with an exact length (so `Content-Length` is sent
-/// and nothing is copied): multipart head, the shared document prefix (or a file), the tail.
+/// and nothing is copied): multipart head, the document's shared head and fill (or a file),
+/// the tail.
 pub struct ChunkBody {
-    chunks: [Option<Bytes>; 3],
-    /// Streamed in place of the middle chunk.
+    chunks: [Option<Bytes>; 4],
+    /// Streamed in place of the middle chunks.
     file: Option<FilePart>,
     next: usize,
     remaining: u64,
 }
 
 impl ChunkBody {
-    pub fn new(head: Bytes, shared: Bytes, tail: Bytes) -> ChunkBody {
-        let remaining = (head.len() + shared.len() + tail.len()) as u64;
+    pub fn new(head: Bytes, shared: [Bytes; 2], tail: Bytes) -> ChunkBody {
+        let [a, b] = shared;
+        let remaining = (head.len() + a.len() + b.len() + tail.len()) as u64;
         ChunkBody {
-            chunks: [Some(head), Some(shared), Some(tail)],
+            chunks: [Some(head), Some(a), Some(b), Some(tail)],
             file: None,
             next: 0,
             remaining,
@@ -51,7 +53,7 @@ impl ChunkBody {
         let file = tokio::fs::File::from_std(std::fs::File::open(path)?);
         let remaining = head.len() as u64 + len + tail.len() as u64;
         Ok(ChunkBody {
-            chunks: [Some(head), None, Some(tail)],
+            chunks: [Some(head), None, None, Some(tail)],
             file: Some(FilePart { file, left: len }),
             next: 0,
             remaining,
@@ -151,12 +153,12 @@ mod tests {
     async fn chunk_body_has_exact_length() {
         let b = ChunkBody::new(
             Bytes::from_static(b"ab"),
-            Bytes::new(),
+            [Bytes::new(), Bytes::from_static(b"xy")],
             Bytes::from_static(b"cde"),
         );
-        assert_eq!(http_body::Body::size_hint(&b).exact(), Some(5));
+        assert_eq!(http_body::Body::size_hint(&b).exact(), Some(7));
         let all = b.collect().await.unwrap().to_bytes();
-        assert_eq!(&all[..], b"abcde");
+        assert_eq!(&all[..], b"abxycde");
     }
 
     #[tokio::test]
