@@ -5,7 +5,8 @@
 //! or OAuth2 client-credentials auth (token renewed before `expires_in` runs out, and once on
 //! 403, because Liferay answers an expired token as Guest: 403 on writes, never 401).
 //! Contract: `tests/specs/liferay/headless-delivery-documents.yaml` (in-repo copy, see
-//! `tests/specs/README.md`); the traps are the ones named above.
+//! `tests/specs/README.md`); the traps are the ones named above. The `document` JSON itself
+//! is written by `liferay_json`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,10 +20,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{SharedAuth, basic_header};
+use super::liferay_json::Fields;
 use super::multipart::{MultipartHead, document_body, multipart_content_type};
 use super::readback::unreachable_err;
 use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
-use crate::fixtures::{Doc, PropType, PropValue};
+use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 
 pub const API: &str = "/o/headless-delivery/v1.0";
@@ -38,6 +40,8 @@ pub struct Liferay {
     /// OAuth2: renew when the clock (ms since `epoch`) passes this.
     renew_at_ms: AtomicU64,
     epoch: Instant,
+    /// Where the profile's properties go in the `document` JSON.
+    fields: Fields,
     /// Serializes renewals so one expiry costs one token request.
     renew_lock: tokio::sync::Mutex<()>,
     /// Folder path → id, filled before the start barrier only.
@@ -100,6 +104,7 @@ impl Liferay {
             epoch,
             renew_lock: tokio::sync::Mutex::new(()),
             folders: std::sync::Mutex::new(HashMap::new()),
+            fields: Fields::new(&opts.profile),
             opts,
         };
         l.check_site().await?;
@@ -164,52 +169,6 @@ impl Liferay {
             .store(self.now_ms().saturating_add(ttl), Ordering::Release);
         self.auth.replace_if_current(seen, h);
         Ok(())
-    }
-
-    /// The `document` JSON part for one document.
-    fn document_json(&self, doc: &Doc<'_>, folder_id: i64) -> Vec<u8> {
-        let profile = &self.opts.profile;
-        let mut d = serde_json::Map::new();
-        d.insert("fileName".into(), json!(doc.name));
-        d.insert("title".into(), json!(doc.name));
-        d.insert("externalReferenceCode".into(), json!(doc.marker_str()));
-        d.insert("viewableBy".into(), json!("Anyone"));
-        d.insert("documentFolderId".into(), json!(folder_id));
-        let mut custom = Vec::new();
-        let mut content = Vec::new();
-        for p in profile.values(doc.seed, doc.index, doc.marker_str()) {
-            match p.name.split_once(':') {
-                Some(("customField", name)) => {
-                    custom.push(json!({"name": name, "customValue": {"data": typed(&p)}}))
-                }
-                Some(("contentField", name)) => content
-                    .push(json!({"name": name, "contentFieldValue": {"data": p.values.join(",")}})),
-                _ if p.name == "keywords" => {
-                    d.insert("keywords".into(), json!(p.values));
-                }
-                _ => {
-                    // title, description: plain Document fields. The title stays unique
-                    // (Liferay refuses a second document with the same title in a folder).
-                    let v = p.values.first().cloned().unwrap_or_default();
-                    let v = if p.name == "title" {
-                        unique_title(&v, &doc.name)
-                    } else {
-                        v
-                    };
-                    d.insert(p.name.clone(), json!(v));
-                }
-            }
-        }
-        if !custom.is_empty() {
-            d.insert("customFields".into(), Value::Array(custom));
-        }
-        if !content.is_empty() {
-            d.insert(
-                "documentType".into(),
-                json!({"name": profile.node_type, "contentFields": content}),
-            );
-        }
-        serde_json::to_vec(&Value::Object(d)).expect("json")
     }
 
     async fn create_folder(&self, parent: Option<i64>, name: &str) -> Result<i64> {
@@ -293,32 +252,9 @@ impl Liferay {
 }
 
 /// Liferay refuses a second document with the same title in a folder: the profile's title
-/// plus the (unique) file name.
+/// plus the (unique) file name (what `liferay_json` writes on upload; `verify` expects it).
 pub fn unique_title(title: &str, file_name: &str) -> String {
     format!("{title} ({file_name})")
-}
-
-/// A property's value as JSON of its type (custom fields are typed expando columns).
-fn typed(p: &PropValue) -> Value {
-    let one = |s: &String| match p.ty {
-        PropType::Int | PropType::Long => s
-            .parse::<i64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| json!(s)),
-        PropType::Float | PropType::Double => s
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map(Value::Number)
-            .unwrap_or_else(|| json!(s)),
-        PropType::Boolean => Value::Bool(s == "true"),
-        _ => json!(s),
-    };
-    if p.values.len() == 1 {
-        one(&p.values[0])
-    } else {
-        Value::Array(p.values.iter().map(one).collect())
-    }
 }
 
 /// POST /o/oauth2/token (client credentials); returns the bearer header and when to renew
@@ -486,12 +422,10 @@ impl Protocol for Liferay {
         loop {
             let header = worker.auth.header().clone();
             let seen = worker.auth.generation;
+            self.fields
+                .write(&self.opts.profile, doc, folder_id, &mut worker.scratch);
             let mut head = MultipartHead::new();
-            head.typed(
-                "document",
-                "application/json",
-                &self.document_json(doc, folder_id),
-            );
+            head.typed("document", "application/json", &worker.scratch[0]);
             let head = head.file("file", &doc.name, doc.mime());
             let body = document_body(doc, head)?;
             let (status, node, bytes) = self

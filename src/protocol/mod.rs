@@ -1,13 +1,15 @@
 //! Repository APIs. One file per API (`alfresco`, `liferay`, `cmis`) behind the [`Protocol`]
 //! trait; every URL, auth and body detail of a system stays in its file. This module holds
 //! only the trait, the [`Repo`] enum and its dispatch, and the types they exchange; shared
-//! pieces live in files named for them (`auth`, `multipart`, `readback`). Protocols build
+//! pieces live in files named for them (`auth`, `multipart`, `readback`), and Liferay's
+//! `document` JSON writer in `liferay_json`. Protocols build
 //! requests; `transport` sends them.
 
 pub mod alfresco;
 pub mod auth;
 pub mod cmis;
 pub mod liferay;
+pub mod liferay_json;
 pub mod multipart;
 pub mod readback;
 
@@ -199,6 +201,9 @@ pub struct WorkerState {
     /// The upload path of the worker's current folder (Liferay, CMIS: the folder is in the
     /// path), formatted when the folder changes.
     pub folder_path: FolderPath,
+    /// Buffers a protocol reuses to assemble a request part from pieces (Liferay's
+    /// `document` JSON, its customFields and its contentFields), so an upload allocates none.
+    pub scratch: [Vec<u8>; 3],
 }
 
 impl WorkerState {
@@ -207,6 +212,7 @@ impl WorkerState {
             auth,
             lane: Lane::default(),
             folder_path: FolderPath::default(),
+            scratch: Default::default(),
         }
     }
 }
