@@ -1,5 +1,5 @@
 //! criterion benches of the hot paths: building a document's request body (what a worker
-//! does per upload before sending), its manifest line, recording a latency, merging
+//! does per upload before sending), Liferay's document JSON, its manifest line, recording a latency, merging
 //! recorders (once per worker per run), and rendering the reports. `cargo bench`.
 
 use std::hint::black_box;
@@ -60,6 +60,22 @@ fn request_body(c: &mut Criterion) {
     }
 }
 
+fn liferay_document(c: &mut Criterion) {
+    let profile = Arc::new(Profile::load("liferay").unwrap());
+    let fields = ingestbench::protocol::liferay_json::Fields::new(&profile);
+    let f = Fixtures::new(SizeClass::Small, 10 * 1024, 1, profile.clone());
+    let mut parts = [Vec::new(), Vec::new(), Vec::new()];
+    let mut i = 0u64;
+    c.bench_function("liferay document JSON (liferay profile)", |b| {
+        b.iter(|| {
+            i += 1;
+            let doc = f.doc(0xabc, i);
+            fields.write(&profile, &doc, 42, &mut parts);
+            black_box(parts[0].len())
+        })
+    });
+}
+
 fn record(c: &mut Criterion) {
     let mut r = Recorder::new();
     let now = Instant::now();
@@ -107,5 +123,12 @@ fn render(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, request_body, record, merge, render);
+criterion_group!(
+    benches,
+    request_body,
+    liferay_document,
+    record,
+    merge,
+    render
+);
 criterion_main!(benches);
