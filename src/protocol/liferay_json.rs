@@ -147,13 +147,7 @@ impl Writer<'_> {
         let first = self.count == 1;
         match field {
             Field::Custom(name) if first => {
-                if !self.custom.is_empty() {
-                    self.custom.push(b',');
-                }
-                self.custom.extend_from_slice(b"{\"name\":");
-                string(self.custom, &[name]);
-                self.custom
-                    .extend_from_slice(b",\"customValue\":{\"data\":");
+                entry(self.custom, name, "customValue");
                 self.start = self.custom.len();
                 typed(self.custom, ty, v);
             }
@@ -165,13 +159,7 @@ impl Writer<'_> {
                 typed(self.custom, ty, v);
             }
             Field::Content(name) if first => {
-                if !self.content.is_empty() {
-                    self.content.push(b',');
-                }
-                self.content.extend_from_slice(b"{\"name\":");
-                string(self.content, &[name]);
-                self.content
-                    .extend_from_slice(b",\"contentFieldValue\":{\"data\":");
+                entry(self.content, name, "contentFieldValue");
                 string(self.content, &[v]);
             }
             Field::Content(_) => {
@@ -220,6 +208,19 @@ impl Writer<'_> {
             Field::Title | Field::Plain(_) => {}
         }
     }
+}
+
+/// Opens an entry of a list of fields: `{"name":<name>,"<value>":{"data":` (after a comma
+/// unless it is the first); the caller writes the data and closes it with `}}`.
+fn entry(out: &mut Vec<u8>, name: &str, value: &str) {
+    if !out.is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"{\"name\":");
+    string(out, &[name]);
+    out.push(b',');
+    string(out, &[value]);
+    out.extend_from_slice(b":{\"data\":");
 }
 
 /// `,"name":` (no comma right after the opening brace).
@@ -372,47 +373,15 @@ protocol = "liferay"
 description = "every place, several values, characters JSON escapes"
 node_type = "Doc \"Type\""
 
-[[property]]
-name = "description"
-type = "d:text"
-values = ["a \"quoted\"\\ line\nand\ttab"]
-
-[[property]]
-name = "customField:tags"
-type = "d:text"
-multiple = true
-values = ["x", "y\"", "z"]
-
-[[property]]
-name = "customField:counts"
-type = "d:int"
-multiple = true
-min = 1
-max = 9
-
-[[property]]
-name = "contentField:parts"
-type = "d:text"
-multiple = true
-values = ["p,1", "p\\2", "p3"]
-
-[[property]]
-name = "keywords"
-type = "d:text"
-multiple = true
-values = ["k1", "k\"2"]
-
-[[property]]
-name = "title"
-type = "d:text"
-multiple = true
-values = ["T\"1", "T2"]
-
-[[property]]
-name = "customField:ratio"
-type = "d:double"
-min = 0
-max = 1
+property = [
+  { name = "description", type = "d:text", values = ["a \"quoted\"\\ line\nand\ttab"] },
+  { name = "customField:tags", type = "d:text", multiple = true, values = ["x", "y\"", "z"] },
+  { name = "customField:counts", type = "d:int", multiple = true, min = 1, max = 9 },
+  { name = "contentField:parts", type = "d:text", multiple = true, values = ["p,1", "p\\2", "p3"] },
+  { name = "keywords", type = "d:text", multiple = true, values = ["k1", "k\"2"] },
+  { name = "title", type = "d:text", multiple = true, values = ["T\"1", "T2"] },
+  { name = "customField:ratio", type = "d:double", min = 0, max = 1 },
+]
 "#;
 
     #[test]
