@@ -418,7 +418,7 @@ def main():
     out = {"host": os.uname().nodename, "cpus": os.cpu_count(), "quick": QUICK, "host_speed_rounds": speeds, "rows": rows, "checks": checks, "skipped": skipped}
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results/peers.json").write_text(json.dumps(out, indent=2))
-    md = [f"Medians of {REPEAT} interleaved rounds on the direct sink (3 elsewhere) where several tools are compared "
+    md = [f"Medians of {REPEAT} interleaved rounds on the direct sink and for large HTTPS (at most 3 for the other comparisons) where several tools are compared "
           "(ratios between two tools: the median of their per-round ratios); "
           "direct sink: one nginx worker answering 201 itself; proxied: nginx reading each body and passing it on.", "",
           speed_line(speeds), "",
