@@ -73,6 +73,29 @@ async fn prometheus_scrapes_the_live_metrics_and_they_end_at_the_result() {
         assert!(Instant::now() < deadline, "prometheus did not become ready");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // Ready is not scraping: the scrape loop starts once discovery has delivered the target
+    // (about 5 s after start), and a quick run with its hold can end before that.
+    loop {
+        let targets: serde_json::Value = match client
+            .get(format!("http://127.0.0.1:{web}/api/v1/targets"))
+            .send()
+            .await
+        {
+            Ok(r) => r.json().await.unwrap_or_default(),
+            Err(_) => serde_json::Value::Null,
+        };
+        let listed = targets["data"]["activeTargets"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty());
+        if listed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "prometheus never listed the scrape target"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let o = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_ingestbench"))
             .args(["run", "--docs", "1500", "--threads", "4", "--runs", "2"])
@@ -101,8 +124,25 @@ async fn prometheus_scrapes_the_live_metrics_and_they_end_at_the_result() {
     let bytes = format!("max_over_time(ingestbench_document_bytes_total{sel}[5m])");
     let failed =
         r#"sum(max_over_time(ingestbench_documents_total{job="ingestbench",outcome!="ok"}[5m]))"#;
-    assert_eq!(query(&client, web, ok).await, Some(docs_ok), "{ok}");
-    assert_eq!(query(&client, web, &count).await, Some(docs_ok), "{count}");
-    assert_eq!(query(&client, web, &bytes).await, Some(bytes_ok), "{bytes}");
-    assert_eq!(query(&client, web, failed).await, Some(0.0), "{failed}");
+    for (q, want) in [
+        (ok, docs_ok),
+        (&count, docs_ok),
+        (&bytes, bytes_ok),
+        (failed, 0.0),
+    ] {
+        assert_eq!(settled(&client, web, q, want).await, Some(want), "{q}");
+    }
+}
+
+/// The query's value once it is `want`, or what it last was after 10 s (the last scrape
+/// can still be on its way into the store when the run ends).
+async fn settled(client: &reqwest::Client, web: u16, q: &str, want: f64) -> Option<f64> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = query(client, web, q).await;
+        if got == Some(want) || Instant::now() >= deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
