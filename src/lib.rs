@@ -42,7 +42,7 @@ pub fn reqwest_builder() -> reqwest::ClientBuilder {
 
 /// Makes aws-lc-rs the process's rustls crypto provider (idempotent; a provider installed
 /// earlier by an embedding program is kept).
-pub fn install_tls_provider() {
+fn install_tls_provider() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 

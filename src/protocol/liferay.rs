@@ -251,10 +251,10 @@ impl Liferay {
     }
 }
 
-/// Liferay refuses a second document with the same title in a folder: the profile's title
-/// plus the (unique) file name (what `liferay_json` writes on upload; `verify` expects it).
+/// The title a document was uploaded with (see [`super::liferay_json::unique_title`]), for
+/// `verify`.
 pub fn unique_title(title: &str, file_name: &str) -> String {
-    format!("{title} ({file_name})")
+    super::liferay_json::unique_title(title, file_name).concat()
 }
 
 /// POST /o/oauth2/token (client credentials); returns the bearer header and when to renew
@@ -418,12 +418,12 @@ impl Protocol for Liferay {
         let path = worker.folder_path.of(folder, || {
             format!("{}/document-folders/{folder_id}/documents", self.api_path)
         });
+        self.fields
+            .write(&self.opts.profile, doc, folder_id, &mut worker.scratch);
         let mut retried = false;
         loop {
             let header = worker.auth.header().clone();
             let seen = worker.auth.generation;
-            self.fields
-                .write(&self.opts.profile, doc, folder_id, &mut worker.scratch);
             let mut head = MultipartHead::new();
             head.typed("document", "application/json", &worker.scratch[0]);
             let head = head.file("file", &doc.name, doc.mime());

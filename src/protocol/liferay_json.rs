@@ -181,7 +181,7 @@ impl Writer<'_> {
             }
             Field::Title if first => {
                 key(self.out, "title");
-                string(self.out, &[v, " (", file_name, ")"]);
+                string(self.out, &unique_title(v, file_name));
             }
             Field::Plain(name) if first => {
                 key(self.out, name);
@@ -221,6 +221,13 @@ fn entry(out: &mut Vec<u8>, name: &str, value: &str) {
     out.push(b',');
     string(out, &[value]);
     out.extend_from_slice(b":{\"data\":");
+}
+
+/// Liferay refuses a second document with the same title in a folder: a document's title is
+/// the profile's title plus its (unique) file name, `<title> (<file name>)`, as pieces to be
+/// written without joining them (`liferay::unique_title` joins them for `verify`).
+pub fn unique_title<'a>(title: &'a str, file_name: &'a str) -> [&'a str; 4] {
+    [title, " (", file_name, ")"]
 }
 
 /// `,"name":` (no comma right after the opening brace).
