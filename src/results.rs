@@ -33,6 +33,27 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// A `sweep --resume` of `dir`: which start of the sweep this is (1 for the first resume),
+/// written to `dir/attempt` before anything is uploaded, so every attempt's warm-up
+/// documents are its own even when the attempt is stopped before its first manifest line.
+pub fn next_attempt(dir: &Path) -> Result<u32> {
+    let p = dir.join("attempt");
+    let k = match std::fs::read_to_string(&p) {
+        Ok(t) => {
+            t.trim().parse::<u32>().with_context(|| {
+                format!(
+                    "{}: not an attempt number (delete it if it was edited by hand)",
+                    p.display()
+                )
+            })? + 1
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 1,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
+    };
+    write_atomic(&p, &format!("{k}\n"))?;
+    Ok(k)
+}
+
 /// Creates `dir/runs` and writes the plan and the methods (before anything is uploaded).
 pub fn create_dir(dir: &Path, plan: &SweepPlan, methods: &[AccessMethod]) -> Result<()> {
     std::fs::create_dir_all(dir.join("runs"))

@@ -40,9 +40,13 @@ pub struct VerifyReport {
     pub metadata_mismatch: u64,
     /// Could not be read (transport or server error).
     pub errors: u64,
-    /// Documents in the run folders that no acknowledged upload accounts for, plus ids the
-    /// manifest lists twice.
+    /// Documents in the run folders that no acknowledged upload accounts for: extra copies
+    /// the repository really holds.
     pub duplicates: u64,
+    /// Manifest lines naming an id that another line names already: a defect of the
+    /// manifest (one stored document recorded twice), not a second stored document.
+    #[serde(default)]
+    pub manifest_duplicates: u64,
     /// Uploads the manifest lists as failed (not expected to be there).
     pub failed_uploads: u64,
     /// Documents found in a run folder beyond the acknowledged ones, up to the number of
@@ -65,13 +69,14 @@ impl VerifyReport {
             + self.metadata_mismatch
             + self.errors
             + self.duplicates
+            + self.manifest_duplicates
             + self.unrecorded
             == 0
     }
 
     pub fn summary(&self) -> String {
         format!(
-            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates, {} stored but not in the manifest ({} uploads listed as failed, {} of them stored anyway)",
+            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates, {}{} stored but not in the manifest ({} uploads listed as failed, {} of them stored anyway)",
             self.checked,
             self.ok,
             self.missing,
@@ -79,6 +84,10 @@ impl VerifyReport {
             self.metadata_mismatch,
             self.errors,
             self.duplicates,
+            match self.manifest_duplicates {
+                0 => String::new(),
+                n => format!("{n} ids listed twice in the manifest, "),
+            },
             self.unrecorded,
             self.failed_uploads,
             self.unacknowledged
@@ -91,6 +100,7 @@ impl VerifyReport {
             "corrupt" => self.corrupt += 1,
             "metadata" => self.metadata_mismatch += 1,
             "duplicate" => self.duplicates += 1,
+            "manifest_duplicate" => self.manifest_duplicates += 1,
             "unrecorded" => self.unrecorded += 1,
             _ => self.errors += 1,
         }
@@ -113,6 +123,7 @@ impl VerifyReport {
         self.metadata_mismatch += o.metadata_mismatch;
         self.errors += o.errors;
         self.duplicates += o.duplicates;
+        self.manifest_duplicates += o.manifest_duplicates;
         self.failed_uploads += o.failed_uploads;
         self.unacknowledged += o.unacknowledged;
         for p in o.problems {
@@ -278,8 +289,9 @@ pub async fn verify(
     report
 }
 
-/// Ids listed twice, then documents in the run folders that nothing accounts for (a retried
-/// upload that had committed), counted per folder.
+/// Ids the manifest lists twice (a defect of the manifest), then documents in the run
+/// folders that nothing accounts for (a retried upload that had committed), counted per
+/// folder against the distinct ids acknowledged there.
 async fn check_folders(
     repos: &HashMap<String, Arc<Repo>>,
     entries: &[ManifestEntry],
@@ -287,45 +299,63 @@ async fn check_folders(
     report: &mut VerifyReport,
 ) {
     let mut seen = HashSet::new();
-    for e in entries.iter().filter(|e| e.ok) {
-        if let Some(id) = &e.id
-            && !seen.insert(id.clone())
-        {
-            report.add("duplicate", e, format!("id {id} acknowledged twice"));
-        }
-    }
+    let mut listed_twice = Vec::new();
+    // (cell, folder) -> (distinct ids acknowledged, failed uploads, an entry to name it by)
     let mut per_folder: BTreeMap<(String, String), (u64, u64, &ManifestEntry)> = BTreeMap::new();
     for e in entries.iter() {
         let slot = per_folder
             .entry((e.cell.clone().unwrap_or_default(), e.folder.clone()))
             .or_insert((0, 0, e));
-        if e.ok {
-            slot.0 += 1;
-        } else {
-            slot.1 += 1;
+        match (&e.id, e.ok) {
+            (Some(id), true) if !seen.insert(id.clone()) => listed_twice.push(e),
+            (_, true) => slot.0 += 1,
+            (_, false) => slot.1 += 1,
         }
     }
-    for ((cell, folder), (acked, failed, sample)) in per_folder {
+    let mut extra_in: HashMap<(String, String), (u64, u64)> = HashMap::new();
+    for ((cell, folder), (acked, failed, sample)) in &per_folder {
         let repo = repos
-            .get(&cell)
+            .get(cell)
             .or_else(|| repos.values().next())
             .expect("a client");
-        match repo.count_folder(&folder).await {
-            Ok(Some(n)) if n > acked => {
-                let unacked = (n - acked).min(failed);
-                report.unacknowledged += unacked;
-                for _ in acked + unacked..n {
-                    let kind = if hard_stopped {
-                        "unrecorded"
-                    } else {
-                        "duplicate"
-                    };
-                    report.add(kind, sample, format!("{folder} holds {n} documents: {acked} acknowledged, {failed} failed uploads"));
+        match repo.count_folder(folder).await {
+            Ok(Some(n)) => {
+                extra_in.insert((cell.clone(), folder.clone()), (n, *acked));
+                if n > *acked {
+                    let unacked = (n - acked).min(*failed);
+                    report.unacknowledged += unacked;
+                    for _ in acked + unacked..n {
+                        let kind = if hard_stopped {
+                            "unrecorded"
+                        } else {
+                            "duplicate"
+                        };
+                        report.add(kind, sample, format!("{folder} holds {n} documents: {acked} acknowledged, {failed} failed uploads"));
+                    }
                 }
             }
-            Ok(_) => {}
+            Ok(None) => {}
             Err(m) => report.add("error", sample, format!("listing {folder}: {m}")),
         }
+    }
+    for e in listed_twice {
+        let id = e.id.as_deref().unwrap_or_default();
+        let held = match extra_in.get(&(e.cell.clone().unwrap_or_default(), e.folder.clone())) {
+            Some((n, acked)) if n <= acked => format!(
+                "the repository holds one document with this id ({}: {n} documents for {acked} distinct ids acknowledged, no extra copy)",
+                e.folder
+            ),
+            Some((n, acked)) => format!(
+                "{}: {n} documents for {acked} distinct ids acknowledged (the extra ones are counted as duplicates)",
+                e.folder
+            ),
+            None => format!("{} could not be counted", e.folder),
+        };
+        report.add(
+            "manifest_duplicate",
+            e,
+            format!("id {id} is listed twice in the manifest (a defect of the manifest, not a second stored document); {held}"),
+        );
     }
 }
 

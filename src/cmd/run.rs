@@ -16,8 +16,43 @@ use crate::transport::ConnectionPolicy;
 use crate::{Outcome, host, report, timefmt};
 
 /// For `--resume DIR`: the interrupted run's own plan (flags from its result.json, the URL
-/// and credentials from this command line), its id, and what its manifest shows done.
-fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestEntry>)>> {
+/// and credentials from this command line), its id, what its manifest shows done, and which
+/// attempt this is (k for the k-th resume: the interrupted results kept as result.k.json).
+type Resumed = (RunArgs, String, Vec<ManifestEntry>, u32);
+
+/// Did the run whose final result this is upload every planned document (count mode)? Then
+/// a `--resume` (after a stop at its very end) has nothing to do and keeps its result.
+fn finished(r: &report::RunResult, entries: &[ManifestEntry]) -> bool {
+    let p = &r.plan;
+    if r.in_progress || p.measure.duration_s.is_some() || p.measure.precision_pct.is_some() {
+        return false;
+    }
+    let quotas: u64 = r.worker_quotas.iter().sum();
+    let done: std::collections::HashSet<(u32, u64)> = entries
+        .iter()
+        .filter(|e| e.ok && !e.warmup)
+        .map(|e| (e.run, e.index))
+        .collect();
+    done.len() as u64 >= quotas * u64::from(p.runs)
+}
+
+/// `--resume` of a run that had finished (stopped after its final result was written): its
+/// result, kept as it is.
+fn already_finished(args: &RunArgs) -> Result<Option<report::RunResult>> {
+    let Some(dir) = &args.resume else {
+        return Ok(None);
+    };
+    let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else {
+        return Ok(None);
+    };
+    let Ok(r) = serde_json::from_str::<report::RunResult>(&text) else {
+        return Ok(None);
+    };
+    let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
+    Ok(finished(&r, &entries).then_some(r))
+}
+
+fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     let Some(dir) = &args.resume else {
         return Ok(None);
     };
@@ -89,13 +124,15 @@ fn resumed_args(args: &RunArgs) -> Result<Option<(RunArgs, String, Vec<ManifestE
             a.url = Some(r.target.url.clone());
         }
     }
-    // Keep the interrupted run's result beside the new one.
+    // Keep the interrupted run's result beside the new one: a copy, so result.json stays in
+    // place until the new in-progress result replaces it (a stop in between loses nothing).
+    // The copy's number is this attempt's, on disk before its first upload.
     let mut k = 1;
     while dir.join(format!("result.{k}.json")).exists() {
         k += 1;
     }
-    std::fs::rename(&path, dir.join(format!("result.{k}.json")))?;
-    Ok(Some((a, r.id, entries)))
+    crate::results::write_atomic(&dir.join(format!("result.{k}.json")), &text)?;
+    Ok(Some((a, r.id, entries, k)))
 }
 
 /// Collects the runs as they end (the result is written once, at the end).
@@ -141,12 +178,13 @@ async fn measure(
     session: &Session,
     id: &str,
     manifest: &Manifest,
-    resumed: Option<&[ManifestEntry]>,
+    resumed: Option<(&[ManifestEntry], u32)>,
     live: &Arc<LiveCounters>,
     mut sidecars: super::Sidecars,
 ) -> Result<Runs> {
     // What the interrupted run's manifest shows (`--resume`).
-    let (earlier, resuming) = (resumed.unwrap_or_default(), resumed.is_some());
+    let (earlier, attempt) = resumed.unwrap_or_default();
+    let resuming = resumed.is_some();
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
     let job = SweepJob {
@@ -165,6 +203,7 @@ async fn measure(
         },
         tag_manifest: false,
         resuming,
+        attempt,
         earlier,
         manifest,
         live: live.clone(),
@@ -186,7 +225,7 @@ async fn measure(
         0
     } else {
         let done = earlier.iter().filter(|e| e.ok && !e.warmup).count() as u64;
-        plan.docs * u64::from(plan.runs) - done
+        (plan.docs * u64::from(plan.runs)).saturating_sub(done)
     };
     let signals = super::watch_signals(live.clone());
     let progress = Progress::start(todo, plan.common.quiet, live.clone());
@@ -312,13 +351,28 @@ fn prepare_results(
 
 /// `run`: returns the outcome and the result (for tests).
 pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)> {
+    if let Some(r) = already_finished(args)? {
+        let dir = args.resume.as_deref().unwrap_or(Path::new("."));
+        eprintln!(
+            "--resume {}: nothing to finish: all {} planned documents were uploaded and result.json is final (check them with `ingestbench verify {}`)",
+            dir.display(),
+            r.worker_quotas.iter().sum::<u64>() * u64::from(r.plan.runs),
+            dir.display()
+        );
+        let outcome = if r.docs_failed == 0 {
+            Outcome::Success
+        } else {
+            Outcome::Failures
+        };
+        return Ok((outcome, r));
+    }
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
     let plan = RunPlan::try_from(args)?;
     let shard = plan.common.shard.clone();
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {
-        (Some((_, id, _)), _) => id.clone(),
+        (Some((_, id, _, _)), _) => id.clone(),
         (None, Some(s)) => s.plan_id.clone(),
         (None, None) => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
     };
@@ -341,7 +395,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     // is written.
     let mut sidecars = super::Sidecars::start(&plan.common).await?;
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
-    let earlier = resumed.as_ref().map(|r| r.2.as_slice());
+    let earlier = resumed.as_ref().map(|r| (r.2.as_slice(), r.3));
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous = super::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
     let runs = measure(&plan, &session, &id, &manifest, earlier, &live, sidecars).await?;

@@ -212,7 +212,7 @@ async fn execute(
     p: &Prepared,
     session: &Session,
     pending: &[(CellKey, u32)],
-    earlier: &[ManifestEntry],
+    (earlier, attempt): (&[ManifestEntry], u32),
     manifest: &Manifest,
     live: &Arc<LiveCounters>,
     mut sidecars: super::Sidecars,
@@ -242,7 +242,8 @@ async fn execute(
             base: format!("ingestbench/{}", p.plan.id),
         },
         tag_manifest: true,
-        resuming: !earlier.is_empty(),
+        resuming: attempt > 0,
+        attempt,
         earlier,
         manifest,
         live: live.clone(),
@@ -322,11 +323,24 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     } else {
         Vec::new()
     };
+    let attempt = match &a.resume {
+        Some(dir) => results::next_attempt(dir)?,
+        None => 0,
+    };
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous =
         super::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
-    let end = execute(&p, &session, &pending, &earlier, &manifest, &live, sidecars).await?;
+    let end = execute(
+        &p,
+        &session,
+        &pending,
+        (&earlier, attempt),
+        &manifest,
+        &live,
+        sidecars,
+    )
+    .await?;
     drop(session);
     report(&p, end, &manifest, &live)
 }

@@ -7,7 +7,11 @@
 //! - **warm-up** (`--warmup N|30s`): before the barrier, the same workers upload N documents
 //!   (split with remainder) or upload for that long, through the same client and access
 //!   method, into `<run folder>/warmup/`; they are in the manifest (flagged `warmup`), so
-//!   `verify` and `cleanup` cover them, and counted, but never measured;
+//!   `verify` and `cleanup` cover them, and counted, but never measured. A resumed run
+//!   (`--resume`, attempt k > 0) is a new process whose connections are cold and whose
+//!   server may have cooled, so it warms up again with fresh documents of its own
+//!   (`warmup-r<k>/`); what earlier attempts' warm-ups stored but their manifest lost (the
+//!   last ~100 ms per worker) is found by name first and recorded, never uploaded again;
 //! - **a run** (count mode) lasts from the barrier's release (all workers start together) to
 //!   the last completion (success or failure) of any worker;
 //! - **a run** (`--duration D`, steady state) lasts exactly D from the barrier's release:
@@ -54,7 +58,7 @@ pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u
 
 /// The global indices of the workers a process runs: all T, or shard K of N's contiguous
 /// share of them (the T workers split over the N shards with remainder).
-fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
+pub(super) fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
     match shard {
         None => 0..threads,
         Some((k, n)) => {
@@ -100,6 +104,21 @@ pub struct CellPlan {
     /// The target runs on this host (a loopback URL): small documents then leave it half of
     /// the cores (`pool::width`).
     pub target_on_this_host: bool,
+    /// Which start of this invocation this is: 0, or k for the k-th `--resume` (recorded on
+    /// disk before its first upload, so every attempt's warm-up documents are its own).
+    pub attempt: u32,
+    /// `--resume`: what the interrupted attempts' manifest holds of this run.
+    pub earlier: Option<Arc<EarlierRun>>,
+}
+
+/// What the manifest of the interrupted attempts holds of one run (`--resume`).
+#[derive(Debug, Default)]
+pub struct EarlierRun {
+    /// Ids the manifest already lists (any run): an upload adopted after a name clash whose
+    /// id is here is recorded already and is not written again.
+    pub known_ids: Arc<std::collections::HashSet<String>>,
+    /// Warm-up document indices with a line (any outcome), by warm-up folder prefix.
+    pub warmup_lines: std::collections::HashMap<String, std::collections::HashSet<u64>>,
 }
 
 impl CellPlan {
@@ -113,9 +132,18 @@ impl CellPlan {
         let offset: u64 = global[..w.start as usize].iter().sum();
         offset..offset + global[w.start as usize..w.end as usize].iter().sum::<u64>()
     }
-    /// The document markers of a run's warm-up: never those of a measured document.
-    fn warmup_tag(run_tag: u64) -> u64 {
-        crate::fixtures::Rng::new(run_tag ^ 0x3A3A_5EED_0000_0001).next_u64()
+    /// The document markers of attempt `attempt`'s warm-up of a run: never those of a
+    /// measured document, nor of another attempt's warm-up.
+    pub(super) fn warmup_tag(run_tag: u64, attempt: u32) -> u64 {
+        let a = u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        crate::fixtures::Rng::new(run_tag ^ 0x3A3A_5EED_0000_0001 ^ a).next_u64()
+    }
+    /// The folder of attempt `attempt`'s warm-up below the run folder.
+    pub(super) fn warmup_folder(run_folder: &str, attempt: u32) -> String {
+        match attempt {
+            0 => format!("{run_folder}/warmup"),
+            k => format!("{run_folder}/warmup-r{k}"),
+        }
     }
     fn run_tag(&self, run: u32) -> u64 {
         let mut r = crate::fixtures::Rng::new(
@@ -226,6 +254,20 @@ pub async fn run_cell<P: Protocol>(
         folders.of(&*proto, k * plan.docs_per_folder).await?;
     }
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
+    let adopted = if plan.earlier.is_some() && !plan.warmup.none() {
+        super::adopt::adopt_earlier_warmups(
+            &*proto,
+            &fixtures,
+            plan,
+            run,
+            &run_folder,
+            run_tag,
+            manifest,
+        )
+        .await?
+    } else {
+        0
+    };
     let warm = WarmupShare::new(plan, &run_folder, run_tag);
     let ok_so_far = Arc::new(AtomicU64::new(0));
     let marks = Arc::new(Marks::new(if plan.window.is_some() {
@@ -257,6 +299,7 @@ pub async fn run_cell<P: Protocol>(
             ok_so_far: ok_so_far.clone(),
             marks: marks.clone(),
             resuming: plan.resuming || resume.is_some(),
+            known_ids: plan.earlier.as_ref().map(|e| e.known_ids.clone()),
             fatal: fatal.clone(),
             manifest: manifest.writer(plan.tag.clone()),
             warmup_manifest: manifest.writer(plan.tag.clone()).warmup(),
@@ -289,7 +332,7 @@ pub async fn run_cell<P: Protocol>(
         None => Instant::now(),
     };
     let mut merged = Recorder::new();
-    let (mut warm_ok, mut warm_failed, mut late) = (0, 0, 0);
+    let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
     for h in handles {
         let out = match h.await {
             Ok(r) => r,
@@ -432,10 +475,10 @@ impl WarmupShare {
         };
         WarmupShare {
             folders: Arc::new(FolderTable::new(
-                format!("{run_folder}/warmup"),
+                CellPlan::warmup_folder(run_folder, plan.attempt),
                 plan.docs_per_folder,
             )),
-            tag: CellPlan::warmup_tag(run_tag),
+            tag: CellPlan::warmup_tag(run_tag, plan.attempt),
             warmup: plan.warmup,
             quotas,
         }

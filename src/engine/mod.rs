@@ -7,6 +7,7 @@
 //! functions, so warm-up, shards or a corpus are added here once for both commands.
 //! Knows nothing of the CLI, of printing, or of report formats.
 
+mod adopt;
 mod cell;
 pub mod pool;
 mod session;
@@ -15,7 +16,7 @@ mod worker;
 
 pub mod rendezvous;
 
-pub use cell::{CellPlan, run_cell};
+pub use cell::{CellPlan, EarlierRun, run_cell};
 pub use cell::{ResumePoint, RunMeasurement, shard_quotas, split_quota};
 pub use session::{Connected, Embedded, Session};
 pub use sweep::{Folders, RunObserver, SweepEnd, SweepJob, run_sweep};

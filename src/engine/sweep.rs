@@ -6,7 +6,7 @@
 //! rounds of runs (interleaved the same way) up to `--max-runs`. Stops after an interrupt, a
 //! rejection of the documents outright, or a manifest that can no longer be written.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::cell::{CellPlan, ResumePoint, RunMeasurement, run_cell};
+use super::cell::{CellPlan, EarlierRun, ResumePoint, RunMeasurement, run_cell};
 use super::session::Session;
 use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
@@ -45,6 +45,9 @@ pub struct SweepJob<'a> {
     pub tag_manifest: bool,
     /// This is a `--resume`: name clashes are adopted (see `CellPlan::resuming`).
     pub resuming: bool,
+    /// Which start of the invocation this is (0, or k for the k-th `--resume`), recorded on
+    /// disk before the first upload (see `CellPlan::attempt`).
+    pub attempt: u32,
     /// Manifest lines of an interrupted invocation: runs they cover are finished, not redone.
     pub earlier: &'a [ManifestEntry],
     pub manifest: &'a Manifest,
@@ -92,9 +95,11 @@ impl SweepJob<'_> {
         &self,
         cell: &CellKey,
         run: u32,
-        counter: crate::transport::ConnectionCounter,
-        url: &reqwest::Url,
+        c: &super::session::Connected,
+        known: &Arc<HashSet<String>>,
+        fresh: u64,
     ) -> CellPlan {
+        let (counter, url) = (c.counter.clone(), &c.url);
         let window = self.measure.duration_s.map(Duration::from_secs_f64);
         let (folder, nonce) = match &self.folders {
             // A steady-state run is never finished part-way: one that was interrupted is
@@ -107,11 +112,13 @@ impl SweepJob<'_> {
             // Named from the plan, the cell and the run, so every shard of a plan puts its
             // part of a run in the same folder with the same markers; a steady-state run
             // that was interrupted is run again in a folder of its own.
+            // A count-mode run whose documents were all stored but whose record was lost (a
+            // hard stop at its very end) is measured again in a folder of its own (`fresh`).
             Folders::PerRun { base } => {
                 let tries = if window.is_some() {
                     self.tries(cell, run)
                 } else {
-                    0
+                    fresh
                 };
                 let h = crate::fixtures::hash_str(&format!("{base}/{}/{run}/{tries}", cell.tag()));
                 (
@@ -146,6 +153,10 @@ impl SweepJob<'_> {
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
             target_on_this_host: crate::transport::access::is_loopback(url),
+            attempt: self.attempt,
+            earlier: self
+                .resuming
+                .then(|| Arc::new(self.earlier_run(cell, run, known))),
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),
@@ -156,6 +167,28 @@ impl SweepJob<'_> {
                     },
                 )
             }),
+        }
+    }
+
+    /// What the interrupted attempts' manifest holds of this run of `cell`.
+    fn earlier_run(&self, cell: &CellKey, run: u32, known: &Arc<HashSet<String>>) -> EarlierRun {
+        let tag = self.tag_manifest.then(|| cell.tag());
+        let mut warmup_lines: HashMap<String, HashSet<u64>> = HashMap::new();
+        for e in self
+            .earlier
+            .iter()
+            .filter(|e| e.warmup && e.run == run && e.cell.as_deref() == tag.as_deref())
+        {
+            if let Some((base, _)) = e.folder.rsplit_once('/') {
+                warmup_lines
+                    .entry(base.to_string())
+                    .or_default()
+                    .insert(e.index);
+            }
+        }
+        EarlierRun {
+            known_ids: known.clone(),
+            warmup_lines,
         }
     }
 
@@ -177,10 +210,20 @@ impl SweepJob<'_> {
             return None;
         }
         let tag = plan.tag.as_deref();
+        let of_run = |e: &&ManifestEntry| e.cell.as_deref() == tag && e.run == run && !e.warmup;
+        // The latest attempt's run folder (a run measured again has an older, complete one).
+        let latest = self
+            .earlier
+            .iter()
+            .rev()
+            .find(of_run)
+            .and_then(|e| e.folder.rsplit_once('/'))
+            .map(|(f, _)| f)?;
         ResumePoint::from_entries(
             self.earlier
                 .iter()
-                .filter(|e| e.cell.as_deref() == tag && e.run == run && !e.warmup),
+                .filter(of_run)
+                .filter(|e| e.folder.rsplit_once('/').is_some_and(|(f, _)| f == latest)),
             self.docs,
         )
     }
@@ -220,6 +263,13 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
         }
     }
     let mut rates = job.history.clone();
+    let known: Arc<HashSet<String>> = Arc::new(
+        job.earlier
+            .iter()
+            .filter(|e| e.ok)
+            .filter_map(|e| e.id.clone())
+            .collect(),
+    );
     let mut k = 0;
     loop {
         while k < schedule.len() {
@@ -228,7 +278,8 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             }
             let (cell, run) = schedule[k].clone();
             k += 1;
-            let Some((rate, end)) = one_run(&job, obs, &cell, run, k - 1, schedule.len()).await?
+            let Some((rate, end)) =
+                one_run(&job, obs, &known, &cell, run, k - 1, schedule.len()).await?
             else {
                 continue;
             };
@@ -250,20 +301,30 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
 async fn one_run(
     job: &SweepJob<'_>,
     obs: &mut dyn RunObserver,
+    known: &Arc<HashSet<String>>,
     cell: &CellKey,
     run: u32,
     k: usize,
     n: usize,
 ) -> Result<Option<(f64, SweepEnd)>> {
     let c = job.session.get(&cell.method, cell.connection)?;
-    let plan = job.cell_plan(cell, run, c.counter.clone(), &c.url);
-    let resume = job.resume_point(&plan, run);
+    let mut plan = job.cell_plan(cell, run, c, known, 0);
+    let mut resume = job.resume_point(&plan, run);
     let owned = plan.owned();
     if resume
         .as_ref()
         .is_some_and(|r| !r.todo.iter().any(|i| owned.contains(i)))
     {
-        return Ok(None);
+        match job.folders {
+            // `run` keeps the runs it finished (its schedule lists them all).
+            Folders::One { .. } => return Ok(None),
+            // A sweep's schedule lists only runs without a record: this one's documents
+            // are all stored but a hard stop lost its measurement, so it is measured again.
+            Folders::PerRun { .. } => {
+                plan = job.cell_plan(cell, run, c, known, job.tries(cell, run));
+                resume = None;
+            }
+        }
     }
     obs.starting(k, n, cell, run);
     let fixtures = job.fixtures[&cell.size].clone();

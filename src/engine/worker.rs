@@ -188,6 +188,8 @@ pub(super) struct WorkerCtx<P> {
     pub(super) ok_so_far: Arc<AtomicU64>,
     pub(super) marks: Arc<Marks>,
     pub(super) resuming: bool,
+    /// `--resume`: ids the interrupted attempts' manifest already lists.
+    pub(super) known_ids: Option<Arc<std::collections::HashSet<String>>>,
     pub(super) fatal: Arc<std::sync::OnceLock<String>>,
     pub(super) manifest: Writer,
     pub(super) warmup_manifest: Writer,
@@ -328,10 +330,12 @@ async fn warm_up<P: Protocol>(
         )
         .await;
         match r {
-            Ok(up) => {
+            Ok((up, adopted)) => {
                 out.warmup_ok += 1;
-                ctx.warmup_manifest
-                    .ok(ctx.run, &doc, &f.0, &up.id, up.node.as_deref());
+                if !(adopted && recorded(&ctx.known_ids, &up.id)) {
+                    ctx.warmup_manifest
+                        .ok(ctx.run, &doc, &f.0, &up.id, up.node.as_deref());
+                }
             }
             Err(e) => {
                 out.warmup_failed += 1;
@@ -375,12 +379,15 @@ async fn upload_one<P: Protocol>(
     let latency = done - t0;
     let size = doc.len();
     match result {
-        Ok(up) => {
+        Ok((up, adopted)) => {
             if let Some(n) = &up.node {
                 rec.record_node(n);
             }
-            ctx.manifest
-                .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
+            // Adopted after a name clash: a line the manifest already has is not written again.
+            if !(adopted && recorded(&ctx.known_ids, &up.id)) {
+                ctx.manifest
+                    .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
+            }
             (Outcome::Ok, latency, size, done)
         }
         Err(e) => {
@@ -397,9 +404,15 @@ async fn upload_one<P: Protocol>(
     }
 }
 
+/// Does the interrupted attempts' manifest list `id` already?
+fn recorded(known: &Option<Arc<std::collections::HashSet<String>>>, id: &str) -> bool {
+    known.as_ref().is_some_and(|k| k.contains(id))
+}
+
 /// One document, with up to `retries` more attempts. After an ambiguous failure (timeout,
 /// connection lost after sending, 5xx) the document is looked up first, so a retry never
 /// creates a second copy; a 409 on a retry is resolved the same way. Never `autoRename`.
+/// Returns the upload and whether it was adopted (found stored, not created now).
 async fn upload_with_retries<P: Protocol>(
     proto: &P,
     doc: &crate::fixtures::Doc<'_>,
@@ -408,12 +421,12 @@ async fn upload_with_retries<P: Protocol>(
     retries: u32,
     resuming: bool,
     rec: &mut Recorder,
-) -> Result<crate::protocol::Uploaded, crate::metrics::UploadError> {
+) -> Result<(crate::protocol::Uploaded, bool), crate::metrics::UploadError> {
     let mut attempt = 0u32;
     let mut ambiguous_before = false;
     loop {
         let err = match proto.upload(doc, folder, state).await {
-            Ok(up) => return Ok(up),
+            Ok(up) => return Ok((up, false)),
             Err(e) => e,
         };
         // A name clash on a retry, or on finishing an interrupted run, is the same document
@@ -422,7 +435,7 @@ async fn upload_with_retries<P: Protocol>(
         if (!err.retryable() && !clash_after_retry) || attempt >= retries {
             if clash_after_retry && let Ok(Some(id)) = proto.lookup(doc, folder).await {
                 rec.recovered += 1;
-                return Ok(crate::protocol::Uploaded { id, node: None });
+                return Ok((crate::protocol::Uploaded { id, node: None }, true));
             }
             return Err(err);
         }
@@ -432,7 +445,7 @@ async fn upload_with_retries<P: Protocol>(
         tokio::time::sleep(backoff(doc.index, attempt)).await;
         if ambiguous_before && let Ok(Some(id)) = proto.lookup(doc, folder).await {
             rec.recovered += 1;
-            return Ok(crate::protocol::Uploaded { id, node: None });
+            return Ok((crate::protocol::Uploaded { id, node: None }, true));
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
     c.env_remove("INGESTBENCH_PASSWORD").stdin(Stdio::null());
     c
@@ -22,7 +22,7 @@ fn run(args: &[&str], dir: &Path) -> Output {
     c.output().unwrap()
 }
 
-fn text(o: &Output) -> (String, String) {
+pub(crate) fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -206,13 +206,13 @@ fn default_run_against_the_embedded_target_prints_json() {
 }
 
 /// Starts `ingestbench target` as a process and reads its port from --port-file.
-struct TargetProcess {
-    child: std::process::Child,
-    port: u16,
+pub(crate) struct TargetProcess {
+    pub(crate) child: std::process::Child,
+    pub(crate) port: u16,
 }
 
 impl TargetProcess {
-    fn start(dir: &Path, extra: &[&str]) -> TargetProcess {
+    pub(crate) fn start(dir: &Path, extra: &[&str]) -> TargetProcess {
         let port_file = dir.join("port");
         let child = bin()
             .arg("target")

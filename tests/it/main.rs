@@ -12,6 +12,7 @@ mod faults;
 mod fuzz;
 mod html;
 mod jtl;
+mod killpoints;
 mod lab;
 mod liferay;
 mod malformed;
