@@ -29,7 +29,7 @@ REPEAT = int(os.environ.get("REPEAT", "1" if QUICK else "5"))
 HTTP, HTTPS, UP = 19080, 19443, 19081
 DHTTP, DHTTPS = 19090, 19453
 SAME_BYTES = 11180
-BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/ingestbench"
+BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "peak/ingestbench"
 SIZES = {"small": 10 * 1024, "large": 3 * 1024 * 1024}
 
 
@@ -299,7 +299,7 @@ def main():
         sys.exit("bench-peers: nginx is missing (apt-get install nginx)")
     if not Path("/usr/bin/time").exists():
         sys.exit("bench-peers: GNU time is missing (apt-get install time)")
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--profile", "peak", "--locked", "-q"], cwd=ROOT, check=True)
     os.environ["PATH"] = f"{TOOLS}:{os.environ['PATH']}"
     # PEERS=oha,wrk limits the peers (the rest are named as not selected).
     chosen = os.environ.get("PEERS", "oha,wrk,hey,k6,locust").split(",")

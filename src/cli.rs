@@ -561,6 +561,12 @@ pub struct EstimateArgs {
     /// Print estimate.json on stdout (the table goes to stderr).
     #[arg(long)]
     pub json: bool,
+
+    /// Documents the repository will already hold when the import starts, beyond what it
+    /// held when the sample was measured (a repository that slows as it fills is slower
+    /// still with 10 TB in it).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub existing_docs: u64,
 }
 
 /// Re-render a sweep's reports from its saved run results.

@@ -23,7 +23,7 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         }
         sweeps.push(crate::results::load_dir(d)?);
     }
-    let e = estimate(&corpus, &sweeps);
+    let e = estimate(&corpus, &sweeps, a.existing_docs);
     let json = serde_json::to_string_pretty(&e)?;
     let out = a
         .output
@@ -56,6 +56,7 @@ pub fn table(e: &Estimate) -> String {
         e.documents,
         human_bytes(e.bytes)
     );
+    let _ = writeln!(o, "  answer: {}", e.answer);
     let _ = writeln!(
         o,
         "  {:<16} {:<10} {:>7} {:>12} {:>12} {:>12} {:>12}",

@@ -11,8 +11,15 @@
 //! variance is the weighted sum of their variances (run-to-run spread / runs), and the 95 %
 //! interval uses Student's t with Welch–Satterthwaite degrees of freedom. With one size
 //! measured, every document is assumed to cost what that size costs (and this is flagged).
-//! Assumed: the rate measured holds for the whole import (no slowdown as the repository
-//! grows), and sizes outside the measured range follow the line (flagged with their share).
+//!
+//! **Growth.** The repository may slow down as it fills: `growth.rs` fits that from the
+//! sweep's own runs (flat or linear in the documents stored) and the duration is scaled by
+//! `1 + γ·L` for the import's lever `L` (its mean fill against the sample's; `--existing-docs`
+//! adds documents the repository will already hold). The interval adds γ's uncertainty times
+//! the lever to the run-to-run spread (delta method, Welch–Satterthwaite degrees of freedom),
+//! so a sample that cannot rule growth out yields a wide interval, not a confident guess.
+//! Assumed: sizes outside the measured range follow the line (flagged with their share), and
+//! growth stays linear beyond the fill levels measured (the lever says how far).
 
 use std::collections::BTreeMap;
 
@@ -42,6 +49,13 @@ pub struct OptionEstimate {
     pub sizes_measured: Vec<u64>,
     /// Extrapolations and other caveats of this option's estimate.
     pub flags: Vec<String>,
+    /// The factor growth applies to the duration measured (1 + γ·L; 1 when flat).
+    #[serde(default = "one")]
+    pub growth_factor: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Share of the predicted time spent on one size bucket.
@@ -66,6 +80,16 @@ pub struct Estimate {
     /// Plain-language conclusions.
     pub findings: Vec<String>,
     pub assumptions: Vec<String>,
+    /// The option to use, in one sentence (the fastest, or the fewest threads not
+    /// significantly slower than it).
+    #[serde(default)]
+    pub answer: String,
+    /// Documents the repository will already hold beyond what it held when measured.
+    #[serde(default)]
+    pub existing_docs: u64,
+    /// How cost grows with the documents stored, fitted from the sweep's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<super::growth::Growth>,
 }
 
 /// A cell's observations: its document size, one `t = 1/rate` per run, and its drift.
@@ -93,6 +117,7 @@ fn option(
     corpus: &CorpusDescription,
     key: &(String, ConnectionPolicy, u64),
     points: &[Point],
+    growth: Option<(&super::growth::Growth, f64)>,
 ) -> OptionEstimate {
     let sizes: Vec<f64> = points.iter().map(|p| p.bytes as f64).collect();
     let (alpha, gamma) = weights(&sizes);
@@ -124,7 +149,31 @@ fn option(
     } else {
         f64::INFINITY
     };
-    let half = t975(df) * var.sqrt();
+    // Growth: the duration scaled by 1 + γ·L; γ's uncertainty times the lever joins the
+    // run-to-run variance (delta method), degrees of freedom by Welch–Satterthwaite.
+    let (factor, var_g, df_g) = match growth {
+        Some((g, lever)) => (
+            (1.0 + g.gamma() * lever).max(0.0),
+            (t * lever * g.se()).powi(2),
+            g.df,
+        ),
+        None => (1.0, 0.0, f64::INFINITY),
+    };
+    let var_base = factor * factor * var;
+    let total = var_base + var_g;
+    let ws = |v: f64, d: f64| {
+        if d.is_finite() && d > 0.0 {
+            v * v / d
+        } else {
+            0.0
+        }
+    };
+    let df = match ws(var_base, df) + ws(var_g, df_g) {
+        d if d > 0.0 => total * total / d,
+        _ => f64::INFINITY,
+    };
+    let t = t * factor;
+    let half = t975(df) * total.sqrt();
     let mut measured: Vec<u64> = points.iter().map(|p| p.bytes).collect();
     measured.sort_unstable();
     measured.dedup();
@@ -141,6 +190,7 @@ fn option(
         per_mib_s: round(c * 1_048_576.0, 9),
         sizes_measured: measured,
         flags,
+        growth_factor: round(factor, 6),
     }
 }
 
@@ -233,8 +283,22 @@ pub fn human_hours(h: f64) -> String {
     }
 }
 
-/// Estimates the corpus's import from the sweeps' runs.
-pub fn estimate(corpus: &CorpusDescription, sweeps: &[(SweepPlan, Vec<CellRun>)]) -> Estimate {
+/// Estimates the corpus's import from the sweeps' runs, into a repository that will hold
+/// `existing_docs` more documents than when it was measured.
+pub fn estimate(
+    corpus: &CorpusDescription,
+    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    existing_docs: u64,
+) -> Estimate {
+    // Growth from the sweep whose fit is the most precise (fill levels of different sweeps
+    // do not compare: each counts from its own start).
+    let growth = sweeps
+        .iter()
+        .filter_map(|(_, runs)| super::growth::fit(runs))
+        .min_by(|a, b| a.se_per_1000_docs.total_cmp(&b.se_per_1000_docs));
+    let lever = growth
+        .as_ref()
+        .map(|g| g.lever(corpus.documents as f64, existing_docs as f64));
     let mut groups: BTreeMap<(String, ConnectionPolicy, u64), Vec<Point>> = BTreeMap::new();
     for (plan, runs) in sweeps {
         let summary = crate::report::sweep::summarize(plan, runs);
@@ -263,27 +327,92 @@ pub fn estimate(corpus: &CorpusDescription, sweeps: &[(SweepPlan, Vec<CellRun>)]
     }
     let mut options: Vec<OptionEstimate> = groups
         .iter()
-        .map(|(k, pts)| option(corpus, k, pts))
+        .map(|(k, pts)| option(corpus, k, pts, growth.as_ref().zip(lever)))
         .collect();
     options.sort_by(|x, y| x.duration_s.total_cmp(&y.duration_s));
     let time_by_size = options
         .first()
         .map(|o| shares(corpus, o))
         .unwrap_or_default();
-    let findings = findings(&options, &time_by_size);
+    let mut findings = findings(&options, &time_by_size);
+    let growth_line = growth_finding(growth.as_ref(), lever, existing_docs);
+    findings.insert(1.min(findings.len()), growth_line);
     Estimate {
         corpus: corpus.source.clone(),
         documents: corpus.documents,
         bytes: corpus.bytes,
+        answer: answer(&options),
         options,
         time_by_size,
         findings,
         assumptions: vec![
-            "the measured rate holds for the whole import: no slowdown as the repository grows (drift within the measured runs is tested, and flagged when significant)".into(),
+            "growth with the documents stored is as fitted from the sample's runs (flat or linear), and stays linear beyond the fill levels measured".into(),
             "the repository, access path and client are the ones measured".into(),
             "document cost is linear in its size between and beyond the measured sizes (flagged where extrapolated)".into(),
         ],
+        existing_docs,
+        growth,
     }
+}
+
+/// The growth model chosen, on what evidence, and what would resolve it.
+fn growth_finding(g: Option<&super::growth::Growth>, lever: Option<f64>, existing: u64) -> String {
+    let (Some(g), Some(lever)) = (g, lever) else {
+        return "growth with the documents stored: not measured (fewer than 2 runs per cell with start times); the estimate assumes none and its interval does not cover it: use --runs 3 or more".into();
+    };
+    let mut line = format!(
+        "growth model: {} — {}; the import's mean fill is {:.0} documents {} the sample's",
+        g.model,
+        g.evidence,
+        lever.abs(),
+        if lever >= 0.0 { "above" } else { "below" }
+    );
+    if existing > 0 {
+        line.push_str(&format!(" (with {existing} documents already there)"));
+    }
+    if let Some(m) = g.resolving_factor(lever) {
+        line.push_str(&format!(
+            "; the sample is too small to tell a growth that would lengthen the import by 10 % (its interval covers it): a sample about {m:.1}× larger per run would"
+        ));
+    }
+    line
+}
+
+/// The option to use: the fewest threads whose duration is not significantly longer than
+/// the fastest option's (their intervals overlap), on the fastest's access path first.
+fn answer(options: &[OptionEstimate]) -> String {
+    let Some(best) = options.first() else {
+        return "no measured cells to estimate from".into();
+    };
+    let pick = options
+        .iter()
+        .filter(|o| o.duration_s - o.ci95_s <= best.duration_s + best.ci95_s)
+        .min_by_key(|o| {
+            (
+                o.method != best.method || o.connection != best.connection,
+                o.threads,
+            )
+        })
+        .unwrap_or(best);
+    let why = if std::ptr::eq(pick, best) {
+        "the fastest option measured".to_string()
+    } else {
+        format!(
+            "not significantly slower than the fastest ({} at {} threads, {}), with fewer threads",
+            best.method,
+            best.threads,
+            human_hours(best.hours)
+        )
+    };
+    format!(
+        "use {} ({} connections) at {} threads: {} (95 %: {} – {}), {why}",
+        pick.method,
+        pick.connection,
+        pick.threads,
+        human_hours(pick.hours),
+        human_hours((pick.hours - pick.ci95_hours).max(0.0)),
+        human_hours(pick.hours + pick.ci95_hours)
+    )
 }
 
 /// Share of the predicted time per size bucket for option `o`.

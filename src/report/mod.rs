@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod estimate;
 pub mod export;
 pub mod findings;
+pub mod growth;
 mod html;
 pub mod limits;
 pub mod lines;

@@ -189,7 +189,7 @@ async fn an_estimate_from_a_ten_percent_sample_predicts_the_whole_import() {
         .path();
     let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
     let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
-    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps);
+    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps, 0);
     // The command writes estimate.json and adds the estimate to the sweep's reports.
     let Command::Estimate(ea) = cli(&[
         "ingestbench",
