@@ -1,42 +1,128 @@
 #!/usr/bin/env bash
-# Accuracy of `ingestbench estimate` on a real directory, against a target whose capacity is
-# known: describe DIR, measure a 10 % sample of its size mix (sweep --corpus, 3 runs, two
-# thread counts), estimate the whole import, then upload every file of the corpus (run
-# --corpus DIR --sample N) at each thread count and compare predicted with measured duration.
-#   scripts/estimate-accuracy.sh [DIR]        # default /usr/share/doc
-# Loopback only; the target is `ingestbench target` with 2 slots x (2 ms + 20 ms/MiB).
+# Calibration of `ingestbench estimate`: how often the measured full import lies inside the
+# stated 95 % interval, and how far off the prediction is, over repeated trials per case.
+# One trial: describe DIR, measure a 10 % sample of its size mix (sweep --corpus, 3 runs),
+# estimate the whole import (--existing-docs = what the sample left in the repository, since
+# the import goes on top of it), then upload every file of the corpus (run --corpus DIR)
+# and compare predicted with measured duration.
+#
+#   scripts/estimate-accuracy.sh [--trials N] [--cases linear,growth,opencmis] [--threads T] [DIR]
+#
+# Cases (a fresh target each trial):
+#   linear    the embedded target, 2 slots x (2 ms + 20 ms/MiB): the estimate's own model
+#   growth    the same, slowing by 0.4 ms per 1,000 requests served (a repository that fills)
+#   usl       the same as linear with USL contention (--contention 0.05 --coherency 0.002), when
+#             the target has those flags
+#   opencmis  the real Apache Chemistry OpenCMIS InMemory server (scripts/cmis.sh, a fresh JVM
+#             per trial): warm-up, growth and noise are the server's own
+# Prints one line per trial and, per case, the coverage and the error distribution.
+# Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:-/usr/share/doc}
-cargo build --release --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/ingestbench
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --trials) trials=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    -*) echo "estimate-accuracy.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+    *) dir=$1; shift ;;
+  esac
+done
+[ -d "$dir" ] || { echo "estimate-accuracy.sh: $dir is not a directory" >&2; exit 2; }
+cargo build --release --locked --quiet
+bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
 work=$(mktemp -d)
-trap 'kill $tpid 2>/dev/null || true; rm -rf "$work"' EXIT
-"$bin" target --data-dir "$work/store" --port-file "$work/port" \
-  --service-time-ms 2 --cost-per-mib-ms 20 --max-concurrent 2 2>"$work/target.log" &
-tpid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-url="http://127.0.0.1:$(head -n1 "$work/port")"
+tpid=""
+cleanup() { [ -n "$tpid" ] && kill "$tpid" 2>/dev/null || true; [ "${cmis_up:-}" = 1 ] && scripts/cmis.sh down >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
 export INGESTBENCH_PASSWORD=admin
-"$bin" corpus "$dir" --output "$work/corpus.json" 2>&1 | head -n 3
+"$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
 sample=$(( docs / 10 ))
-mkdir -p "$work/methods"
-printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
-"$bin" sweep --quiet --corpus "$work/corpus.json" --access-methods direct \
-  --access-methods-dir "$work/methods" --threads 3,8 --docs "$sample" --runs 3 \
-  --profile basic --results-dir "$work/results" >/dev/null
-sweep=$(ls -d "$work"/results/sweep-*)
-"$bin" estimate --corpus "$work/corpus.json" "$sweep" --json 2>/dev/null > "$work/estimate.json"
-echo "corpus: $docs documents; sample: $sample documents per run (10 %), 3 runs, 3 sizes"
-for t in 3 8; do
-  "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$docs" --threads "$t" \
-    --runs 1 --profile basic --results-dir "$work/results" --json > "$work/run-$t.json"
-  python3 - "$work/estimate.json" "$work/run-$t.json" "$t" <<'PY'
+echo "corpus $dir: $docs documents; sample: $sample documents per run (10 %), 3 runs, 3 sizes, $threads threads"
+out="$work/trials.tsv"
+: > "$out"
+
+start_target() { # extra flags...
+  rm -rf "$work/store" "$work/port"
+  "$bin" target --data-dir "$work/store" --port-file "$work/port" \
+    --service-time-ms 2 --cost-per-mib-ms 20 --max-concurrent 2 "$@" 2>"$work/target.log" &
+  tpid=$!
+  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+  [ -s "$work/port" ] || { echo "the target did not start: $(cat "$work/target.log")" >&2; exit 1; }
+  url="http://127.0.0.1:$(head -n1 "$work/port")"
+  proto=(--profile basic)
+}
+
+stop_target() { kill "$tpid" 2>/dev/null || true; wait "$tpid" 2>/dev/null || true; tpid=""; }
+
+trial() { # case k
+  local case=$1 k=$2
+  case $case in
+    linear) start_target ;;
+    growth) start_target --growth-ms-per-1000 0.4 ;;
+    usl) start_target --contention 0.05 --coherency 0.002 ;;
+    opencmis)
+      scripts/cmis.sh down >/dev/null 2>&1 || true
+      url=$(scripts/cmis.sh up | tail -n1); cmis_up=1
+      proto=(--protocol cmis --profile cmis --parent /) ;;
+  esac
+  rm -rf "$work/results" "$work/methods"; mkdir -p "$work/methods"
+  printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
+  "$bin" sweep --quiet --corpus "$work/corpus.json" --access-methods direct \
+    --access-methods-dir "$work/methods" --threads "$threads" --docs "$sample" --runs 3 \
+    "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
+    || { echo "sweep failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
+  local sweep; sweep=$(ls -d "$work"/results/sweep-*)
+  # What the sample left in the repository (measured, warm-up and after-window documents).
+  local existing
+  existing=$(python3 - "$sweep" <<'PY'
+import json, pathlib, sys
+n = 0
+for f in pathlib.Path(sys.argv[1], "runs").glob("*.json"):
+    r = json.loads(f.read_text())
+    rec = r.get("record", r)
+    n += rec["docs_ok"] + rec.get("warmup_docs", 0) + rec.get("docs_after_window", 0) + rec.get("docs_failed", 0)
+print(n)
+PY
+)
+  "$bin" estimate --corpus "$work/corpus.json" "$sweep" --existing-docs "$existing" --json \
+    2>/dev/null > "$work/estimate.json"
+  "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$docs" --threads "$threads" \
+    --runs 1 "${proto[@]}" --results-dir "$work/results" --json > "$work/run.json" 2>"$work/run.log" \
+    || { echo "import failed: $(tail -n3 "$work/run.log")" >&2; return 1; }
+  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$existing" <<'PY' | tee -a "$out"
 import json, sys
-est, run, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+est, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t, case, k, existing = int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 o = next(o for o in est["options"] if o["threads"] == t)
 m = run["mean_duration_s"]
-print(f"threads {t}: predicted {o['duration_s']:.1f} s ± {o['ci95_s']:.1f} s, measured {m:.1f} s, ratio {o['duration_s']/m:.3f}")
+p, h = o["duration_s"], o["ci95_s"]
+g = est.get("growth") or {}
+inside = int(p - h <= m <= p + h)
+print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}")
 PY
+  case $case in opencmis) scripts/cmis.sh down >/dev/null 2>&1 || true; cmis_up=0 ;; *) stop_target ;; esac
+}
+
+echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting"
+IFS=, read -r -a C <<<"$cases"
+for c in "${C[@]}"; do
+  for k in $(seq 1 "$trials"); do trial "$c" "$k" || echo -e "$c\t$k\tfailed" >> "$out"; done
 done
+python3 - "$out" <<'PY'
+import sys, statistics
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+for case in dict.fromkeys(r[0] for r in rows):
+    ok = [r for r in rows if r[0] == case and len(r) > 6]
+    failed = sum(1 for r in rows if r[0] == case and len(r) <= 6)
+    if not ok:
+        print(f"{case}: no trial finished ({failed} failed)"); continue
+    err = sorted(abs(float(r[5]) - 1) for r in ok)
+    inside = sum(int(r[6]) for r in ok)
+    ratios = sorted(float(r[5]) for r in ok)
+    print(f"{case}: {inside}/{len(ok)} inside the 95 % interval; median |predicted/measured - 1| "
+          f"{statistics.median(err)*100:.1f} %, max {err[-1]*100:.1f} %; ratios {ratios[0]:.3f}..{ratios[-1]:.3f}"
+          + (f"; {failed} trials failed" if failed else ""))
+PY

@@ -17,7 +17,9 @@
 //! `1 + γ·L` for the import's lever `L` (its mean fill against the sample's; `--existing-docs`
 //! adds documents the repository will already hold). The interval adds γ's uncertainty times
 //! the lever to the run-to-run spread (delta method, Welch–Satterthwaite degrees of freedom),
-//! so a sample that cannot rule growth out yields a wide interval, not a confident guess.
+//! so a sample that cannot rule growth out yields a wide interval, not a confident guess; and
+//! since the import is one run, not a mean of runs, the spread of a single run (the sample's
+//! pooled relative variance) too: it is a prediction interval for the import's duration.
 //! Assumed: sizes outside the measured range follow the line (flagged with their share), and
 //! growth stays linear beyond the fill levels measured (the lever says how far).
 
@@ -118,6 +120,7 @@ fn option(
     key: &(String, ConnectionPolicy, u64),
     points: &[Point],
     growth: Option<(&super::growth::Growth, f64)>,
+    overhead: &[(f64, f64)],
 ) -> OptionEstimate {
     let sizes: Vec<f64> = points.iter().map(|p| p.bytes as f64).collect();
     let (alpha, gamma) = weights(&sizes);
@@ -149,17 +152,26 @@ fn option(
     } else {
         f64::INFINITY
     };
-    // Growth: the duration scaled by 1 + γ·L; γ's uncertainty times the lever joins the
-    // run-to-run variance (delta method), degrees of freedom by Welch–Satterthwaite.
-    let (factor, var_g, df_g) = match growth {
+    // Growth: every document costs γ·L more on average (L the lever); γ's uncertainty times
+    // N·L joins the run-to-run variance, degrees of freedom by Welch–Satterthwaite.
+    let (extra, var_g, df_g) = match growth {
         Some((g, lever)) => (
-            (1.0 + g.gamma() * lever).max(0.0),
-            (t * lever * g.se()).powi(2),
+            (n * g.gamma() * lever).max(-t * 0.5),
+            (n * lever * g.se()).powi(2),
             g.df,
         ),
-        None => (1.0, 0.0, f64::INFINITY),
+        None => (0.0, 0.0, f64::INFINITY),
     };
-    let var_base = factor * factor * var;
+    // Each sample run pays a fixed overhead once (workers starting together, the tail where
+    // fewer than all are busy), which its docs/sec spreads over its few documents; the import
+    // pays it once over N. Measured per run as its duration minus its documents at the
+    // steady cost between the 10 % and 90 % marks; the correction's spread joins the variance.
+    let (extra, var_o) = match overhead_correction(overhead, n) {
+        Some((d, v)) => (extra + d, v),
+        None => (extra, 0.0),
+    };
+    let factor = if t > 0.0 { (t + extra) / t } else { 1.0 };
+    let var_base = var;
     let total = var_base + var_g;
     let ws = |v: f64, d: f64| {
         if d.is_finite() && d > 0.0 {
@@ -172,7 +184,7 @@ fn option(
         d if d > 0.0 => total * total / d,
         _ => f64::INFINITY,
     };
-    let t = t * factor;
+    let t = t + extra;
     let half = t975(df) * total.sqrt();
     let mut measured: Vec<u64> = points.iter().map(|p| p.bytes).collect();
     measured.sort_unstable();
@@ -192,6 +204,31 @@ fn option(
         flags,
         growth_factor: round(factor, 6),
     }
+}
+
+/// The import's correction for the sample runs' fixed overhead, and its variance: runs of
+/// `n` documents with overhead `o` each overstate the cost of N documents by `o·(N/n − 1)`.
+fn overhead_correction(samples: &[(f64, f64)], n_import: f64) -> Option<(f64, f64)> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let o: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    let (m, v) = mean_var(&o);
+    let n = samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64;
+    let k = (n_import / n - 1.0).max(0.0);
+    Some((-m * k, v / o.len() as f64 * k * k))
+}
+
+/// A run's fixed overhead: its duration minus its documents at the steady cost between the
+/// 10 % and 90 % marks (count-mode runs with their ten marks only).
+fn run_overhead(r: &crate::records::RunRecord) -> Option<(f64, f64)> {
+    let p = &r.progress_s;
+    if p.len() != 10 || r.window_s.is_some() || r.docs_ok < 20 || p[8] <= p[0] {
+        return None;
+    }
+    let n = r.docs_ok as f64;
+    let steady = (p[8] - p[0]) / (0.8 * n);
+    Some((r.duration_s - n * steady, n))
 }
 
 fn round(v: f64, digits: i32) -> f64 {
@@ -290,15 +327,42 @@ pub fn estimate(
     sweeps: &[(SweepPlan, Vec<CellRun>)],
     existing_docs: u64,
 ) -> Estimate {
-    // Growth from the sweep whose fit is the most precise (fill levels of different sweeps
-    // do not compare: each counts from its own start).
-    let growth = sweeps
-        .iter()
-        .filter_map(|(_, runs)| super::growth::fit(runs))
-        .min_by(|a, b| a.se_per_1000_docs.total_cmp(&b.se_per_1000_docs));
-    let lever = growth
-        .as_ref()
-        .map(|g| g.lever(corpus.documents as f64, existing_docs as f64));
+    // Growth per option, from the sweep whose fit is the most precise (fill levels of
+    // different sweeps do not compare: each counts from its own start).
+    let mut fits: BTreeMap<(String, ConnectionPolicy, u64), super::growth::Growth> =
+        BTreeMap::new();
+    for (_, runs) in sweeps {
+        let placed = super::growth::place(runs);
+        let mut by: BTreeMap<(String, ConnectionPolicy, u64), Vec<_>> = BTreeMap::new();
+        for p in placed {
+            let c = &p.0.cell;
+            by.entry((c.method.clone(), c.connection, c.threads))
+                .or_default()
+                .push(p);
+        }
+        for (k, v) in by {
+            if let Some(g) = super::growth::fit(&v)
+                && fits
+                    .get(&k)
+                    .is_none_or(|o| g.se_per_1000_docs < o.se_per_1000_docs)
+            {
+                fits.insert(k, g);
+            }
+        }
+    }
+    let n_docs = corpus.documents as f64;
+    let mut overheads: BTreeMap<(String, ConnectionPolicy, u64), Vec<(f64, f64)>> = BTreeMap::new();
+    for (_, runs) in sweeps {
+        for r in runs {
+            if let Some(o) = run_overhead(&r.record) {
+                let c = &r.cell;
+                overheads
+                    .entry((c.method.clone(), c.connection, c.threads))
+                    .or_default()
+                    .push(o);
+            }
+        }
+    }
     let mut groups: BTreeMap<(String, ConnectionPolicy, u64), Vec<Point>> = BTreeMap::new();
     for (plan, runs) in sweeps {
         let summary = crate::report::sweep::summarize(plan, runs);
@@ -327,7 +391,12 @@ pub fn estimate(
     }
     let mut options: Vec<OptionEstimate> = groups
         .iter()
-        .map(|(k, pts)| option(corpus, k, pts, growth.as_ref().zip(lever)))
+        .map(|(k, pts)| {
+            let g = fits.get(k);
+            let lever = g.map(|g| g.lever(n_docs, existing_docs as f64));
+            let o = overheads.get(k).map_or(&[][..], Vec::as_slice);
+            option(corpus, k, pts, g.zip(lever), o)
+        })
         .collect();
     options.sort_by(|x, y| x.duration_s.total_cmp(&y.duration_s));
     let time_by_size = options
@@ -335,7 +404,18 @@ pub fn estimate(
         .map(|o| shares(corpus, o))
         .unwrap_or_default();
     let mut findings = findings(&options, &time_by_size);
-    let growth_line = growth_finding(growth.as_ref(), lever, existing_docs);
+    // The growth of the fastest option speaks for the estimate.
+    let growth = options
+        .first()
+        .and_then(|o| fits.get(&(o.method.clone(), o.connection, o.threads)))
+        .cloned();
+    let best_t_doc = options.first().map_or(0.0, |o| {
+        o.duration_s / o.growth_factor.max(1e-9) / n_docs.max(1.0)
+    });
+    let lever = growth
+        .as_ref()
+        .map(|g| g.lever(n_docs, existing_docs as f64));
+    let growth_line = growth_finding(growth.as_ref(), lever, existing_docs, best_t_doc);
     findings.insert(1.min(findings.len()), growth_line);
     Estimate {
         corpus: corpus.source.clone(),
@@ -356,7 +436,12 @@ pub fn estimate(
 }
 
 /// The growth model chosen, on what evidence, and what would resolve it.
-fn growth_finding(g: Option<&super::growth::Growth>, lever: Option<f64>, existing: u64) -> String {
+fn growth_finding(
+    g: Option<&super::growth::Growth>,
+    lever: Option<f64>,
+    existing: u64,
+    t_doc: f64,
+) -> String {
     let (Some(g), Some(lever)) = (g, lever) else {
         return "growth with the documents stored: not measured (fewer than 2 runs per cell with start times); the estimate assumes none and its interval does not cover it: use --runs 3 or more".into();
     };
@@ -370,7 +455,7 @@ fn growth_finding(g: Option<&super::growth::Growth>, lever: Option<f64>, existin
     if existing > 0 {
         line.push_str(&format!(" (with {existing} documents already there)"));
     }
-    if let Some(m) = g.resolving_factor(lever) {
+    if let Some(m) = g.resolving_factor(lever, t_doc) {
         line.push_str(&format!(
             "; the sample is too small to tell a growth that would lengthen the import by 10 % (its interval covers it): a sample about {m:.1}× larger per run would"
         ));

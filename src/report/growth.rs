@@ -4,13 +4,15 @@
 //! **Evidence.** A sweep fills the repository as it goes: its runs, in the order they
 //! started, each upload into a repository holding everything uploaded before them (measured
 //! and warm-up documents). Each run is placed at the fill level of its midpoint `S` (documents
-//! stored before it, plus half its own) and gives a relative cost `y = t / t̄ − 1` against the
-//! mean cost `t̄` of its own cell (so cells of different sizes and thread counts compare).
-//! Interleaving spreads every cell's runs over the whole sweep, so each cell sees several
-//! fill levels.
+//! stored before it, plus half its own) and gives its wall-clock cost per document `t`
+//! (1 / docs/sec). Interleaving spreads every cell's runs over the whole sweep, so each cell
+//! sees several fill levels. An option (method, connection policy, thread count) is fitted
+//! from its own cells (one per size), since its parallelism sets how a server's extra work per
+//! document shows in wall-clock time.
 //!
-//! **Model.** `t(S) = t̄ · (1 + γ·(S − S̄_cell))`: cost grows by the fraction γ per document
-//! stored. γ is the pooled within-cell least-squares slope of `y` on `S − S̄_cell`, with its
+//! **Model.** `t(b, S) = t̄(b) + γ·(S − S̄_cell)`: every document costs γ seconds more per
+//! document already stored, whatever its size (index and folder growth are per document). γ
+//! is the pooled within-cell least-squares slope of `t − t̄_cell` on `S − S̄_cell`, with its
 //! standard error from the residuals (degrees of freedom: runs − cells − 1). The model is
 //! **linear** when γ is positive and significant (|γ| > t₀.₉₇₅·se), **flat** otherwise; a
 //! significant fall is flagged (a server still warming up, not a repository shrinking) and
@@ -18,8 +20,8 @@
 //! sample could not rule growth in, not that there is none.
 //!
 //! **Import.** Over an import of N documents into a repository holding `S₀` more than when
-//! it was measured, the mean fill is `S₀ + N/2`, so the duration is the measured one scaled by
-//! `1 + γ·L` with lever `L = S₀ + N/2 − S̄` (`S̄` the sample's mean fill). Assumed: growth is
+//! it was measured, the mean fill is `S₀ + N/2`, so the duration is the measured one plus
+//! `N·γ·L` with lever `L = S₀ + N/2 − S̄` (`S̄` the sample's mean fill). Assumed: growth is
 //! linear beyond the fill levels measured; the lever says how far that is extrapolated.
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,8 @@ pub struct GrowthPoint {
     pub stored_docs: f64,
     /// The run's cost per document relative to its cell's mean (1.0 = the mean).
     pub relative_cost: f64,
+    /// The run's docs/sec.
+    pub docs_per_sec: f64,
     /// The cell's tag (method_connection_size_tN).
     pub cell: String,
 }
@@ -43,7 +47,11 @@ pub struct GrowthPoint {
 pub struct Growth {
     /// `flat` or `linear`: the model the evidence supports.
     pub model: String,
-    /// γ: relative cost increase per 1,000 documents stored, and its standard error.
+    /// γ: seconds more per document for every document stored, and its standard error.
+    pub s_per_doc_per_doc: f64,
+    pub se_s_per_doc_per_doc: f64,
+    /// The same relative to the option's mean cost per document, per 1,000 documents stored
+    /// (0.05 = 5 % slower for every 1,000 more documents), for people.
     pub per_1000_docs: f64,
     pub se_per_1000_docs: f64,
     /// Degrees of freedom of the fit (runs − cells − 1).
@@ -59,18 +67,18 @@ pub struct Growth {
 }
 
 impl Growth {
-    /// γ per document, as used by the model (0 when flat).
+    /// γ (s per document per document stored), as the model uses it (0 when flat).
     pub fn gamma(&self) -> f64 {
         if self.model == "linear" {
-            self.per_1000_docs / 1000.0
+            self.s_per_doc_per_doc
         } else {
             0.0
         }
     }
 
-    /// The standard error of γ per document.
+    /// The standard error of γ.
     pub fn se(&self) -> f64 {
-        self.se_per_1000_docs / 1000.0
+        self.se_s_per_doc_per_doc
     }
 
     /// The lever of an import of `n` documents into a repository holding `existing` more
@@ -80,33 +88,30 @@ impl Growth {
     }
 
     /// When the model is flat for want of evidence: how much larger the sample must be to
-    /// tell a growth that would lengthen an import with lever `lever` by 10 %.
-    pub fn resolving_factor(&self, lever: f64) -> Option<f64> {
+    /// tell a growth that would lengthen an import with lever `lever` by 10 %, for an option
+    /// whose mean cost per document is `t_doc` seconds.
+    pub fn resolving_factor(&self, lever: f64, t_doc: f64) -> Option<f64> {
         if self.model == "linear" || lever.abs() < 1.0 {
             return None;
         }
-        let g10 = 0.1 / lever.abs();
+        let g10 = 0.1 * t_doc / lever.abs();
         let need = t975(self.df) * self.se();
         // se falls as 1/(span·√runs): scaling each run's documents by m scales the span by m.
         (need > g10).then(|| need / g10)
     }
 }
 
-/// Fits the growth to a sweep's runs (fewer than 4 usable runs or 2 distinct fill levels per
-/// cell: `None`).
-pub fn fit(runs: &[CellRun]) -> Option<Growth> {
+/// A sweep's runs in the order they started, each with the fill level at its midpoint and
+/// its cost per document (runs without a start time or rate are left out).
+pub fn place(runs: &[CellRun]) -> Vec<(&CellRun, f64, f64)> {
     let mut order: Vec<&CellRun> = runs
         .iter()
         .filter(|r| r.record.started_unix_ms > 0)
         .collect();
-    if order.len() < 4 {
-        return None;
-    }
     order.sort_by_key(|r| r.record.started_unix_ms);
-    // Fill level at each run's midpoint.
     let mut stored = 0.0;
-    let mut placed: Vec<(&CellRun, f64, f64)> = Vec::new();
-    for r in &order {
+    let mut placed = Vec::new();
+    for r in order {
         let rec = &r.record;
         stored += rec.warmup_docs as f64;
         let mid = stored + rec.docs_ok as f64 / 2.0;
@@ -115,12 +120,17 @@ pub fn fit(runs: &[CellRun]) -> Option<Growth> {
             placed.push((r, mid, 1.0 / rec.docs_per_sec));
         }
     }
-    // Each cell's mean fill and mean cost.
+    placed
+}
+
+/// Fits the growth of one option to its placed runs (fewer than 2 runs in any cell, or no
+/// spread in fill levels: `None`).
+pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
     let mut cells: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
-    for (r, s, t) in &placed {
+    for (r, s, t) in placed {
         cells.entry(r.cell.tag()).or_default().push((*s, *t));
     }
-    let (mut sxx, mut sxy, mut n, mut k) = (0.0, 0.0, 0usize, 0usize);
+    let (mut sxx, mut sxy, mut n, mut k, mut tsum) = (0.0, 0.0, 0usize, 0usize, 0.0);
     let mut obs = Vec::new();
     let mut points = Vec::new();
     for (tag, v) in &cells {
@@ -134,14 +144,16 @@ pub fn fit(runs: &[CellRun]) -> Option<Growth> {
             v.iter().map(|p| p.1).sum::<f64>() / m,
         );
         for (s, t) in v {
-            let (x, y) = (s - sm, t / tm - 1.0);
+            let (x, y) = (s - sm, t - tm);
             sxx += x * x;
             sxy += x * y;
             n += 1;
+            tsum += t;
             obs.push((x, y));
             points.push(GrowthPoint {
                 stored_docs: *s,
                 relative_cost: round(t / tm, 4),
+                docs_per_sec: round(1.0 / t, 3),
                 cell: tag.clone(),
             });
         }
@@ -153,46 +165,42 @@ pub fn fit(runs: &[CellRun]) -> Option<Growth> {
     let df = (n - k - 1) as f64;
     let rss: f64 = obs.iter().map(|(x, y)| (y - gamma * x).powi(2)).sum();
     let se = (rss / df / sxx).sqrt();
+    let t_doc = tsum / n as f64;
     let all: Vec<f64> = placed.iter().map(|p| p.1).collect();
     let mean = all.iter().sum::<f64>() / all.len() as f64;
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = all.iter().copied().fold(0.0, f64::max);
     let t = t975(df);
+    let (rel, rel_ci) = (gamma / t_doc * 1e5, t * se / t_doc * 1e5);
     let significant = gamma.abs() > t * se;
     let (model, evidence) = match (significant, gamma > 0.0) {
         (true, true) => (
             "linear",
             format!(
-                "cost grows {:+.2} % per 1,000 documents stored (± {:.2} %, 95 %), significant over {} runs at {:.0}–{:.0} documents stored",
-                gamma * 1e5,
-                t * se * 1e5,
-                n,
-                lo,
-                hi
+                "cost grows {rel:+.2} % per 1,000 documents stored (± {rel_ci:.2} %, 95 %), significant over {n} runs at {lo:.0}–{hi:.0} documents stored"
             ),
         ),
         (true, false) => (
             "flat",
             format!(
-                "cost fell {:.2} % per 1,000 documents stored (± {:.2} %): a server still warming up rather than a repository that speeds up as it fills; modelled flat (warm it longer: --warmup)",
-                -gamma * 1e5,
-                t * se * 1e5
+                "cost fell {:.2} % per 1,000 documents stored (± {rel_ci:.2} %): a server still warming up rather than a repository that speeds up as it fills; modelled flat (warm it longer: --warmup)",
+                -rel
             ),
         ),
         (false, _) => (
             "flat",
             format!(
-                "no significant growth over {n} runs at {lo:.0}–{hi:.0} documents stored ({:+.2} % per 1,000 documents, ± {:.2} %)",
-                gamma * 1e5,
-                t * se * 1e5
+                "no significant growth over {n} runs at {lo:.0}–{hi:.0} documents stored ({rel:+.2} % per 1,000 documents, ± {rel_ci:.2} %)"
             ),
         ),
     };
     points.sort_by(|a, b| a.stored_docs.total_cmp(&b.stored_docs));
     Some(Growth {
         model: model.into(),
-        per_1000_docs: round(gamma * 1000.0, 9),
-        se_per_1000_docs: round(se * 1000.0, 9),
+        s_per_doc_per_doc: gamma,
+        se_s_per_doc_per_doc: se,
+        per_1000_docs: round(gamma / t_doc * 1000.0, 6),
+        se_per_1000_docs: round(se / t_doc * 1000.0, 6),
         df,
         stored_min: lo,
         stored_max: hi,
@@ -233,7 +241,8 @@ mod tests {
     }
 
     /// Two cells interleaved over 6 runs each, on a repository whose cost grows 5 % per
-    /// 1,000 documents: the slope is recovered and called linear; with no growth, flat.
+    /// 1,000 documents (of the first cell's cost, for both): the slope is recovered and called
+    /// linear; with no growth, flat.
     #[test]
     fn recovers_a_known_growth_and_calls_flat_flat() {
         for (g, want) in [(0.05, "linear"), (0.0, "flat")] {
@@ -244,16 +253,17 @@ mod tests {
                 let mid = stored + 250.0;
                 // A little deterministic noise (±1 %).
                 let noise = 1.0 + 0.01 * ((k * 7 % 5) as f64 - 2.0) / 2.0;
-                let rate = base / ((1.0 + g * mid / 1000.0) * noise);
+                let rate = 1.0 / ((1.0 / base + g / 100.0 * mid / 1000.0) * noise);
                 runs.push(run(threads, 1000 + k as i64, 500, rate));
                 stored += 500.0;
             }
-            let f = fit(&runs).unwrap();
+            let f = fit(&place(&runs)).unwrap();
             assert_eq!(f.model, want, "{f:?}");
+            let want = g / 100.0 / 1000.0;
             assert!(
-                (f.per_1000_docs - g).abs() < 0.01 + g * 0.25,
-                "{} vs {g}: {f:?}",
-                f.per_1000_docs
+                (f.s_per_doc_per_doc - want).abs() < 2e-7 + want * 0.25,
+                "{} vs {want}: {f:?}",
+                f.s_per_doc_per_doc
             );
         }
     }
