@@ -171,8 +171,26 @@ fn option(
         None => (extra, 0.0),
     };
     let factor = if t > 0.0 { (t + extra) / t } else { 1.0 };
-    let var_base = var;
-    let total = var_base + var_g;
+    // The import is one run, not a mean of runs: its own run-to-run spread (the sample's
+    // pooled relative variance of a run) joins the interval, which is a prediction interval.
+    let (cv2_sum, df_run) =
+        stats
+            .iter()
+            .filter(|s| s.2 > 1 && s.0 > 0.0)
+            .fold((0.0, 0.0), |(acc, d), s| {
+                let runs = s.2 as f64;
+                (
+                    acc + s.1 * runs / (s.0 * s.0) * (runs - 1.0),
+                    d + runs - 1.0,
+                )
+            });
+    let var_run = if df_run > 0.0 {
+        (t + extra).powi(2) * cv2_sum / df_run
+    } else {
+        0.0
+    };
+    let var_base = var + var_o;
+    let total = var_base + var_g + var_run;
     let ws = |v: f64, d: f64| {
         if d.is_finite() && d > 0.0 {
             v * v / d
@@ -180,7 +198,7 @@ fn option(
             0.0
         }
     };
-    let df = match ws(var_base, df) + ws(var_g, df_g) {
+    let df = match ws(var_base, df) + ws(var_g, df_g) + ws(var_run, df_run) {
         d if d > 0.0 => total * total / d,
         _ => f64::INFINITY,
     };
