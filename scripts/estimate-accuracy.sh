@@ -66,7 +66,7 @@ trial() { # case k
     opencmis)
       scripts/cmis.sh down >/dev/null 2>&1 || true
       url=$(scripts/cmis.sh up | tail -n1); cmis_up=1
-      proto=(--protocol cmis --profile cmis --parent /) ;;
+      proto=(--protocol cmis --profile opencmis) ;;
   esac
   rm -rf "$work/results" "$work/methods"; mkdir -p "$work/methods"
   printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
