@@ -65,7 +65,8 @@ trial() { # case k
     usl) start_target --contention 0.05 --coherency 0.002 ;;
     opencmis)
       scripts/cmis.sh down >/dev/null 2>&1 || true
-      url=$(scripts/cmis.sh up | tail -n1); cmis_up=1
+      scripts/cmis.sh up >/dev/null; cmis_up=1
+      url="http://127.0.0.1:${CMIS_PORT:-18090}/cmis/browser"
       proto=(--protocol cmis --profile opencmis) ;;
   esac
   rm -rf "$work/results" "$work/methods"; mkdir -p "$work/methods"
