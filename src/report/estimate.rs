@@ -189,8 +189,15 @@ fn option(
     } else {
         0.0
     };
+    // The import ends when its last documents finish: the idle time of its tail lies
+    // between none and one document's latency at this concurrency (Little: threads × the
+    // per-document time, at the corpus's 99th-percentile size). The sample's overhead
+    // correction takes out the mean tail; where in that range the import's own tail falls is
+    // uniform, variance L²/12, known (no degrees of freedom lost).
+    let latency = key.2 as f64 * (a + c * corpus.sizes.p99 as f64).max(0.0);
+    let var_tail = latency * latency / 12.0;
     let var_base = var + var_o;
-    let total = var_base + var_g + var_run;
+    let total = var_base + var_g + var_run + var_tail;
     let ws = |v: f64, d: f64| {
         if d.is_finite() && d > 0.0 {
             v * v / d
