@@ -19,7 +19,11 @@ declare -A NEED=(
   [man]=man-db
   [jq]=jq
   [prometheus]=prometheus
+  [ssh]=openssh-client
+  [sshd]=openssh-server
 )
+# sshd lives in /usr/sbin, which a non-root PATH may leave out.
+PATH=$PATH:/usr/sbin
 
 # Go (the Kubernetes manifest test decodes it with k8s.io/api, which needs Go 1.22+; this
 # machine kind ships Go 1.26 in /usr/local/go, Debian 12's golang-go is 1.19): checked, not

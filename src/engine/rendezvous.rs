@@ -60,6 +60,76 @@ async fn line(lines: &mut Lines, timeout: Duration, what: &str) -> Result<String
     }
 }
 
+/// How often a shard that waits says why.
+const SAY_EVERY: Duration = Duration::from_secs(5);
+/// How long a rendezvous name may not resolve before that is an error: long enough for a
+/// cluster's DNS to publish shard 0's pod, short of the whole timeout. A name only SSH
+/// knows (a `Host` alias in `~/.ssh/config`) never resolves.
+const RESOLVE_GRACE: Duration = Duration::from_secs(60);
+
+/// A shard other than 0 connects to shard 0 at `addr`, retrying until `timeout`; why it
+/// cannot yet is said at once and every few seconds (on stderr, also under `--quiet`: a
+/// stall must be seen), and a name that still does not resolve after a grace is an error.
+async fn connect(addr: &str, shard: u64, shards: u64, timeout: Duration) -> Result<TcpStream> {
+    let Some((host, _)) = addr
+        .rsplit_once(':')
+        .filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+    else {
+        bail!("--rendezvous {addr}: give HOST:PORT (shard 0's address and port)");
+    };
+    let start = tokio::time::Instant::now();
+    let deadline = start + timeout;
+    let grace = start + timeout.min(RESOLVE_GRACE);
+    let mut said: Option<tokio::time::Instant> = None;
+    loop {
+        let why = match tokio::net::lookup_host(addr).await {
+            Err(e) => {
+                if tokio::time::Instant::now() >= grace {
+                    bail!(
+                        "--rendezvous {addr}: the name {host} does not resolve on shard {shard} ({e}); give shard 0's address or a DNS name every shard resolves (an SSH Host alias is known to SSH only)"
+                    );
+                }
+                format!("cannot resolve {host} ({e}); an SSH Host alias is known to SSH only")
+            }
+            Ok(addrs) => {
+                let mut last = String::from("no address");
+                let mut found = None;
+                for a in addrs {
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    let each = left.clamp(Duration::from_millis(100), Duration::from_secs(3));
+                    match tokio::time::timeout(each, TcpStream::connect(a)).await {
+                        Ok(Ok(s)) => {
+                            found = Some(s);
+                            break;
+                        }
+                        Ok(Err(e)) => last = format!("{a}: {e}"),
+                        Err(_) => last = format!("{a}: no answer within {} ms", each.as_millis()),
+                    }
+                }
+                match found {
+                    Some(s) => return Ok(s),
+                    None => format!("shard 0 not reachable ({last})"),
+                }
+            }
+        };
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            bail!(
+                "--rendezvous {addr}: {why}, for {} s (is shard 0 started, with the same --plan-id, and its port open to this shard?)",
+                timeout.as_secs()
+            );
+        }
+        if said.is_none_or(|t| now - t >= SAY_EVERY) {
+            said = Some(now);
+            eprintln!(
+                "ingestbench: shard {shard}/{shards}: rendezvous {addr}: {why}; retrying ({} s left)",
+                deadline.saturating_duration_since(now).as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Shard 0 listens on `addr`; when its name is not (yet) this machine's address (a
 /// Kubernetes pod's own DNS name before it is published), on that port of every address.
 async fn listen(addr: &str) -> Result<TcpListener> {
@@ -100,9 +170,29 @@ impl Rendezvous {
         if shard == 0 {
             let l = listen(addr).await?;
             let deadline = tokio::time::Instant::now() + timeout;
+            let mut said = tokio::time::Instant::now();
             while (r.members.len() as u64) < shards - 1 {
-                let (s, _) = tokio::time::timeout_at(deadline, l.accept())
-                    .await
+                // Waiting is normal while the others start; said every so often, so a
+                // stall is seen rather than sat through.
+                let accepted = loop {
+                    let next = (said + SAY_EVERY * 2).min(deadline);
+                    match tokio::time::timeout_at(next, l.accept()).await {
+                        Ok(a) => break Ok(a),
+                        Err(_) if next >= deadline => break Err(()),
+                        Err(_) => {
+                            said = tokio::time::Instant::now();
+                            let mut came: Vec<u64> = r.members.iter().map(|m| m.0).collect();
+                            came.sort_unstable();
+                            let missing: Vec<u64> =
+                                (1..shards).filter(|k| !came.contains(k)).collect();
+                            eprintln!(
+                                "ingestbench: shard 0/{shards}: waiting at {addr} for shards {missing:?} ({} s left)",
+                                deadline.saturating_duration_since(said).as_secs()
+                            );
+                        }
+                    }
+                };
+                let (s, _) = accepted
                     .map_err(|_| {
                         anyhow::anyhow!(
                             "--rendezvous {addr}: after {} s only shards {:?} of 0..{shards} connected; start every shard with the same --plan-id and --rendezvous",
@@ -133,17 +223,7 @@ impl Rendezvous {
                 }
             }
         } else {
-            let deadline = tokio::time::Instant::now() + timeout;
-            let s = loop {
-                match TcpStream::connect(addr).await {
-                    Ok(s) => break s,
-                    Err(e) if tokio::time::Instant::now() >= deadline => bail!(
-                        "--rendezvous {addr}: shard 0 not reachable within {} s ({e})",
-                        timeout.as_secs()
-                    ),
-                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-                }
-            };
+            let s = connect(addr, shard, shards, timeout).await?;
             let (rd, mut wr) = s.into_split();
             wr.write_all(format!("hello {plan_id} {shard}\n").as_bytes())
                 .await?;
@@ -268,5 +348,27 @@ mod tests {
             format!("{e:#}").contains("only shards [0] of 0..2 connected"),
             "{e:#}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_name_that_does_not_resolve_or_a_closed_port_is_said_and_named() {
+        let t = Duration::from_millis(400);
+        let e = Rendezvous::join("inj1.invalid:7070", "p", 1, 2, t)
+            .await
+            .err()
+            .unwrap();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("the name inj1.invalid does not resolve") && e.contains("SSH"),
+            "{e}"
+        );
+        let port = free_port();
+        let e = Rendezvous::join(&format!("127.0.0.1:{port}"), "p", 1, 2, t)
+            .await
+            .err()
+            .unwrap();
+        assert!(format!("{e:#}").contains("shard 0 not reachable"), "{e:#}");
+        let e = Rendezvous::join("no-port", "p", 1, 2, t).await.err().unwrap();
+        assert!(format!("{e:#}").contains("give HOST:PORT"), "{e:#}");
     }
 }

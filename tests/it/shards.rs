@@ -485,3 +485,114 @@ async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
         .unwrap();
     assert_eq!(stored, 1200);
 }
+
+/// A throwaway sshd on 127.0.0.1 and 127.0.0.2 (scripts/sshd.sh), stopped by its pid when
+/// dropped.
+struct Sshd(std::path::PathBuf);
+
+impl Sshd {
+    fn up(dir: &std::path::Path) -> Sshd {
+        assert!(
+            std::path::Path::new("/usr/sbin/sshd").exists(),
+            "sshd missing: install the Debian package openssh-server (scripts/deps.sh does)"
+        );
+        let port = crate::common::free_port().to_string();
+        let o = std::process::Command::new("bash")
+            .arg(repo("scripts/sshd.sh"))
+            .args(["up", dir.to_str().unwrap(), &port])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Sshd(dir.to_path_buf())
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(repo("scripts/sshd.sh"))
+            .args(["down", self.0.to_str().unwrap()])
+            .status();
+    }
+}
+
+/// The SSH path against a real sshd, the first host a `Host` alias only SSH knows: the
+/// script learns shard 0's address from the host, the shards meet, the plan is stored
+/// exactly once and merged. Given the alias as the rendezvous, the shards say at once that
+/// it does not resolve and stop with exit 2 naming it, instead of a silent stall.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs sshd and GNU parallel (scripts/deps.sh)"]
+async fn the_ssh_script_over_real_sshd_with_a_host_alias_runs_and_merges() {
+    let _one = crate::common::TIMED.lock().await;
+    assert!(
+        std::path::Path::new("/usr/bin/parallel").exists(),
+        "GNU parallel missing: install the Debian package parallel (scripts/deps.sh does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let _sshd = Sshd::up(&dir.path().join("sshd"));
+    let ssh_config = dir.path().join("sshd/ssh_config");
+    let (t, _store) = target().await;
+    let url = t.http_url().unwrap();
+    let script = |plan: &str, extra: &[&str], ingest: &[&str]| {
+        let mut c = std::process::Command::new("bash");
+        c.arg(repo("scripts/shards.sh"))
+            .args(["--hosts", "inj1,127.0.0.2", "--ssh-config"])
+            .arg(&ssh_config)
+            .args(["--plan-id", plan, "--bin", env!("CARGO_BIN_EXE_ingestbench")])
+            .args(["--port", &crate::common::free_port().to_string(), "--out"])
+            .arg(dir.path().join(plan))
+            .args(extra)
+            .arg("--")
+            .args(["--url", &url, "--docs", "401", "--threads", "4", "--runs", "2"])
+            .args(["--warmup", "0", "--profile", "basic"])
+            .args(ingest)
+            .env("INGESTBENCH_PASSWORD", "admin");
+        c
+    };
+    let mut ok = script("ssh-ci-1", &[], &[]);
+    let o = tokio::task::spawn_blocking(move || ok.output().unwrap())
+        .await
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("rendezvous at 127.0.0.1:"),
+        "learned from the host: {stderr}"
+    );
+    assert!(stdout.contains("start skew between shards"), "{stdout}");
+    let m: ingestbench::report::RunResult = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("ssh-ci-1/result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m.docs_ok, 802);
+    let stored = t
+        .count_documents_under(
+            ingestbench::api::ProtocolKind::Alfresco,
+            "admin",
+            "ingestbench/ssh-ci-1",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 802);
+    // The alias as the rendezvous: said at once, then exit 2 naming it, within seconds.
+    let mut bad = script(
+        "ssh-ci-2",
+        &["--rendezvous", "inj1:7070"],
+        &["--rendezvous-timeout", "3"],
+    );
+    let started = std::time::Instant::now();
+    let o = tokio::task::spawn_blocking(move || bad.output().unwrap())
+        .await
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("cannot resolve inj1"), "{out}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{out}");
+}

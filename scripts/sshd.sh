@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A throwaway OpenSSH server on loopback for the SSH path's tests (scripts/shards.sh): its own
+# host key, client key, config, port and pid file in DIR; the system's sshd and ~/.ssh are
+# left alone. It listens on 127.0.0.1 and 127.0.0.2 (two "injectors" on one machine) and
+# writes DIR/ssh_config, where `inj1` is a Host alias of 127.0.0.1 (a name only SSH knows).
+#   scripts/sshd.sh up DIR PORT    # start (daemon), wait until it answers
+#   scripts/sshd.sh down DIR       # stop it by its pid
+# Needs Debian's openssh-server (scripts/deps.sh installs it) and root (sshd's privilege
+# separation); logins are as the user running this, by key only.
+set -euo pipefail
+die() { echo "sshd.sh: $*" >&2; exit 2; }
+cmd=${1:-} dir=${2:-}
+[ -n "$dir" ] || die "usage: $0 up DIR PORT | down DIR"
+case "$cmd" in
+  up)
+    port=${3:?sshd.sh up DIR PORT}
+    sshd=/usr/sbin/sshd
+    [ -x "$sshd" ] || die "$sshd missing: apt-get install openssh-server (scripts/deps.sh does)"
+    mkdir -p "$dir" /run/sshd
+    dir=$(cd "$dir" && pwd)
+    [ -f "$dir/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_ed25519"
+    [ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/id_ed25519"
+    cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+    cat >"$dir/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+ListenAddress 127.0.0.2
+HostKey $dir/host_ed25519
+PidFile $dir/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AcceptEnv INGESTBENCH_PASSWORD
+Subsystem sftp internal-sftp
+CONF
+    cat >"$dir/ssh_config" <<CONF
+Host inj1
+  HostName 127.0.0.1
+Host inj1 127.0.0.1 127.0.0.2
+  Port $port
+  User $(id -un)
+  IdentityFile $dir/id_ed25519
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  BatchMode yes
+  ConnectTimeout 5
+CONF
+    "$sshd" -t -f "$dir/sshd_config" || die "sshd refuses $dir/sshd_config"
+    "$sshd" -f "$dir/sshd_config" -E "$dir/sshd.log"
+    for _ in $(seq 50); do
+      ssh -F "$dir/ssh_config" inj1 true 2>/dev/null && exit 0
+      sleep 0.1
+    done
+    die "sshd on port $port did not answer within 5 s (see $dir/sshd.log)"
+    ;;
+  down)
+    [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+    ;;
+  *) die "usage: $0 up DIR PORT | down DIR" ;;
+esac
