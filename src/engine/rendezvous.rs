@@ -368,7 +368,10 @@ mod tests {
             .err()
             .unwrap();
         assert!(format!("{e:#}").contains("shard 0 not reachable"), "{e:#}");
-        let e = Rendezvous::join("no-port", "p", 1, 2, t).await.err().unwrap();
+        let e = Rendezvous::join("no-port", "p", 1, 2, t)
+            .await
+            .err()
+            .unwrap();
         assert!(format!("{e:#}").contains("give HOST:PORT"), "{e:#}");
     }
 }

@@ -538,12 +538,26 @@ async fn the_ssh_script_over_real_sshd_with_a_host_alias_runs_and_merges() {
         c.arg(repo("scripts/shards.sh"))
             .args(["--hosts", "inj1,127.0.0.2", "--ssh-config"])
             .arg(&ssh_config)
-            .args(["--plan-id", plan, "--bin", env!("CARGO_BIN_EXE_ingestbench")])
+            .args([
+                "--plan-id",
+                plan,
+                "--bin",
+                env!("CARGO_BIN_EXE_ingestbench"),
+            ])
             .args(["--port", &crate::common::free_port().to_string(), "--out"])
             .arg(dir.path().join(plan))
             .args(extra)
             .arg("--")
-            .args(["--url", &url, "--docs", "401", "--threads", "4", "--runs", "2"])
+            .args([
+                "--url",
+                &url,
+                "--docs",
+                "401",
+                "--threads",
+                "4",
+                "--runs",
+                "2",
+            ])
             .args(["--warmup", "0", "--profile", "basic"])
             .args(ingest)
             .env("INGESTBENCH_PASSWORD", "admin");
@@ -594,5 +608,8 @@ async fn the_ssh_script_over_real_sshd_with_a_host_alias_runs_and_merges() {
     );
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains("cannot resolve inj1"), "{out}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{out}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{out}"
+    );
 }
