@@ -261,19 +261,7 @@ fn one_kill(
     let store = work.join("store");
     let target = TargetProcess::start(work, TARGET);
     let url = format!("http://127.0.0.1:{}", target.port);
-    let sc = match cmd {
-        "run" => Scenario::run(&url),
-        _ => {
-            let methods = work.join("methods");
-            std::fs::create_dir_all(&methods).unwrap();
-            std::fs::write(
-                methods.join("direct.toml"),
-                format!("name = \"direct\"\nurl = \"{url}\"\n"),
-            )
-            .unwrap();
-            Scenario::sweep(&methods)
-        }
-    };
+    let sc = scenario_against(cmd, work, &target);
     let mut child = sc.command(&results).stderr(Stdio::null()).spawn().unwrap();
     let t0 = Instant::now();
     let mut finished = false;
@@ -345,9 +333,12 @@ fn one_kill(
 }
 
 /// The scenario once without a kill: how long it takes (the span the kill times cover).
-fn full_duration(sc_cmd: &'static str, work: &Path) -> Duration {
-    let target = TargetProcess::start(work, TARGET);
+/// The scenario `cmd` (`run`, or a sweep through a `direct` access method) against `target`.
+fn scenario_against(cmd: &str, work: &Path, target: &TargetProcess) -> Scenario {
     let url = format!("http://127.0.0.1:{}", target.port);
+    if cmd == "run" {
+        return Scenario::run(&url);
+    }
     let methods = work.join("methods");
     std::fs::create_dir_all(&methods).unwrap();
     std::fs::write(
@@ -355,11 +346,12 @@ fn full_duration(sc_cmd: &'static str, work: &Path) -> Duration {
         format!("name = \"direct\"\nurl = \"{url}\"\n"),
     )
     .unwrap();
-    let sc = if sc_cmd == "run" {
-        Scenario::run(&url)
-    } else {
-        Scenario::sweep(&methods)
-    };
+    Scenario::sweep(&methods)
+}
+
+fn full_duration(sc_cmd: &'static str, work: &Path) -> Duration {
+    let target = TargetProcess::start(work, TARGET);
+    let sc = scenario_against(sc_cmd, work, &target);
     let t0 = Instant::now();
     let o = sc.command(&work.join("results")).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
