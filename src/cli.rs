@@ -650,6 +650,16 @@ pub struct TargetArgs {
     #[arg(long, default_value_t = 0.0, value_name = "PCT")]
     pub jitter_pct: f64,
 
+    /// Contention σ of the Universal Scalability Law: a request arriving with n requests in
+    /// flight costs 1 + σ(n−1) + κn(n−1) times its service time (0 = none).
+    #[arg(long, default_value_t = 0.0, value_name = "SIGMA")]
+    pub contention: f64,
+
+    /// Coherency κ of the Universal Scalability Law (see --contention): throughput peaks at
+    /// √((1−σ)/κ) requests in flight and then falls (0 = none).
+    #[arg(long, default_value_t = 0.0, value_name = "KAPPA")]
+    pub coherency: f64,
+
     /// Most requests processed at once; the rest queue (0 = unlimited).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_concurrent: usize,

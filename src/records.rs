@@ -74,6 +74,12 @@ pub struct RunRecord {
     pub warmup_docs: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup_failed: u64,
+    /// `--warmup auto`: how long the warm-up took, and whether its throughput settled
+    /// before the cap (absent for a fixed warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_settled: Option<bool>,
     /// `--duration`: the measured window; documents acknowledged after it closed are in the
     /// manifest but not in docs_ok.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,13 +200,16 @@ pub struct RunResult {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Warmup {
-    /// 2 documents per worker and at least 10 % of the run's documents (count mode), or
-    /// 10 % of the window (steady state): see [`Warmup::resolve`].
+    /// Until the server is steady (what `Auto` resolves to): see [`Warmup::resolve`] and
+    /// `engine::warmup`.
     Auto,
     /// This many documents, split over the workers with remainder (0 = none).
     Docs(u64),
     /// Every worker uploads until this many seconds have passed.
     Seconds(f64),
+    /// Every worker uploads until the warm-up's throughput is steady (successive windows
+    /// agree), or a cap (`engine::warmup`).
+    Steady,
 }
 
 impl Warmup {
@@ -208,12 +217,11 @@ impl Warmup {
         matches!(self, Warmup::Docs(0)) || matches!(self, Warmup::Seconds(s) if *s <= 0.0)
     }
 
-    /// The warm-up of one cell's run: `Auto` made concrete for its workers and size.
-    pub fn resolve(self, docs: u64, threads: u64, window_s: Option<f64>) -> Warmup {
-        match (self, window_s) {
-            (Warmup::Auto, Some(w)) => Warmup::Seconds((w / 10.0 * 1000.0).round() / 1000.0),
-            (Warmup::Auto, None) => Warmup::Docs((2 * threads).max(docs.div_ceil(10))),
-            (w, _) => w,
+    /// The warm-up of one cell's run: `Auto` made concrete (until steady, in both modes).
+    pub fn resolve(self, _docs: u64, _threads: u64, _window_s: Option<f64>) -> Warmup {
+        match self {
+            Warmup::Auto => Warmup::Steady,
+            w => w,
         }
     }
 }
@@ -224,6 +232,7 @@ impl std::fmt::Display for Warmup {
             Warmup::Auto => f.write_str("auto"),
             Warmup::Docs(n) => write!(f, "{n} docs"),
             Warmup::Seconds(s) => write!(f, "{s} s"),
+            Warmup::Steady => f.write_str("until steady"),
         }
     }
 }

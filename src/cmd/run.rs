@@ -102,7 +102,7 @@ fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     a.common.no_versioning = !p.versioning;
     let m = &p.measure;
     a.common.warmup = match m.warmup {
-        crate::records::Warmup::Auto => "auto".into(),
+        crate::records::Warmup::Auto | crate::records::Warmup::Steady => "auto".into(),
         crate::records::Warmup::Docs(n) => n.to_string(),
         crate::records::Warmup::Seconds(s) => format!("{s}s"),
     };

@@ -49,6 +49,13 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             bail!("{flag} {v}: must be a number of milliseconds >= 0");
         }
     }
+    for (v, flag) in [(a.contention, "--contention"), (a.coherency, "--coherency")] {
+        if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+            bail!(
+                "{flag} {v}: a coefficient from 0 to 1 (the USL's σ or κ; 0.05 and 0.001 are typical)"
+            );
+        }
+    }
     let rates = [
         (a.fault_5xx, "--fault-5xx"),
         (a.fault_500_after_commit, "--fault-500-after-commit"),
@@ -85,6 +92,8 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             cold_requests: a.cold_requests,
             cold_extra: Duration::from_secs_f64(a.cold_extra_ms.max(0.0) / 1000.0),
             jitter: (a.jitter_pct / 100.0).clamp(0.0, 1.0),
+            contention: a.contention,
+            coherency: a.coherency,
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
         faults: emulator::Faults {

@@ -17,6 +17,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,6 +45,12 @@ pub const NODE_HEADER: &str = "x-ingestbench-node";
 /// cold start adds `cold_extra` to each of the first `cold_requests` requests (a JVM's JIT,
 /// empty caches); `jitter` spreads each request's cost uniformly over ±that fraction, from a
 /// deterministic sequence, so the mean capacity stays known.
+///
+/// `contention` σ and `coherency` κ shape concurrency as the Universal Scalability Law does:
+/// a request that arrives with `n` requests in flight (itself included) costs
+/// `1 + σ(n−1) + κn(n−1)` times its base cost, so N clients without think time and without
+/// slots get `X(N) = (N/cost) / (1 + σ(N−1) + κN(N−1))`: throughput that peaks at
+/// `√((1−σ)/κ)` clients and then falls, a known ground truth for the USL fit.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct PerfModel {
     pub service_time: Duration,
@@ -53,9 +60,17 @@ pub struct PerfModel {
     pub cold_requests: u64,
     pub cold_extra: Duration,
     pub jitter: f64,
+    pub contention: f64,
+    pub coherency: f64,
 }
 
 impl PerfModel {
+    /// The USL factor of a request arriving with `n` requests in flight (itself included).
+    fn concurrency_factor(&self, n: u64) -> f64 {
+        let n = n.max(1) as f64;
+        1.0 + self.contention * (n - 1.0) + self.coherency * n * (n - 1.0)
+    }
+
     fn cost(&self, body_len: usize, served: u64) -> Duration {
         let base = self.service_time
             + self.per_mib.mul_f64(body_len as f64 / (1024.0 * 1024.0))
@@ -178,6 +193,8 @@ struct Capacity {
     model: PerfModel,
     /// Requests served so far (for the growth term).
     served: std::sync::atomic::AtomicU64,
+    /// Requests in flight (for the USL terms).
+    in_flight: std::sync::atomic::AtomicU64,
     sem: Option<Semaphore>,
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
 }
@@ -190,6 +207,7 @@ impl Capacity {
         Capacity {
             model,
             served: std::sync::atomic::AtomicU64::new(0),
+            in_flight: std::sync::atomic::AtomicU64::new(0),
             sem,
             free_at: Mutex::new(free_at),
         }
@@ -200,7 +218,13 @@ impl Capacity {
         let served = self
             .served
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cost = self.model.cost(body_len, served);
+        let mut cost = self.model.cost(body_len, served);
+        let usl = self.model.contention > 0.0 || self.model.coherency > 0.0;
+        let _flight = usl.then(|| {
+            let n = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+            cost = cost.mul_f64(self.model.concurrency_factor(n));
+            InFlight(&self.in_flight)
+        });
         let Some(sem) = &self.sem else {
             let end = Instant::now() + cost;
             let out = work.await;
@@ -223,6 +247,15 @@ impl Capacity {
         precise_sleep_until(end).await;
         self.free_at.lock().expect("slots").push(Reverse(end));
         out
+    }
+}
+
+/// One request in flight, counted until dropped (also when its future is dropped).
+struct InFlight<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -91,7 +91,7 @@ fn tail(
             let last = lines.iter().filter(|i| (start..end).contains(*i)).max();
             Box::new(last.map_or(start, |l| l + 1)..end)
         }
-        Warmup::Seconds(_) => {
+        Warmup::Seconds(_) | Warmup::Steady => {
             let t = threads.max(1);
             let last = lines.iter().filter(|i| *i % t == w).max();
             Box::new((last.map_or(w, |l| l + t)..).step_by(t as usize))

@@ -172,6 +172,9 @@ pub struct RunMeasurement {
     /// Warm-up documents acknowledged and failed before the start (not measured).
     pub warmup_ok: u64,
     pub warmup_failed: u64,
+    /// `--warmup auto`: how long the warm-up took and whether it settled.
+    pub warmup_s: Option<f64>,
+    pub warmup_settled: Option<bool>,
     /// `--duration`: documents acknowledged after the window closed (not counted).
     pub docs_after_window: u64,
     /// Seconds of the measured window (`--duration`), `None` in count mode.
@@ -239,6 +242,7 @@ pub async fn run_cell<P: Protocol>(
 ) -> Result<RunMeasurement> {
     let part = Part::of(plan, resume);
     let barrier = Arc::new(Barrier::new(part.works.len() + 1));
+    let part_workers = part.works.len() as u64;
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     let folders = Arc::new(FolderTable::new(run_folder.clone(), plan.docs_per_folder));
     // Count mode: every folder exists before the start, so the run holds uploads only.
@@ -313,8 +317,27 @@ pub async fn run_cell<P: Protocol>(
         handles.push(super::pool::spawn_worker(w as usize, width, worker(ctx)));
     }
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
+    let judge = warm.gauge.clone().map(|g| {
+        let live = live.clone();
+        tokio::spawn(super::warmup::judge(
+            g,
+            part_workers,
+            super::warmup::AUTO,
+            move || live.stop.load(Ordering::Relaxed),
+        ))
+    });
     // Every worker warmed up and ready; then (shards) every shard ready; then all start.
     barrier.wait().await;
+    let settled = match judge {
+        Some(j) => {
+            // Workers that left their warm-up early (a stop, a broken manifest) end it too.
+            if let Some(g) = &warm.gauge {
+                g.stop.store(true, Ordering::Relaxed);
+            }
+            j.await.ok()
+        }
+        None => None,
+    };
     let common = match &plan.rendezvous {
         Some(r) => Some(
             r.lock()
@@ -368,6 +391,8 @@ pub async fn run_cell<P: Protocol>(
         started_unix_ms,
         go_unix_ms: common.map(|c| c.go_unix_ms),
         start_skew_ms: None,
+        warmup_s: settled.as_ref().map(|s| s.seconds),
+        warmup_settled: settled.map(|s| s.settled),
     })
 }
 
@@ -465,13 +490,15 @@ struct WarmupShare {
     tag: u64,
     warmup: Warmup,
     quotas: Vec<u64>,
+    /// Until steady: what the judge watches and how it stops the workers.
+    gauge: Option<Arc<super::warmup::Gauge>>,
 }
 
 impl WarmupShare {
     fn new(plan: &CellPlan, run_folder: &str, run_tag: u64) -> WarmupShare {
         let quotas = match plan.warmup {
             Warmup::Docs(n) => split_quota(n, plan.threads),
-            Warmup::Seconds(_) | Warmup::Auto => Vec::new(),
+            Warmup::Seconds(_) | Warmup::Steady | Warmup::Auto => Vec::new(),
         };
         WarmupShare {
             folders: Arc::new(FolderTable::new(
@@ -481,6 +508,7 @@ impl WarmupShare {
             tag: CellPlan::warmup_tag(run_tag, plan.attempt),
             warmup: plan.warmup,
             quotas,
+            gauge: (plan.warmup == Warmup::Steady).then(Default::default),
         }
     }
 
@@ -500,13 +528,17 @@ impl WarmupShare {
                 };
                 (work, None)
             }
-            Warmup::Seconds(s) => {
+            Warmup::Seconds(_) | Warmup::Steady => {
                 let work = Work {
                     list: None,
                     range: w..u64::MAX,
                     stride: Some(threads),
                 };
-                (work, Some(s))
+                let seconds = match self.warmup {
+                    Warmup::Seconds(s) => Some(s),
+                    _ => None,
+                };
+                (work, seconds)
             }
         };
         Some(WorkerWarmup {
@@ -517,6 +549,7 @@ impl WarmupShare {
             tag: self.tag,
             work,
             seconds,
+            gauge: self.gauge.clone(),
         })
     }
 }

@@ -12,6 +12,7 @@ mod cell;
 pub mod pool;
 mod session;
 mod sweep;
+pub mod warmup;
 mod worker;
 
 pub mod rendezvous;

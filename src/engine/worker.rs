@@ -168,6 +168,8 @@ pub(super) struct WorkerWarmup {
     pub(super) tag: u64,
     pub(super) work: Work,
     pub(super) seconds: Option<f64>,
+    /// Until steady: uploads done (for the judge) and its signal to stop.
+    pub(super) gauge: Option<Arc<super::warmup::Gauge>>,
 }
 
 /// What one worker of a run is given when it is spawned (it owns all of it).
@@ -311,7 +313,11 @@ async fn warm_up<P: Protocol>(
         if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
             break;
         }
-        if until.is_some_and(|u| Instant::now() >= u) {
+        if until.is_some_and(|u| Instant::now() >= u)
+            || w.gauge
+                .as_ref()
+                .is_some_and(|g| g.stop.load(Ordering::Relaxed))
+        {
             break;
         }
         let Ok(f) = w.folders.of(&*ctx.proto, index).await else {
@@ -341,6 +347,9 @@ async fn warm_up<P: Protocol>(
                 out.warmup_failed += 1;
                 ctx.warmup_manifest.failed(ctx.run, &doc, &f.0, &e);
             }
+        }
+        if let Some(g) = &w.gauge {
+            g.done.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

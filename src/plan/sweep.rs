@@ -364,7 +364,10 @@ impl SweepPlanSpec {
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s) {
                     crate::records::Warmup::Docs(n) => n as f64 / rate,
                     crate::records::Warmup::Seconds(s) => s,
-                    crate::records::Warmup::Auto => 0.0,
+                    crate::records::Warmup::Auto | crate::records::Warmup::Steady => {
+                        crate::engine::warmup::AUTO.min_window.as_secs_f64()
+                            * crate::engine::warmup::AUTO.windows as f64
+                    }
                 };
                 measured + warm
             })

@@ -318,6 +318,122 @@ fn estimate_chart(e: &super::estimate::Estimate) -> String {
     o
 }
 
+/// The evidence for growth: every run's docs/sec relative to its cell's mean against the
+/// documents stored at its midpoint, the fitted model through them (solid where measured,
+/// dashed over the import's fill levels, where it is extrapolated).
+fn growth_chart(e: &super::estimate::Estimate) -> Option<String> {
+    let g = e.growth.as_ref()?;
+    if g.points.is_empty() {
+        return None;
+    }
+    let slope = g.per_1000_docs / 1000.0;
+    // Relative rate of the model at fill `s`: 1 / (1 + slope·(s − S̄)), flat when flat.
+    let fitted = |s: f64| {
+        let k = if g.model == "linear" { slope } else { 0.0 };
+        1.0 / (1.0 + k * (s - g.stored_mean)).max(0.05)
+    };
+    // The import spans existing … existing + documents, counted as the sample's fill is,
+    // from the sweep's start (`--existing-docs`).
+    let import_from = e.existing_docs as f64;
+    let import_to = import_from + e.documents as f64;
+    let xmax_data = import_to.max(g.stored_max);
+    let (xmax, xstep) = nice_axis(xmax_data);
+    let ymax_data = g
+        .points
+        .iter()
+        .map(|p| 1.0 / p.relative_cost.max(1e-9))
+        .chain([fitted(0.0), fitted(import_to), 1.0])
+        .fold(0.0, f64::max);
+    let (ymax, ystep) = nice_axis(ymax_data * 1.05);
+    let (w, h, ml, mt, pw, ph) = (760.0, 360.0, 64.0, 34.0, 660.0, 278.0);
+    let x = |v: f64| ml + v / xmax * pw;
+    let y = |v: f64| mt + ph - (v / ymax).clamp(0.0, 1.05) * ph;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg class="chart growth" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="docs/sec relative to each cell's mean vs documents stored">"#
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="{ml}" y="20" class="title">docs/sec vs documents stored (each run relative to its cell's mean); growth model: {}</text>"#,
+        esc(&g.model)
+    );
+    let mut v = 0.0;
+    while v <= ymax + 1e-9 {
+        let yy = y(v);
+        let _ = writeln!(
+            o,
+            r#"<line class="grid" x1="{ml}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            ml + pw,
+            ml - 6.0,
+            yy + 4.0,
+            fmt_num(v)
+        );
+        v += ystep;
+    }
+    let mut v = 0.0;
+    while v <= xmax + 1e-9 {
+        let xx = x(v);
+        let _ = writeln!(
+            o,
+            r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{:.1}"/><text class="tick" x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            mt + ph,
+            mt + ph + 16.0,
+            fmt_num(v)
+        );
+        v += xstep;
+    }
+    let _ = writeln!(
+        o,
+        r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">documents stored</text><text class="axis" transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">relative docs/sec</text>"#,
+        ml + pw / 2.0,
+        h - 8.0,
+        mt + ph / 2.0
+    );
+    for p in &g.points {
+        let _ = writeln!(
+            o,
+            r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{} at {:.0} stored: {:.1} docs/s</title></circle>"#,
+            x(p.stored_docs),
+            y(1.0 / p.relative_cost.max(1e-9)),
+            PALETTE[0],
+            esc(&p.cell),
+            p.stored_docs,
+            p.docs_per_sec
+        );
+    }
+    let line = |a: f64, b: f64| -> String {
+        (0..=20)
+            .map(|i| {
+                let s = a + (b - a) * i as f64 / 20.0;
+                format!("{:.1},{:.1}", x(s), y(fitted(s)))
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let _ = writeln!(
+        o,
+        r#"<polyline class="fit" fill="none" stroke="{}" stroke-width="2" points="{}"/><polyline class="fit extrapolated" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="6 4" points="{}"/>"#,
+        PALETTE[1],
+        line(g.stored_min, g.stored_max),
+        PALETTE[1],
+        line(import_from, import_to)
+    );
+    let _ = writeln!(
+        o,
+        r#"<text class="legend" x="{:.1}" y="{:.1}" text-anchor="end">dashed: the import ({:.0}–{:.0} stored), extrapolated</text>"#,
+        ml + pw,
+        mt + 14.0,
+        import_from,
+        import_to
+    );
+    o.push_str(
+        "</svg>
+",
+    );
+    Some(o)
+}
+
 fn fmt_num(v: f64) -> String {
     if v >= 100.0 || v == v.round() {
         format!("{v:.0}")
@@ -394,6 +510,9 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
     if let (Some(e), Some(t)) = (&s.estimate, table::estimate(s)) {
         t.html(&mut o);
         o.push_str(&estimate_chart(e));
+        if let Some(c) = growth_chart(e) {
+            o.push_str(&c);
+        }
         o.push_str("<ul>\n");
         for n in table::estimate_notes(s) {
             let _ = writeln!(o, "<li>{}</li>", esc(&n));

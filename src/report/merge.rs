@@ -81,6 +81,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
     let mut rec = Recorder::new();
     let (mut start, mut end) = (i64::MAX, i64::MIN);
     let (mut warm_ok, mut warm_failed, mut late, mut conns) = (0, 0, 0, 0);
+    let (mut warm_s, mut warm_settled) = (None, None);
     let mut servers = Vec::new();
     let mut folder = String::new();
     let mut nodes: BTreeMap<String, u64> = BTreeMap::new();
@@ -105,6 +106,14 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         end = end.max(x.started_unix_ms + (x.duration_s * 1000.0).round() as i64);
         warm_ok += x.warmup_docs;
         warm_failed += x.warmup_failed;
+        // Every shard warms up until its own view is steady; the merged run waited for the
+        // slowest, and settled only if every shard did.
+        if let Some(s) = x.warmup_s {
+            warm_s = Some(warm_s.unwrap_or(0.0f64).max(s));
+        }
+        if let Some(s) = x.warmup_settled {
+            warm_settled = Some(warm_settled.unwrap_or(true) && s);
+        }
         late += x.docs_after_window;
         conns += x.new_connections;
         // Shards read the same remote servers: each once.
@@ -140,6 +149,8 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         progress_s: Vec::new(),
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,
+        warmup_s: warm_s,
+        warmup_settled: warm_settled,
         docs_after_window: late,
         window_s: window,
         servers,

@@ -63,6 +63,8 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         progress_s: o.progress_s.clone(),
         warmup_docs: o.warmup_ok,
         warmup_failed: o.warmup_failed,
+        warmup_s: o.warmup_s,
+        warmup_settled: o.warmup_settled,
         window_s: o.window_s,
         docs_after_window: o.docs_after_window,
         servers: o.servers.clone(),
@@ -200,7 +202,11 @@ pub fn summary_text(r: &RunResult) -> String {
             s,
             "  warm-up: none: first uploads (connections, logins, a cold server) are in the measurement"
         ),
-        n => writeln!(s, "  warm-up: {n} documents before the runs (not measured)"),
+        n => writeln!(
+            s,
+            "  warm-up: {n} documents before the runs (not measured){}",
+            warmup_settling(&r.runs)
+        ),
     };
     if let Some(w) = p.measure.duration_s {
         let late: u64 = r.runs.iter().map(|x| x.docs_after_window).sum();
@@ -312,5 +318,42 @@ mod tests {
     #[test]
     fn quota_text_is_run_length() {
         assert_eq!(quota_text(&[167, 167, 167, 167, 166, 166]), "167x4 + 166x2");
+    }
+}
+
+/// How the runs' warm-ups until steady went: `; until steady: 0.8–1.1 s` or which did not
+/// settle before the cap (empty for fixed warm-ups).
+pub fn warmup_settling(runs: &[RunRecord]) -> String {
+    let secs: Vec<f64> = runs.iter().filter_map(|r| r.warmup_s).collect();
+    if secs.is_empty() {
+        return String::new();
+    }
+    let (lo, hi) = secs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), s| (l.min(*s), h.max(*s)));
+    let unsettled: Vec<String> = runs
+        .iter()
+        .filter(|r| r.warmup_settled == Some(false))
+        .map(|r| r.run.to_string())
+        .collect();
+    let span = if hi - lo < 0.05 {
+        format!("{hi:.1} s")
+    } else {
+        format!("{lo:.1}–{hi:.1} s")
+    };
+    let rule = format!(
+        "{} windows within ±{:.0} %",
+        crate::engine::warmup::AUTO.windows,
+        crate::engine::warmup::AUTO.tolerance * 100.0
+    );
+    if unsettled.is_empty() {
+        format!("; until steady ({rule}): {span}")
+    } else {
+        format!(
+            "; NOT steady in run{} {} within the {} s cap ({rule}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
+            if unsettled.len() == 1 { "" } else { "s" },
+            unsettled.join(", "),
+            crate::engine::warmup::AUTO.cap.as_secs()
+        )
     }
 }

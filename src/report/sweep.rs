@@ -51,6 +51,9 @@ pub struct CellSummary {
     /// Warm-up documents over the cell's runs (0: measured cold).
     #[serde(default)]
     pub warmup_docs: u64,
+    /// Runs whose warm-up until steady did not settle before its cap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_unsettled: u64,
     /// `--duration`: documents acknowledged after the windows closed (kept, not counted).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub docs_after_window: u64,
@@ -307,6 +310,21 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
             if cold.len() > 4 { ", …" } else { "" }
         ));
     }
+    let unsettled: Vec<String> = cells
+        .iter()
+        .filter(|c| c.warmup_unsettled > 0)
+        .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
+        .collect();
+    if !unsettled.is_empty() {
+        warnings.push(format!(
+            "{} cell{} had a run whose warm-up did not settle within {} s ({}{}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
+            unsettled.len(),
+            plural(unsettled.len() as u64),
+            crate::engine::warmup::AUTO.cap.as_secs(),
+            unsettled.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
+            if unsettled.len() > 4 { ", …" } else { "" }
+        ));
+    }
     let mut unread: Vec<String> = Vec::new();
     for c in cells {
         for s in c.servers.iter().filter(|s| s.error.is_some()) {
@@ -436,6 +454,10 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
         ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
         warmup_docs: runs.iter().map(|r| r.record.warmup_docs).sum(),
+        warmup_unsettled: runs
+            .iter()
+            .filter(|r| r.record.warmup_settled == Some(false))
+            .count() as u64,
         docs_after_window: runs.iter().map(|r| r.record.docs_after_window).sum(),
         bottleneck: any_probe.then(|| super::limits::bottleneck(client_share, &servers)),
         servers,

@@ -96,6 +96,8 @@ pub fn fixed_summary() -> SweepSummary {
                     upload_runtimes: None,
                     warmup_ok: 20,
                     warmup_failed: 0,
+                    warmup_s: None,
+                    warmup_settled: None,
                     docs_after_window: 0,
                     window_s: None,
                     servers: Vec::new(),

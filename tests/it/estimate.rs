@@ -12,7 +12,7 @@ use ingestbench::cli::{Cli, Command};
 use crate::common;
 
 /// A deterministic log-normal listing of `n` documents (median ~12 KiB, long tail).
-fn listing(path: &Path, n: usize) {
+pub(crate) fn listing(path: &Path, n: usize) {
     let mut rng = ingestbench::fixtures::Rng::new(42);
     let mut text = String::from("path,size,mime\n");
     for i in 0..n {
@@ -126,22 +126,7 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     let csv = dir.path().join("listing.csv");
     listing(&csv, 1500);
     let root = dir.path().join("files");
-    for line in std::fs::read_to_string(&csv)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .take(1500)
-    {
-        let mut f = line.split(',');
-        let (path, size) = (
-            f.next().unwrap(),
-            f.next().unwrap().parse::<usize>().unwrap(),
-        );
-        let p = root.join(path.trim_start_matches('/'));
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        let body: Vec<u8> = (0..size).map(|k| b'a' + (k % 23) as u8).collect();
-        std::fs::write(p, body).unwrap();
-    }
+    files_of(&csv, &root, 1500);
     let corpus_json = dir.path().join("corpus.json");
     let Command::Corpus(ca) = cli(&[
         "ingestbench",
@@ -239,6 +224,14 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     );
     let html = std::fs::read_to_string(sweep_dir.join("report.html")).unwrap();
     assert!(html.contains(r#"class="chart estimate""#) && html.contains("<polygon class=\"band\""));
+    // The growth evidence: every run placed by the documents stored, the fit through them.
+    assert!(html.contains(r#"class="chart growth""#), "no growth chart");
+    assert_eq!(
+        html.matches(r#"<circle class="point""#).count(),
+        18,
+        "2 thread counts x 3 sizes x 3 runs"
+    );
+    assert!(html.contains(r#"class="fit extrapolated""#));
     // The whole import: every file of the corpus, once, at each thread count (each on top
     // of the last: the second import's fill is the first's plus its documents).
     let mut on_top = 0;
@@ -513,4 +506,24 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         x.iter().map(|f| f.path.clone()).collect()
     };
     assert_eq!(paths(&a), paths(&b));
+}
+
+/// The first `n` files of a listing made real under `root`, each of its size.
+pub(crate) fn files_of(csv: &Path, root: &Path, n: usize) {
+    for line in std::fs::read_to_string(csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take(n)
+    {
+        let mut f = line.split(',');
+        let (path, size) = (
+            f.next().unwrap(),
+            f.next().unwrap().parse::<usize>().unwrap(),
+        );
+        let p = root.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let body: Vec<u8> = (0..size).map(|k| b'a' + (k % 23) as u8).collect();
+        std::fs::write(p, body).unwrap();
+    }
 }

@@ -308,3 +308,103 @@ async fn the_servers_cpu_and_memory_come_from_node_exporter_and_proc() {
         "{text}"
     );
 }
+
+/// A target shaped by the Universal Scalability Law (σ 0.05, κ 0.01 over 25 ms, no slots):
+/// X(N) = 40N / (1 + 0.05(N−1) + 0.01N(N−1)), which peaks at √(0.95/0.01) ≈ 9.7 threads and
+/// 170 docs/s and then falls. A sweep over 1–24 threads finds the retrograde region, and the
+/// USL fit recovers σ, κ, the peak thread count and the peak docs/sec.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_usl_fit_recovers_a_known_contention_and_coherency() {
+    let _one = crate::common::TIMED.lock().await;
+    let (sigma, kappa, cost) = (0.05, 0.01, 0.025);
+    let (t, dir) = target_with(|c| {
+        c.perf = PerfModel {
+            service_time: Duration::from_secs_f64(cost),
+            contention: sigma,
+            coherency: kappa,
+            ..PerfModel::default()
+        };
+        c.share_prefixes = true;
+    })
+    .await;
+    let pw = password_file(dir.path(), "admin");
+    let methods = dir.path().join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    std::fs::write(
+        methods.join("direct.toml"),
+        format!("name = \"direct\"\nurl = \"{}\"\n", t.http_url().unwrap()),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let Command::Sweep(sa) = Cli::try_parse_from([
+        "ingestbench",
+        "sweep",
+        "--quiet",
+        "--warmup",
+        "24",
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "1,2,4,8,12,16,24",
+        "--sizes",
+        "small",
+        "--docs",
+        "144",
+        "--runs",
+        "2",
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ])
+    .unwrap()
+    .command
+    else {
+        unreachable!()
+    };
+    let (_, s) = ingestbench::sweep_command(&sa).await.unwrap();
+    let row = &s.scaling[0];
+    let u = row.usl.as_ref().expect("a USL fit over 7 thread counts");
+    let truth = |n: f64| n / cost / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
+    let peak_n = ((1.0 - sigma) / kappa).sqrt();
+    let seen: Vec<String> = s
+        .cells
+        .iter()
+        .map(|c| {
+            format!(
+                "t{} {:.1} (truth {:.1})",
+                c.threads,
+                c.docs_per_sec,
+                truth(c.threads as f64)
+            )
+        })
+        .collect();
+    eprintln!("{}\nUSL {u:?}", seen.join("\n"));
+    assert!((u.sigma - sigma).abs() < 0.03, "σ {} vs {sigma}", u.sigma);
+    assert!(within(u.kappa, kappa, 30.0), "κ {} vs {kappa}", u.kappa);
+    let n = u.peak_concurrency.expect("κ > 0: a peak");
+    assert!(
+        (n - peak_n).abs() < 2.0,
+        "peak at {n:.1} threads vs {peak_n:.1}"
+    );
+    let x = u.peak_docs_per_sec.unwrap();
+    assert!(
+        within(x, truth(peak_n), 10.0),
+        "peak {x:.1} docs/s vs {:.1}",
+        truth(peak_n)
+    );
+    assert!(
+        row.scaling.degrades_after_threads.is_some(),
+        "the retrograde region is named: {:?}",
+        row.scaling
+    );
+    let findings = ingestbench::report::findings::findings(&s);
+    assert!(
+        findings.iter().any(|f| f.contains("makes it worse")),
+        "{findings:?}"
+    );
+}
