@@ -11,8 +11,7 @@
 # Cases (a fresh target each trial):
 #   linear    the embedded target, 2 slots x (2 ms + 20 ms/MiB): the estimate's own model
 #   growth    the same, slowing by 0.4 ms per 1,000 requests served (a repository that fills)
-#   usl       the same as linear with USL contention (--contention 0.05 --coherency 0.002), when
-#             the target has those flags
+#   usl       the same as linear with USL contention (--contention 0.05 --coherency 0.002)
 #   opencmis  the real Apache Chemistry OpenCMIS InMemory server (scripts/cmis.sh, a fresh JVM
 #             per trial): warm-up, growth and noise are the server's own
 # Prints one line per trial and, per case, the coverage and the error distribution.
@@ -90,7 +89,8 @@ PY
 )
   "$bin" estimate --corpus "$work/corpus.json" "$sweep" --existing-docs "$existing" --json \
     2>/dev/null > "$work/estimate.json"
-  "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$docs" --threads "$threads" \
+  # The import as it would run: no warm-up of its own (the sample left the server warm).
+  "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" --sample "$docs" --threads "$threads" \
     --runs 1 "${proto[@]}" --results-dir "$work/results" --json > "$work/run.json" 2>"$work/run.log" \
     || { echo "import failed: $(tail -n3 "$work/run.log")" >&2; return 1; }
   python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$existing" <<'PY' | tee -a "$out"
