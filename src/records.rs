@@ -217,11 +217,16 @@ impl Warmup {
         matches!(self, Warmup::Docs(0)) || matches!(self, Warmup::Seconds(s) if *s <= 0.0)
     }
 
-    /// The warm-up of one cell's run: `Auto` made concrete (until steady, in both modes).
-    pub fn resolve(self, _docs: u64, _threads: u64, _window_s: Option<f64>) -> Warmup {
-        match self {
-            Warmup::Auto => Warmup::Steady,
-            w => w,
+    /// The warm-up of one cell's run, `Auto` made concrete: until steady for the first run
+    /// through an access method (`warm` false: its server may be cold), then a short one
+    /// for the run's own connections and logins: 2 documents per worker and at least 10 % of
+    /// the run's documents (count mode), or 10 % of the window (steady state).
+    pub fn resolve(self, docs: u64, threads: u64, window_s: Option<f64>, warm: bool) -> Warmup {
+        match (self, window_s) {
+            (Warmup::Auto, _) if !warm => Warmup::Steady,
+            (Warmup::Auto, Some(w)) => Warmup::Seconds((w / 10.0 * 1000.0).round() / 1000.0),
+            (Warmup::Auto, None) => Warmup::Docs((2 * threads).max(docs.div_ceil(10))),
+            (w, _) => w,
         }
     }
 }

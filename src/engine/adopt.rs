@@ -35,14 +35,29 @@ pub(super) async fn adopt_earlier_warmups<P: Protocol>(
     let none = HashSet::new();
     let mut writer = manifest.writer(plan.tag.clone()).warmup();
     let mut adopted = 0;
+    let mut seen: HashSet<String> = HashSet::new();
+    // `--warmup auto` is until steady for a method's first run of an invocation and a fixed
+    // count after it, so an earlier attempt may have warmed this run either way: both
+    // streams are probed (the same names may lie on both; each is recorded once).
+    let mut kinds = vec![plan.warmup];
+    for k in [
+        Warmup::Steady,
+        Warmup::Docs((2 * plan.threads).max(plan.docs.div_ceil(10))),
+    ] {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
     for attempt in 0..plan.attempt {
         let base = CellPlan::warmup_folder(run_folder, attempt);
         let tag = CellPlan::warmup_tag(run_tag, attempt);
         let lines = earlier.warmup_lines.get(&base).unwrap_or(&none);
         let folders = FolderTable::new(base.clone(), plan.docs_per_folder);
-        for w in shard_workers(plan.threads, plan.shard) {
+        for (w, kind) in
+            shard_workers(plan.threads, plan.shard).flat_map(|w| kinds.iter().map(move |k| (w, *k)))
+        {
             let mut misses = 0;
-            for index in tail(plan.warmup, plan.threads, w, lines) {
+            for index in tail(kind, plan.threads, w, lines) {
                 if misses >= MISSES {
                     break;
                 }
@@ -59,8 +74,9 @@ pub(super) async fn adopt_earlier_warmups<P: Protocol>(
                         )
                     })?;
                 match found {
-                    Some(id) if earlier.known_ids.contains(&id) => misses = 0,
+                    Some(id) if earlier.known_ids.contains(&id) || seen.contains(&id) => misses = 0,
                     Some(id) => {
+                        seen.insert(id.clone());
                         writer.ok(run, &doc, &f.0, &id, None);
                         adopted += 1;
                         misses = 0;

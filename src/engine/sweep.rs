@@ -98,6 +98,7 @@ impl SweepJob<'_> {
         c: &super::session::Connected,
         known: &Arc<HashSet<String>>,
         fresh: u64,
+        warm: bool,
     ) -> CellPlan {
         let (counter, url) = (c.counter.clone(), &c.url);
         let window = self.measure.duration_s.map(Duration::from_secs_f64);
@@ -137,10 +138,12 @@ impl SweepJob<'_> {
         CellPlan {
             docs: self.docs,
             window,
-            warmup: self
-                .measure
-                .warmup
-                .resolve(self.docs, cell.threads, self.measure.duration_s),
+            warmup: self.measure.warmup.resolve(
+                self.docs,
+                cell.threads,
+                self.measure.duration_s,
+                warm,
+            ),
             threads: cell.threads,
             docs_per_folder: self.docs_per_folder,
             folder,
@@ -270,6 +273,8 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             .filter_map(|e| e.id.clone())
             .collect(),
     );
+    // Access methods whose server a warm-up until steady has warmed in this invocation.
+    let mut warmed: HashSet<String> = HashSet::new();
     let mut k = 0;
     loop {
         while k < schedule.len() {
@@ -278,8 +283,16 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             }
             let (cell, run) = schedule[k].clone();
             k += 1;
-            let Some((rate, end)) =
-                one_run(&job, obs, &known, &cell, run, k - 1, schedule.len()).await?
+            let Some((rate, end)) = one_run(
+                &job,
+                obs,
+                &known,
+                &mut warmed,
+                &cell,
+                run,
+                (k - 1, schedule.len()),
+            )
+            .await?
             else {
                 continue;
             };
@@ -302,13 +315,14 @@ async fn one_run(
     job: &SweepJob<'_>,
     obs: &mut dyn RunObserver,
     known: &Arc<HashSet<String>>,
+    warmed: &mut HashSet<String>,
     cell: &CellKey,
     run: u32,
-    k: usize,
-    n: usize,
+    (k, n): (usize, usize),
 ) -> Result<Option<(f64, SweepEnd)>> {
     let c = job.session.get(&cell.method, cell.connection)?;
-    let mut plan = job.cell_plan(cell, run, c, known, 0);
+    let warm = warmed.contains(&cell.method);
+    let mut plan = job.cell_plan(cell, run, c, known, 0, warm);
     let mut resume = job.resume_point(&plan, run);
     let owned = plan.owned();
     if resume
@@ -321,7 +335,7 @@ async fn one_run(
             // A sweep's schedule lists only runs without a record: this one's documents
             // are all stored but a hard stop lost its measurement, so it is measured again.
             Folders::PerRun { .. } => {
-                plan = job.cell_plan(cell, run, c, known, job.tries(cell, run));
+                plan = job.cell_plan(cell, run, c, known, job.tries(cell, run), warm);
                 resume = None;
             }
         }
@@ -343,6 +357,11 @@ async fn one_run(
     )
     .await?;
     let cpu = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds() - cpu0;
+    // Settled or capped, the server had its chance to warm: later runs warm their own
+    // connections only.
+    if m.warmup_settled.is_some() {
+        warmed.insert(cell.method.clone());
+    }
     m.servers = servers.finish(probes).await;
     let interrupted = job.live.interrupted.load(Ordering::Relaxed);
     let fatal = m.fatal.clone();

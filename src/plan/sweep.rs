@@ -361,7 +361,7 @@ impl SweepPlanSpec {
                 let per = 0.003 + self.common.sizes.of(c.size) as f64 / 150e6;
                 let rate = c.threads.min(4) as f64 / per;
                 let measured = m.duration_s.unwrap_or(self.docs as f64 / rate);
-                let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s) {
+                let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
                     crate::records::Warmup::Docs(n) => n as f64 / rate,
                     crate::records::Warmup::Seconds(s) => s,
                     crate::records::Warmup::Auto | crate::records::Warmup::Steady => {

@@ -311,16 +311,6 @@ fn quota_text(q: &[u64]) -> String {
     parts.join(" + ")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quota_text_is_run_length() {
-        assert_eq!(quota_text(&[167, 167, 167, 167, 166, 166]), "167x4 + 166x2");
-    }
-}
-
 /// How the runs' warm-ups until steady went: `; until steady: 0.8–1.1 s` or which did not
 /// settle before the cap (empty for fixed warm-ups).
 pub fn warmup_settling(runs: &[RunRecord]) -> String {
@@ -355,5 +345,15 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
             unsettled.join(", "),
             crate::engine::warmup::AUTO.cap.as_secs()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_text_is_run_length() {
+        assert_eq!(quota_text(&[167, 167, 167, 167, 166, 166]), "167x4 + 166x2");
     }
 }
