@@ -230,3 +230,16 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// An access-methods directory under `dir` holding `direct.toml`: the method `direct` at
+/// `url`. Returns the directory.
+pub fn direct_method(dir: &std::path::Path, url: &str) -> PathBuf {
+    let methods = dir.join("methods");
+    std::fs::create_dir_all(&methods).unwrap();
+    std::fs::write(
+        methods.join("direct.toml"),
+        format!("name = \"direct\"\nurl = \"{url}\"\n"),
+    )
+    .unwrap();
+    methods
+}

@@ -138,16 +138,7 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
         unreachable!()
     };
     ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
-    let methods = dir.path().join("methods");
-    std::fs::create_dir_all(&methods).unwrap();
-    std::fs::write(
-        methods.join("direct.toml"),
-        format!(
-            "name = \"direct\"\nurl = \"{}\"\n",
-            target.http_url().unwrap()
-        ),
-    )
-    .unwrap();
+    let methods = crate::common::direct_method(dir.path(), &target.http_url().unwrap());
     let results = dir.path().join("results");
     // The sample: 150 documents per run (10 % of 1500), three sizes, two thread counts.
     let Command::Sweep(sa) = cli(&[
@@ -453,16 +444,7 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap();
     assert!(node.properties.contains("Title "), "{}", node.properties);
     // sweep --corpus DIR: each size class is the directory's real files around its size.
-    let methods = dir.path().join("methods");
-    std::fs::create_dir_all(&methods).unwrap();
-    std::fs::write(
-        methods.join("direct.toml"),
-        format!(
-            "name = \"direct\"\nurl = \"{}\"\n",
-            target.http_url().unwrap()
-        ),
-    )
-    .unwrap();
+    let methods = crate::common::direct_method(dir.path(), &target.http_url().unwrap());
     let sweeps = dir.path().join("sweeps");
     let Command::Sweep(sa) = cli(&[
         "ingestbench",

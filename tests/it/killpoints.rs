@@ -339,13 +339,7 @@ fn scenario_against(cmd: &str, work: &Path, target: &TargetProcess) -> Scenario 
     if cmd == "run" {
         return Scenario::run(&url);
     }
-    let methods = work.join("methods");
-    std::fs::create_dir_all(&methods).unwrap();
-    std::fs::write(
-        methods.join("direct.toml"),
-        format!("name = \"direct\"\nurl = \"{url}\"\n"),
-    )
-    .unwrap();
+    let methods = crate::common::direct_method(work, &url);
     Scenario::sweep(&methods)
 }
 

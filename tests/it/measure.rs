@@ -328,13 +328,7 @@ async fn the_usl_fit_recovers_a_known_contention_and_coherency() {
     })
     .await;
     let pw = password_file(dir.path(), "admin");
-    let methods = dir.path().join("methods");
-    std::fs::create_dir_all(&methods).unwrap();
-    std::fs::write(
-        methods.join("direct.toml"),
-        format!("name = \"direct\"\nurl = \"{}\"\n", t.http_url().unwrap()),
-    )
-    .unwrap();
+    let methods = crate::common::direct_method(dir.path(), &t.http_url().unwrap());
     let results = dir.path().join("results");
     let Command::Sweep(sa) = Cli::try_parse_from([
         "ingestbench",

@@ -273,13 +273,7 @@ async fn a_sweep_in_three_shards_merges_into_the_whole_sweep() {
     let (t, _store) = target().await;
     let dir = tempfile::tempdir().unwrap();
     let pw = password_file(dir.path(), "admin");
-    let methods = dir.path().join("methods");
-    std::fs::create_dir_all(&methods).unwrap();
-    std::fs::write(
-        methods.join("direct.toml"),
-        format!("name = \"direct\"\nurl = \"{}\"\n", t.http_url().unwrap()),
-    )
-    .unwrap();
+    let methods = crate::common::direct_method(dir.path(), &t.http_url().unwrap());
     let results = dir.path().join("results");
     let port = crate::common::free_port();
     let mut children = Vec::new();
