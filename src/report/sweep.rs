@@ -296,33 +296,31 @@ fn scaling_unreliable(
 /// measured cold, precision not reached, servers that could not be read.
 fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     let mut warnings = Vec::new();
-    let cold: Vec<String> = cells
-        .iter()
-        .filter(|c| c.warmup_docs == 0)
-        .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
-        .collect();
-    if !cold.is_empty() {
+    // The cells matching `pick`: "3 cells" and "a, b, c" (at most four named).
+    let listed = |pick: &dyn Fn(&CellSummary) -> bool| -> Option<(String, String)> {
+        let names: Vec<String> = cells
+            .iter()
+            .filter(|c| pick(c))
+            .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
+            .collect();
+        let n = names.len();
+        (n > 0).then(|| {
+            let more = if n > 4 { ", …" } else { "" };
+            (
+                format!("{n} cell{}", plural(n as u64)),
+                format!("{}{more}", names[..n.min(4)].join(", ")),
+            )
+        })
+    };
+    if let Some((n, names)) = listed(&|c| c.warmup_docs == 0) {
         warnings.push(format!(
-            "{} cell{} had no warm-up ({}{}): first uploads (connections, logins, a cold server) are in the measurement; see --warmup",
-            cold.len(),
-            plural(cold.len() as u64),
-            cold.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
-            if cold.len() > 4 { ", …" } else { "" }
+            "{n} had no warm-up ({names}): first uploads (connections, logins, a cold server) are in the measurement; see --warmup"
         ));
     }
-    let unsettled: Vec<String> = cells
-        .iter()
-        .filter(|c| c.warmup_unsettled > 0)
-        .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
-        .collect();
-    if !unsettled.is_empty() {
+    if let Some((n, names)) = listed(&|c| c.warmup_unsettled > 0) {
         warnings.push(format!(
-            "{} cell{} had a run whose warm-up did not settle within {} s ({}{}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
-            unsettled.len(),
-            plural(unsettled.len() as u64),
-            crate::engine::warmup::AUTO.cap.as_secs(),
-            unsettled.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
-            if unsettled.len() > 4 { ", …" } else { "" }
+            "{n} had a run whose warm-up did not settle within {} s ({names}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
+            crate::engine::warmup::AUTO.cap.as_secs()
         ));
     }
     let mut unread: Vec<String> = Vec::new();
