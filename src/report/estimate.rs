@@ -124,15 +124,10 @@ fn option(
 ) -> OptionEstimate {
     let sizes: Vec<f64> = points.iter().map(|p| p.bytes as f64).collect();
     let (alpha, gamma) = weights(&sizes);
-    // Where the cost grows with the fill level, a cell's runs differ by their fill as well
-    // as by noise: the noise is what is left once growth is fitted (the growth fit's
-    // residuals, pooled), and the growth's own uncertainty is carried by γ below.
-    let linear = growth.filter(|(g, _)| g.model == "linear" && g.df > 0.0);
     let stats: Vec<(f64, f64, usize)> = points
         .iter()
         .map(|p| {
             let (m, v) = mean_var(&p.times);
-            let v = linear.map_or(v, |(g, _)| g.residual_cv2 * m * m);
             (m, v / p.times.len() as f64, p.times.len())
         })
         .collect();
@@ -189,10 +184,10 @@ fn option(
                     d + runs - 1.0,
                 )
             });
-    let (var_run, df_run) = match linear {
-        Some((g, _)) => ((t + extra).powi(2) * g.residual_cv2, g.df),
-        None if df_run > 0.0 => ((t + extra).powi(2) * cv2_sum / df_run, df_run),
-        None => (0.0, df_run),
+    let var_run = if df_run > 0.0 {
+        (t + extra).powi(2) * cv2_sum / df_run
+    } else {
+        0.0
     };
     // The import ends when its last documents finish: the idle time of its tail lies
     // between none and one document's latency at this concurrency (Little: threads × the

@@ -62,10 +62,6 @@ pub struct Growth {
     pub stored_mean: f64,
     /// Why this model: the test and its numbers, in words.
     pub evidence: String,
-    /// A run's relative variance once its fill level is accounted for: the residuals'
-    /// `Σ((t − t̄_cell − γ·x)/t̄_cell)² / df`, the run-to-run spread that is noise, not growth.
-    #[serde(default)]
-    pub residual_cv2: f64,
     /// Every run as evidence (for the chart).
     pub points: Vec<GrowthPoint>,
 }
@@ -153,7 +149,7 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
             sxy += x * y;
             n += 1;
             tsum += t;
-            obs.push((x, y, tm));
+            obs.push((x, y));
             points.push(GrowthPoint {
                 stored_docs: *s,
                 relative_cost: round(t / tm, 4),
@@ -167,11 +163,7 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
     }
     let gamma = sxy / sxx;
     let df = (n - k - 1) as f64;
-    let rss: f64 = obs.iter().map(|(x, y, _)| (y - gamma * x).powi(2)).sum();
-    let rel_rss: f64 = obs
-        .iter()
-        .map(|(x, y, tm)| ((y - gamma * x) / tm).powi(2))
-        .sum();
+    let rss: f64 = obs.iter().map(|(x, y)| (y - gamma * x).powi(2)).sum();
     let se = (rss / df / sxx).sqrt();
     let t_doc = tsum / n as f64;
     let all: Vec<f64> = placed.iter().map(|p| p.1).collect();
@@ -214,7 +206,6 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         stored_max: hi,
         stored_mean: round(mean, 1),
         evidence,
-        residual_cv2: rel_rss / df,
         points,
     })
 }
