@@ -200,8 +200,8 @@ pub struct RunResult {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Warmup {
-    /// Until the server is steady (what `Auto` resolves to): see [`Warmup::resolve`] and
-    /// `engine::warmup`.
+    /// Until steady for a method's first run of an invocation, a short fixed warm-up for
+    /// the others: see [`Warmup::resolve`] and `engine::warmup`.
     Auto,
     /// This many documents, split over the workers with remainder (0 = none).
     Docs(u64),
