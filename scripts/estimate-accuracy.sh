@@ -6,7 +6,9 @@
 # the import goes on top of it), then upload every file of the corpus (run --corpus DIR)
 # and compare predicted with measured duration.
 #
-#   scripts/estimate-accuracy.sh [--trials N] [--cases linear,growth,opencmis] [--threads T] [DIR]
+#   scripts/estimate-accuracy.sh [--trials N] [--cases linear,growth,opencmis] [--threads T] [--keep DIR] [DIR]
+#
+# --keep DIR keeps every trial's sweep, estimate and import under DIR/<case>-<trial>/.
 #
 # Cases (a fresh target each trial):
 #   linear    the embedded target, 2 slots x (2 ms + 20 ms/MiB): the estimate's own model
@@ -18,12 +20,13 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
+    --keep) keep=$(realpath -m "$2"); shift 2 ;;
     -*) echo "estimate-accuracy.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
   esac
@@ -104,6 +107,9 @@ g = est.get("growth") or {}
 inside = int(p - h <= m <= p + h)
 print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}")
 PY
+  if [ -n "$keep" ]; then
+    mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/run.json" "$keep/$case-$k/"
+  fi
   case $case in opencmis) scripts/cmis.sh down >/dev/null 2>&1 || true; cmis_up=0 ;; *) stop_target ;; esac
 }
 

@@ -355,14 +355,13 @@ fn an_estimate_on_real_opencmis_predicts_the_whole_import() {
             predicted / measured,
             est["growth"]["evidence"]
         );
-        // Not the interval: on this server it does not yet keep its promise (calibration,
-        // 10 trials on /usr/share/doc: 8 inside, median error 31 %, ratios 0.64–1.34; the
-        // growth its sample sees over a narrow fill range is too noisy to extrapolate). A
-        // 1.6-half-width gate would have failed one trial in ten; this gate catches an
-        // estimate that is wrong by more than a factor of two, end to end on the real server.
+        // The interval, at 1.6 half-widths as the emulator's accuracy tests (3.1 σ: one CI
+        // trial of a 95 % promise would fail one build in twenty by design); how often the
+        // 95 % interval itself covers the import is measured by scripts/estimate-accuracy.sh
+        // --cases opencmis (README, calibration).
         let ratio = predicted / measured;
         assert!(
-            (0.5..=2.0).contains(&ratio),
+            (0.5..=2.0).contains(&ratio) && (measured - predicted).abs() <= 1.6 * half,
             "predicted {predicted:.2} s ± {half:.2} vs measured {measured:.2} s"
         );
         assert!(half > 0.0, "an interval is stated");

@@ -190,12 +190,17 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
         .as_ref()
         .expect("growth fitted from 2 cells x 3 runs");
     eprintln!("growth: {} ({})", g.model, g.evidence);
-    let want = if growth_ms_per_1000 > 0.0 {
-        "linear"
+    if growth_ms_per_1000 > 0.0 {
+        assert_eq!(g.model, "linear", "{}", g.evidence);
     } else {
-        "flat"
-    };
-    assert_eq!(g.model, want, "{}", g.evidence);
+        // No growth configured: flat, or a growth too small to matter (the emulator's own
+        // store does grow a little; 72 windows can see +0.1 % per 1,000 documents).
+        assert!(
+            g.model == "flat" || g.per_1000_docs.abs() < 0.01,
+            "{}",
+            g.evidence
+        );
+    }
     // The command writes estimate.json and adds the estimate to the sweep's reports.
     let Command::Estimate(ea) = cli(&[
         "ingestbench",
