@@ -167,18 +167,58 @@ impl Shared {
     }
 }
 
+/// Makes an existing manifest end with a whole line (see `Manifest::create`): reads back from
+/// the end only as far as the last newline, so a large manifest costs a few reads.
+fn end_on_a_line(file: &mut File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    let mut tail = Vec::new();
+    let mut start = len;
+    let newline = loop {
+        if start == 0 {
+            break None;
+        }
+        let from = start.saturating_sub(8192);
+        let mut chunk = vec![0; (start - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&tail);
+        tail = chunk;
+        start = from;
+        if let Some(i) = memchr::memrchr(b'\n', &tail) {
+            break Some(start + i as u64);
+        }
+    };
+    let cut = newline.map_or(0, |i| i + 1);
+    if cut == len {
+        return Ok(());
+    }
+    let last = &tail[(cut - start) as usize..];
+    if serde_json::from_slice::<ManifestEntry>(last).is_ok() {
+        file.write_all(b"\n")
+    } else {
+        file.set_len(cut)
+    }
+}
+
 impl Manifest {
+    /// Opens the manifest for appending (a resumed run goes on after the lines it has). A last
+    /// line a hard stop cut short is cut off first, so the next line starts on its own line;
+    /// a complete last line without its newline gets one.
     pub fn create(path: &Path) -> Result<Manifest> {
-        let file = File::options()
+        let ctx = || {
+            format!(
+                "cannot write the manifest {} (check --results-dir)",
+                path.display()
+            )
+        };
+        let mut file = File::options()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
-            .with_context(|| {
-                format!(
-                    "cannot write the manifest {} (check --results-dir)",
-                    path.display()
-                )
-            })?;
+            .with_context(ctx)?;
+        end_on_a_line(&mut file).with_context(ctx)?;
         Ok(Manifest {
             shared: Arc::new(Shared {
                 path: path.to_path_buf(),
@@ -389,6 +429,30 @@ mod tests {
         );
         std::fs::write(&p, format!("garbage\n{line}\n")).unwrap();
         assert!(Manifest::read(&p).is_err());
+        // A resumed run appends after the lines a stopped one left: a torn last line is cut
+        // off (also one longer than a read-back chunk), a complete one gets its newline.
+        let long = format!("{line}\n{{\"name\":\"{}", "x".repeat(20_000));
+        for (before, lines) in [
+            (format!("{line}\n{}", &line[..40]), 2),
+            (long, 2),
+            (line[..40].to_string(), 1),
+            (format!("{line}\n{line}"), 3),
+            (String::new(), 1),
+        ] {
+            std::fs::write(&p, &before).unwrap();
+            let m = Manifest::create(&p).unwrap();
+            let mut w = m.writer(None);
+            w.buf.extend_from_slice(line.as_bytes());
+            w.buf.push(b'\n');
+            drop(w);
+            m.flush().unwrap();
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert_eq!(
+                Manifest::read(&p).unwrap().len(),
+                lines,
+                "{before:.60}: {text:.200}"
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

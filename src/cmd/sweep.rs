@@ -318,8 +318,11 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     )
     .await?;
     // What an interrupted sweep already uploaded of a run it did not finish.
-    let earlier = if a.resume.is_some() {
-        Manifest::read(&p.dir.join("manifest.jsonl")).unwrap_or_default()
+    // A manifest that cannot be read is an error, not an empty one: resuming without knowing
+    // what is recorded would upload and record documents twice.
+    let listed = p.dir.join("manifest.jsonl");
+    let earlier = if a.resume.is_some() && listed.exists() {
+        Manifest::read(&listed)?
     } else {
         Vec::new()
     };

@@ -109,7 +109,12 @@ impl SweepJob<'_> {
                 0 => (folder.clone(), *nonce),
                 k => (format!("{folder}/retry{k}"), *nonce ^ k),
             },
-            Folders::One { folder, nonce } => (folder.clone(), *nonce),
+            // A count-mode run whose documents were all stored but whose measurement was
+            // lost (`run` writes its result once, at the end) is measured again the same way.
+            Folders::One { folder, nonce } => match fresh {
+                0 => (folder.clone(), *nonce),
+                k => (format!("{folder}/retry{k}"), *nonce ^ k),
+            },
             // Named from the plan, the cell and the run, so every shard of a plan puts its
             // part of a run in the same folder with the same markers; a steady-state run
             // that was interrupted is run again in a folder of its own.
@@ -329,16 +334,12 @@ async fn one_run(
         .as_ref()
         .is_some_and(|r| !r.todo.iter().any(|i| owned.contains(i)))
     {
-        match job.folders {
-            // `run` keeps the runs it finished (its schedule lists them all).
-            Folders::One { .. } => return Ok(None),
-            // A sweep's schedule lists only runs without a record: this one's documents
-            // are all stored but a hard stop lost its measurement, so it is measured again.
-            Folders::PerRun { .. } => {
-                plan = job.cell_plan(cell, run, c, known, job.tries(cell, run), warm);
-                resume = None;
-            }
-        }
+        // The schedule lists only runs without a record (a sweep keeps each run's record as
+        // it ends; `run` writes its result at the end): this one's documents are all stored
+        // but a hard stop lost its measurement, so it is measured again in a folder of its
+        // own, and the result has every planned run.
+        plan = job.cell_plan(cell, run, c, known, job.tries(cell, run), warm);
+        resume = None;
     }
     obs.starting(k, n, cell, run);
     let fixtures = job.fixtures[&cell.size].clone();

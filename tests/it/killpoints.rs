@@ -2,7 +2,7 @@
 //! over a whole `run` (warm-up and 3 runs) and a whole 2-cell sweep (3 runs each), then
 //! `--resume` and `verify` must finish it, and the target's own store must agree with the
 //! manifest: every stored document listed exactly once, every listed one stored, every
-//! planned measured document stored exactly once. `INGESTBENCH_KILL_SEED=N` replays a seed;
+//! planned measured document stored exactly once; then `cleanup` must delete them all. `INGESTBENCH_KILL_SEED=N` replays a seed;
 //! every failure names the seed and the kill time.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -306,6 +306,25 @@ fn one_kill(
             text(&o).1
         ));
     }
+    // The finished result has every planned run measured (a run whose measurement the stop
+    // lost is measured again).
+    let measured = if sc.cmd == "run" {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
+        r["runs"].as_array().map_or(0, Vec::len) as u64
+    } else {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        s["runs_done"].as_u64().unwrap_or(0)
+    };
+    if measured != planned.len() as u64 {
+        return Err(format!(
+            "the resumed result has {measured} runs measured, {} planned",
+            planned.len()
+        ));
+    }
     let o = bin()
         .env("INGESTBENCH_PASSWORD", "admin")
         .args(["verify", "--quiet", "--url", &url])
@@ -325,8 +344,30 @@ fn one_kill(
     check_store(&dir, &store, planned, docs)?;
     let lines = manifest(&dir);
     let warm = lines.iter().filter(|l| l["warmup"] == true).count();
+    // And cleanup finishes it too: every document it uploaded, warm-up included, is deleted.
+    std::fs::remove_file(work.join("port")).unwrap();
+    let target = TargetProcess::start(work, TARGET);
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let o = bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(["cleanup", "--yes", "--url", &url])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    drop(target);
+    if o.status.code() != Some(0) {
+        return Err(format!(
+            "cleanup exited {:?}: {}",
+            o.status.code(),
+            text(&o).1
+        ));
+    }
+    let left = stored(&store).len();
+    if left > 0 {
+        return Err(format!("cleanup left {left} documents in the store"));
+    }
     Ok(format!(
-        "{} lines ({warm} warm-up){}",
+        "{} lines ({warm} warm-up){}, cleaned up",
         lines.len(),
         if finished { ", had finished" } else { "" }
     ))
