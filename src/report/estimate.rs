@@ -164,7 +164,7 @@ fn option(
     // N·L joins the run-to-run variance, degrees of freedom by Welch–Satterthwaite.
     let (extra, var_g, df_g) = match growth {
         Some((g, lever)) => (
-            (n * g.gamma() * lever).max(-t * 0.5),
+            (n * g.shift(lever)).max(-t * 0.5),
             (n * lever * g.se()).powi(2),
             g.df,
         ),
@@ -493,6 +493,21 @@ fn growth_finding(
     );
     if existing > 0 {
         line.push_str(&format!(" (with {existing} documents already there)"));
+    }
+    // Where the import fills the repository beyond what the sample saw, the growth is carried
+    // past its evidence: said with how far, since a growth that accelerates is not in it.
+    let (from, to) = (
+        existing as f64,
+        existing as f64 + 2.0 * (lever - existing as f64 + g.stored_mean),
+    );
+    let span = (g.stored_max - g.stored_min).max(1.0);
+    if to > g.stored_max * 1.1 {
+        line.push_str(&format!(
+            "; the import fills it from {from:.0} to {to:.0} documents, beyond the {:.0}–{:.0} the sample measured ({:.1}× its span further): if growth accelerates, the estimate is low; a sample at a fill nearer the import's would tell",
+            g.stored_min,
+            g.stored_max,
+            (to - g.stored_max) / span
+        ));
     }
     if let Some(m) = g.resolving_factor(lever, t_doc) {
         line.push_str(&format!(

@@ -3,26 +3,31 @@
 //!
 //! **Evidence.** A sweep fills the repository as it goes: its runs, in the order they
 //! started, each upload into a repository holding everything uploaded before them (measured
-//! and warm-up documents). Each run is placed at the fill level of its midpoint `S` (documents
-//! stored before it, plus half its own) and gives its wall-clock cost per document `t`
-//! (1 / docs/sec). Interleaving spreads every cell's runs over the whole sweep, so each cell
-//! sees several fill levels. An option (method, connection policy, thread count) is fitted
-//! from its own cells (one per size), since its parallelism sets how a server's extra work per
-//! document shows in wall-clock time.
+//! and warm-up documents). Interleaving spreads every cell's runs over the whole sweep, so
+//! each cell sees several fill levels. Each run gives eight steady windows (between its
+//! 10 % and 90 % marks, a tenth of its documents each), placed at the documents stored at
+//! their midpoint, with their wall-clock cost per document `t`: the sample as a continuous
+//! stream. (Runs without their ten marks give one observation each, at their midpoint.) An
+//! option (method, connection policy, thread count) is fitted from its own cells (one per
+//! size), since its parallelism sets how a server's extra work per document shows in
+//! wall-clock time.
 //!
 //! **Model.** `t(b, S) = t̄(b) + γ·(S − S̄_cell)`: every document costs γ seconds more per
 //! document already stored, whatever its size (index and folder growth are per document). γ
-//! is the pooled within-cell least-squares slope of `t − t̄_cell` on `S − S̄_cell`, with its
-//! standard error from the residuals (degrees of freedom: runs − cells − 1). The model is
-//! **linear** when γ is positive and significant (|γ| > t₀.₉₇₅·se), **flat** otherwise; a
-//! significant fall is flagged (a server still warming up, not a repository shrinking) and
-//! modelled flat. Either way the interval carries γ's uncertainty: a flat model is a claim the
-//! sample could not rule growth in, not that there is none.
+//! is the pooled within-cell least-squares slope of `t − t̄_cell` on `S − S̄_cell`; its
+//! standard error is clustered by run (a run's windows share its moment) with the runs'
+//! degrees of freedom (runs − cells − 1). The model is **linear** when γ is positive and
+//! |γ| > √2·se (Akaike's criterion: the model with γ predicts better), **flat** otherwise; a
+//! fall as large is a server still warming up, not a repository shrinking: modelled at the
+//! level the sample ended at, never extrapolated further. Either way the interval carries γ's
+//! uncertainty: a flat model is a claim the sample could not rule growth in, not that there
+//! is none.
 //!
 //! **Import.** Over an import of N documents into a repository holding `S₀` more than when
 //! it was measured, the mean fill is `S₀ + N/2`, so the duration is the measured one plus
 //! `N·γ·L` with lever `L = S₀ + N/2 − S̄` (`S̄` the sample's mean fill). Assumed: growth is
-//! linear beyond the fill levels measured; the lever says how far that is extrapolated.
+//! linear beyond the fill levels measured; the lever says how far that is extrapolated, and
+//! the estimate says when the import fills beyond what the sample saw.
 
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +65,10 @@ pub struct Growth {
     pub stored_min: f64,
     pub stored_max: f64,
     pub stored_mean: f64,
+    /// The cost fell through the sample (by the same criterion as growth): a server still
+    /// warming up; the estimate takes the level the sample ended at.
+    #[serde(default)]
+    pub warming: bool,
     /// Why this model: the test and its numbers, in words.
     pub evidence: String,
     /// Every run as evidence (for the chart).
@@ -67,12 +76,17 @@ pub struct Growth {
 }
 
 impl Growth {
-    /// γ (s per document per document stored), as the model uses it (0 when flat).
-    pub fn gamma(&self) -> f64 {
-        if self.model == "linear" {
-            self.s_per_doc_per_doc
-        } else {
-            0.0
+    /// What a document of an import with lever `lever` costs more (s) than the sample's mean:
+    /// γ·lever when linear; when the cost fell (a server still warming up through the sample)
+    /// the level the sample ended at, γ·(last fill − mean fill), never extrapolated further
+    /// (a warming server levels off); nothing when flat.
+    pub fn shift(&self, lever: f64) -> f64 {
+        match self.model.as_str() {
+            "linear" => self.s_per_doc_per_doc * lever,
+            _ if self.warming => {
+                self.s_per_doc_per_doc * (self.stored_max - self.stored_mean).min(lever.max(0.0))
+            }
+            _ => 0.0,
         }
     }
 
@@ -234,7 +248,7 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         (true, false) => (
             "flat",
             format!(
-                "cost fell {:.2} % per 1,000 documents stored (± {rel_ci:.2} %): a server still warming up rather than a repository that speeds up as it fills; modelled flat (warm it longer: --warmup)",
+                "cost fell {:.2} % per 1,000 documents stored (± {rel_ci:.2} %): a server still warming up rather than a repository that speeds up as it fills; modelled flat at the level the sample ended at (warm it longer: --warmup)",
                 -rel
             ),
         ),
@@ -252,6 +266,7 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         per_1000_docs: round(gamma / t_doc * 1000.0, 6),
         se_per_1000_docs: round(se / t_doc * 1000.0, 6),
         df,
+        warming: significant && gamma < 0.0,
         stored_min: lo,
         stored_max: hi,
         stored_mean: round(mean, 1),

@@ -192,6 +192,18 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     eprintln!("growth: {} ({})", g.model, g.evidence);
     if growth_ms_per_1000 > 0.0 {
         assert_eq!(g.model, "linear", "{}", g.evidence);
+        // The known growth: every request costs growth_ms_per_1000 more per 1,000 served, in
+        // one of 2 slots, so a document's wall-clock cost grows by half of that per document
+        // stored (one request each; the few folder requests aside).
+        let known = growth_ms_per_1000 / 1000.0 / 1000.0 / 2.0;
+        let ratio = g.s_per_doc_per_doc / known;
+        eprintln!("growth recovered: {ratio:.3} of the known slope");
+        assert!(
+            (0.75..=1.33).contains(&ratio),
+            "fitted {:.3e} s per document per document, known {known:.3e}: {}",
+            g.s_per_doc_per_doc,
+            g.evidence
+        );
     } else {
         // No growth configured: flat, or a growth too small to matter (the emulator's own
         // store does grow a little; 72 windows can see +0.1 % per 1,000 documents).
