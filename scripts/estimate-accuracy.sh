@@ -129,7 +129,10 @@ for case in dict.fromkeys(r[0] for r in rows):
     err = sorted(abs(float(r[5]) - 1) for r in ok)
     inside = sum(int(r[6]) for r in ok)
     ratios = sorted(float(r[5]) for r in ok)
-    print(f"{case}: {inside}/{len(ok)} inside the 95 % interval; median |predicted/measured - 1| "
-          f"{statistics.median(err)*100:.1f} %, max {err[-1]*100:.1f} %; ratios {ratios[0]:.3f}..{ratios[-1]:.3f}"
+    widths = [float(r[3]) / float(r[2]) for r in ok if float(r[2]) > 0]
+    q = statistics.quantiles(err, n=4) if len(err) > 1 else [err[0]] * 3
+    print(f"{case}: {inside}/{len(ok)} inside the 95 % interval; |predicted/measured - 1| "
+          f"median {statistics.median(err)*100:.1f} % (quartiles {q[0]*100:.1f}-{q[2]*100:.1f} %), max {err[-1]*100:.1f} %; "
+          f"ratios {ratios[0]:.3f}..{ratios[-1]:.3f}; median half-width {statistics.median(widths)*100:.0f} %"
           + (f"; {failed} trials failed" if failed else ""))
 PY
