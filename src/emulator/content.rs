@@ -1,17 +1,23 @@
 //! How the embedded target keeps document bytes on disk. A durable store (`ingestbench
 //! target`, `--target-data-dir`) writes every byte of every document to `content/<id>`.
-//! The temporary store of `run` and `sweep` may instead keep a document as a reference to
-//! the common prefix it shares with an earlier document plus its own rest
-//! (`content/<id>.ref`: `<base> <prefix length>`, a newline, the rest), so a quick start of
+//! The temporary store of `run` and `sweep` appends to one pack file instead, indexed in
+//! memory (it dies with the process), and may keep a document as a reference to the common
+//! prefix it shares with an earlier document plus its own rest, so a quick start of
 //! thousands of 3 MiB fixtures (which share everything up to a marker near their end)
 //! writes kilobytes per document instead of megabytes: disk write-back then neither fills
-//! the disk nor decides the measurement. Reads return the same bytes either way (prefixes
-//! are compared byte for byte, never trusted by a hash).
+//! the disk nor decides the measurement. One file, not one per document: creating a file is
+//! an inode allocation, and on ext4 right after another store's thousands of files were
+//! deleted that took half the target's CPU (`recently_deleted` in `ext4_create`, perf), and
+//! the first seconds of every quick start ran at half speed. Reads return the same bytes
+//! either way (prefixes are compared byte for byte, never trusted by a hash).
 //! Blocking calls.
 
+use std::collections::HashMap;
 use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -21,18 +27,29 @@ const MIN_SHARED: usize = 4 * 1024;
 /// shares nothing with them is written whole.
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
-/// An earlier document whose bytes later ones may start with: kept in memory (compared byte
-/// for byte) and on disk under `blobs/`.
-struct Base {
-    bytes: Bytes,
-    name: String,
+/// Where a temporary store's document lies: its first `shared` bytes are those of base
+/// `base`, the rest is at `offset` in the pack.
+#[derive(Clone, Copy)]
+struct Loc {
+    base: Option<(usize, usize)>,
+    offset: u64,
+    len: usize,
 }
 
-/// Where content goes, and the bases of an ephemeral store.
+/// A temporary store: one append-only pack file, its index, and the bases (earlier
+/// documents, held in memory, that later ones may start with).
+struct Pack {
+    file: std::fs::File,
+    end: AtomicU64,
+    index: Mutex<HashMap<String, Loc>>,
+    bases: Mutex<Vec<Bytes>>,
+}
+
+/// Where content goes.
 pub struct ContentStore {
     dir: PathBuf,
-    /// `None`: durable, every byte written.
-    shared: Option<Mutex<Vec<Base>>>,
+    /// `None`: durable, every byte written to a file of its own.
+    pack: Option<Pack>,
 }
 
 /// Length of the common prefix of `a` and `b` (compared 4 KiB at a time, then by byte).
@@ -48,12 +65,91 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
-impl ContentStore {
-    pub fn new(dir: PathBuf, share_prefixes: bool) -> ContentStore {
-        ContentStore {
-            dir,
-            shared: share_prefixes.then(|| Mutex::new(Vec::new())),
+impl Pack {
+    fn open(dir: &Path) -> std::io::Result<Pack> {
+        std::fs::create_dir_all(dir)?;
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(dir.join("pack"))?;
+        Ok(Pack {
+            file,
+            end: AtomicU64::new(0),
+            index: Mutex::new(HashMap::new()),
+            bases: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The base `content` shares most of its bytes with, and how many: (base, length). A
+    /// document sharing nothing is made a base itself while there is room.
+    fn prefix_of(&self, content: &Bytes) -> Option<(usize, usize)> {
+        if content.len() < MIN_SHARED {
+            return None;
         }
+        let mut bases = self.bases.lock().expect("bases");
+        let best = bases
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b[..64] == content[..64])
+            .map(|(i, b)| (i, common_prefix(b, content)))
+            .max_by_key(|(_, n)| *n);
+        if let Some((i, n)) = best
+            && n >= MIN_SHARED
+            && n >= content.len() / 2
+        {
+            return Some((i, n));
+        }
+        let held: usize = bases.iter().map(Bytes::len).sum();
+        if held + content.len() > CACHE_BYTES {
+            return None;
+        }
+        bases.push(content.clone());
+        Some((bases.len() - 1, content.len()))
+    }
+
+    fn write(&self, id: &str, content: &Bytes) -> std::io::Result<()> {
+        let base = self.prefix_of(content);
+        let rest = &content[base.map_or(0, |b| b.1)..];
+        // Space reserved without a lock; concurrent writes land side by side.
+        let offset = self.end.fetch_add(rest.len() as u64, Ordering::Relaxed);
+        self.file.write_all_at(rest, offset)?;
+        let loc = Loc {
+            base,
+            offset,
+            len: rest.len(),
+        };
+        self.index
+            .lock()
+            .expect("index")
+            .insert(id.to_string(), loc);
+        Ok(())
+    }
+
+    fn read(&self, id: &str) -> std::io::Result<Vec<u8>> {
+        let loc = self.index.lock().expect("index").get(id).copied();
+        let Some(loc) = loc else {
+            return Err(std::io::Error::new(ErrorKind::NotFound, "no such content"));
+        };
+        let mut out = Vec::new();
+        if let Some((i, n)) = loc.base {
+            out.extend_from_slice(&self.bases.lock().expect("bases")[i][..n]);
+        }
+        let at = out.len();
+        out.resize(at + loc.len, 0);
+        self.file.read_exact_at(&mut out[at..], loc.offset)?;
+        Ok(out)
+    }
+}
+
+impl ContentStore {
+    /// `temporary`: a store that dies with the process (one pack file, shared prefixes).
+    pub fn new(dir: PathBuf, temporary: bool) -> ContentStore {
+        // A pack that cannot be made falls back to a file per document (which reports the
+        // same error, with its path, at the first write).
+        let pack = temporary.then(|| Pack::open(&dir).ok()).flatten();
+        ContentStore { dir, pack }
     }
 
     fn path(&self, id: &str) -> PathBuf {
@@ -61,93 +157,35 @@ impl ContentStore {
         self.dir.join(shard).join(id)
     }
 
-    fn ref_path(&self, id: &str) -> PathBuf {
-        let mut p = self.path(id).into_os_string();
-        p.push(".ref");
-        PathBuf::from(p)
-    }
-
-    fn blob_path(&self, name: &str) -> PathBuf {
-        self.dir.join("blobs").join(name)
-    }
-
-    /// The base `content` shares most of its bytes with, and how many: (name, length).
-    /// A document sharing nothing is made a base itself while there is room.
-    fn prefix_of(&self, content: &Bytes) -> std::io::Result<Option<(String, usize)>> {
-        let Some(shared) = &self.shared else {
-            return Ok(None);
-        };
-        if content.len() < MIN_SHARED {
-            return Ok(None);
-        }
-        let mut bases = shared.lock().expect("bases");
-        let best = bases
-            .iter()
-            .filter(|b| b.bytes[..64] == content[..64])
-            .map(|b| (b, common_prefix(&b.bytes, content)))
-            .max_by_key(|(_, n)| *n);
-        if let Some((b, n)) = best
-            && n >= MIN_SHARED
-            && n >= content.len() / 2
-        {
-            return Ok(Some((b.name.clone(), n)));
-        }
-        let held: usize = bases.iter().map(|b| b.bytes.len()).sum();
-        if held + content.len() > CACHE_BYTES {
-            return Ok(None);
-        }
-        let name = format!("{}", uuid::Uuid::new_v4().simple());
-        let path = self.blob_path(&name);
-        std::fs::create_dir_all(path.parent().expect("blobs dir"))?;
-        std::fs::write(&path, content)?;
-        bases.push(Base {
-            bytes: content.clone(),
-            name: name.clone(),
-        });
-        Ok(Some((name, content.len())))
-    }
-
     /// Writes a document's content (before its node is committed).
     pub fn write(&self, id: &str, content: &Bytes) -> std::io::Result<()> {
+        if let Some(p) = &self.pack {
+            return p.write(id, content);
+        }
         let path = self.path(id);
         std::fs::create_dir_all(path.parent().expect("sharded path"))?;
-        match self.prefix_of(content)? {
-            None => std::fs::write(&path, content),
-            Some((name, n)) => {
-                let head = format!("{name} {n}\n");
-                let mut v = Vec::with_capacity(head.len() + content.len() - n);
-                v.extend_from_slice(head.as_bytes());
-                v.extend_from_slice(&content[n..]);
-                std::fs::write(self.ref_path(id), v)
-            }
-        }
+        std::fs::write(&path, content)
     }
 
     /// The document's bytes, whichever way they were kept.
     pub fn read(&self, id: &str) -> std::io::Result<Vec<u8>> {
-        match std::fs::read(self.path(id)) {
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            r => return r,
+        match &self.pack {
+            Some(p) => p.read(id),
+            None => std::fs::read(self.path(id)),
         }
-        let r = std::fs::read(self.ref_path(id))?;
-        let bad = || std::io::Error::new(ErrorKind::InvalidData, "bad content reference");
-        let nl = memchr::memchr(b'\n', &r).ok_or_else(bad)?;
-        let head = std::str::from_utf8(&r[..nl]).map_err(|_| bad())?;
-        let (name, n) = head.split_once(' ').ok_or_else(bad)?;
-        let n: usize = n.parse().map_err(|_| bad())?;
-        let mut out = std::fs::read(self.blob_path(name))?;
-        if out.len() < n {
-            return Err(bad());
-        }
-        out.truncate(n);
-        out.extend_from_slice(&r[nl + 1..]);
-        Ok(out)
     }
 
-    /// Removes a document's content (either form); shared prefixes stay.
+    /// Removes a document's content (a temporary store forgets it; its bytes stay in the
+    /// pack until the store is removed).
     pub fn remove(&self, id: &str) {
-        let _ = std::fs::remove_file(self.path(id));
-        let _ = std::fs::remove_file(self.ref_path(id));
+        match &self.pack {
+            Some(p) => {
+                p.index.lock().expect("index").remove(id);
+            }
+            None => {
+                let _ = std::fs::remove_file(self.path(id));
+            }
+        }
     }
 
     /// Bytes under this store's content directory (for tests and reports).
