@@ -27,8 +27,8 @@ const MIN_SHARED: usize = 4 * 1024;
 /// shares nothing with them is written whole.
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Where a temporary store's document lies: its first `shared` bytes are those of base
-/// `base`, the rest is at `offset` in the pack.
+/// Where a temporary store's document lies: `base` = (which base, how many of its first
+/// bytes), then `len` bytes of its own at `offset` in the pack.
 #[derive(Clone, Copy)]
 struct Loc {
     base: Option<(usize, usize)>,
@@ -145,11 +145,13 @@ impl Pack {
 
 impl ContentStore {
     /// `temporary`: a store that dies with the process (one pack file, shared prefixes).
-    pub fn new(dir: PathBuf, temporary: bool) -> ContentStore {
-        // A pack that cannot be made falls back to a file per document (which reports the
-        // same error, with its path, at the first write).
-        let pack = temporary.then(|| Pack::open(&dir).ok()).flatten();
-        ContentStore { dir, pack }
+    pub fn new(dir: PathBuf, temporary: bool) -> std::io::Result<ContentStore> {
+        let pack = if temporary {
+            Some(Pack::open(&dir)?)
+        } else {
+            None
+        };
+        Ok(ContentStore { dir, pack })
     }
 
     fn path(&self, id: &str) -> PathBuf {
@@ -220,7 +222,7 @@ mod tests {
     #[test]
     fn shared_prefixes_read_back_exactly_and_save_disk() {
         let dir = tempfile::tempdir().unwrap();
-        let s = ContentStore::new(dir.path().to_path_buf(), true);
+        let s = ContentStore::new(dir.path().to_path_buf(), true).unwrap();
         let (a, b) = (doc(3 << 20, 1), doc(3 << 20, 2));
         s.write("aa1", &a).unwrap();
         s.write("aa2", &b).unwrap();
@@ -238,14 +240,14 @@ mod tests {
     #[test]
     fn different_prefixes_and_durable_stores_keep_every_byte() {
         let dir = tempfile::tempdir().unwrap();
-        let s = ContentStore::new(dir.path().to_path_buf(), true);
+        let s = ContentStore::new(dir.path().to_path_buf(), true).unwrap();
         let mut other = doc(1 << 20, 1).to_vec();
         other[10] ^= 0xff;
         let other = Bytes::from(other);
         s.write("aa1", &doc(1 << 20, 1)).unwrap();
         s.write("aa2", &other).unwrap();
         assert_eq!(s.read("aa2").unwrap(), other);
-        let d = ContentStore::new(dir.path().join("durable"), false);
+        let d = ContentStore::new(dir.path().join("durable"), false).unwrap();
         d.write("cc1", &other).unwrap();
         assert_eq!(
             std::fs::read(dir.path().join("durable/cc/cc1")).unwrap(),

@@ -156,7 +156,13 @@ impl Store {
             dir: dir.to_path_buf(),
             ephemeral: share_prefixes,
             pool: Mutex::new(Vec::new()),
-            content: super::content::ContentStore::new(dir.join("content"), share_prefixes),
+            content: super::content::ContentStore::new(dir.join("content"), share_prefixes)
+                .with_context(|| {
+                    format!(
+                        "{}: cannot create the store's content pack",
+                        dir.join("content").display()
+                    )
+                })?,
         };
         let conn = store.connect()?;
         conn.execute_batch(SCHEMA)

@@ -139,7 +139,7 @@ pub fn place(runs: &[CellRun]) -> Vec<(&CellRun, f64, f64)> {
 
 /// A run's cost per document in each of its steady windows (between its 10 % and 90 %
 /// marks, one tenth of its documents each), placed at the window's fill level: the sample as
-/// a continuous stream, ten times the evidence of the run alone. `None` for a run without
+/// a continuous stream, eight observations where the run alone is one. `None` for a run without
 /// its ten marks (steady-state runs, too few documents).
 fn windows(r: &CellRun, mid: f64) -> Option<Vec<(f64, f64)>> {
     let rec = &r.record;
@@ -167,10 +167,10 @@ fn windows(r: &CellRun, mid: f64) -> Option<Vec<(f64, f64)>> {
 /// pause, a neighbour's burst), so γ's standard error is clustered by run and its degrees of
 /// freedom are those of the runs (runs − cells − 1), never of the windows.
 pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
-    // (cell, run index) -> observations (fill, cost)
     let per_run: Vec<Option<Vec<(f64, f64)>>> =
         placed.iter().map(|(r, s, _)| windows(r, *s)).collect();
     let use_windows = per_run.iter().all(Option::is_some);
+    // Per cell: (index of the run in `placed`, fill, cost) for every observation.
     let mut cells: std::collections::BTreeMap<String, Vec<(usize, f64, f64)>> = Default::default();
     for (i, (r, s, t)) in placed.iter().enumerate() {
         let e = cells.entry(r.cell.tag()).or_default();
@@ -377,6 +377,39 @@ mod tests {
             f.se_s_per_doc_per_doc < alone.se_s_per_doc_per_doc,
             "windows {f:?} vs runs alone {alone:?}"
         );
+    }
+
+    /// A cost that falls through the sample is a warming server: flat, estimated at the level
+    /// the sample ended at (never extrapolated below it); growth moves the import by γ·lever.
+    #[test]
+    fn a_warming_server_is_taken_at_the_level_it_ended_at() {
+        let mut runs = Vec::new();
+        for k in 0..12 {
+            let (threads, base) = if k % 2 == 0 { (2, 100.0) } else { (4, 180.0) };
+            // 1 % cheaper per run, for both cells.
+            let rate = base * (1.0 + 0.01 * k as f64);
+            runs.push(run(threads, 1000 + k as i64, 500, rate));
+        }
+        let f = fit(&place(&runs)).unwrap();
+        assert!(f.warming && f.model == "flat", "{f:?}");
+        let end = f.s_per_doc_per_doc * (f.stored_max - f.stored_mean);
+        assert!(end < 0.0);
+        assert_eq!(
+            f.shift(1e6),
+            end,
+            "never past the level the sample ended at"
+        );
+        assert_eq!(
+            f.shift(-5.0),
+            0.0,
+            "an import below the sample's fill: no shift"
+        );
+        let linear = Growth {
+            model: "linear".into(),
+            warming: false,
+            ..f
+        };
+        assert_eq!(linear.shift(2000.0), linear.s_per_doc_per_doc * 2000.0);
     }
 
     /// Two cells interleaved over 6 runs each, on a repository whose cost grows 5 % per

@@ -35,6 +35,16 @@ fn seed() -> u64 {
         })
 }
 
+/// Runs the binary with the embedded target's password on `args`, then the results `dir`.
+fn ib_on(args: &[&str], dir: &Path) -> std::process::Output {
+    bin()
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 /// splitmix64: the kill times from the seed.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -286,18 +296,10 @@ fn one_kill(
             Err(format!("no plan on disk, yet {n} documents stored"))
         };
     };
-    let mut c = bin();
-    c.env("INGESTBENCH_PASSWORD", "admin").stdout(Stdio::null());
     let o = if sc.cmd == "run" {
-        c.args(["run", "--quiet", "--url", &url, "--resume"])
-            .arg(&dir)
-            .output()
-            .unwrap()
+        ib_on(&["run", "--quiet", "--url", &url, "--resume"], &dir)
     } else {
-        c.args(["sweep", "--quiet", "--resume"])
-            .arg(&dir)
-            .output()
-            .unwrap()
+        ib_on(&["sweep", "--quiet", "--resume"], &dir)
     };
     if o.status.code() != Some(0) {
         return Err(format!(
@@ -325,12 +327,7 @@ fn one_kill(
             planned.len()
         ));
     }
-    let o = bin()
-        .env("INGESTBENCH_PASSWORD", "admin")
-        .args(["verify", "--quiet", "--url", &url])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let o = ib_on(&["verify", "--quiet", "--url", &url], &dir);
     if o.status.code() != Some(0) {
         let v = std::fs::read_to_string(dir.join("verify.json")).unwrap_or_default();
         return Err(format!(
@@ -348,12 +345,7 @@ fn one_kill(
     std::fs::remove_file(work.join("port")).unwrap();
     let target = TargetProcess::start(work, TARGET);
     let url = format!("http://127.0.0.1:{}", target.port);
-    let o = bin()
-        .env("INGESTBENCH_PASSWORD", "admin")
-        .args(["cleanup", "--yes", "--url", &url])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let o = ib_on(&["cleanup", "--yes", "--url", &url], &dir);
     drop(target);
     if o.status.code() != Some(0) {
         return Err(format!(
@@ -448,12 +440,7 @@ fn an_id_listed_twice_is_reported_as_a_manifest_defect() {
     let text_m = std::fs::read_to_string(&m).unwrap();
     let first = text_m.lines().next().unwrap().to_string();
     std::fs::write(&m, format!("{text_m}{first}\n")).unwrap();
-    let o = bin()
-        .env("INGESTBENCH_PASSWORD", "admin")
-        .args(["verify", "--quiet", "--url", &url])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let o = ib_on(&["verify", "--quiet", "--url", &url], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("verify.json")).unwrap()).unwrap();
