@@ -20,13 +20,15 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep=
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
+    --sample-from) from=$2; shift 2 ;;
+    --sample-pct) pct=$2; shift 2 ;;
     -*) echo "estimate-accuracy.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
   esac
@@ -41,8 +43,8 @@ trap cleanup EXIT
 export INGESTBENCH_PASSWORD=admin
 "$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
-sample=$(( docs / 10 ))
-echo "corpus $dir: $docs documents; sample: $sample documents per run (10 %), 3 runs, 3 sizes, $threads threads"
+sample=$(( docs * pct / 100 ))
+echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads"
 out="$work/trials.tsv"
 : > "$out"
 
@@ -73,7 +75,7 @@ trial() { # case k
   esac
   rm -rf "$work/results" "$work/methods"; mkdir -p "$work/methods"
   printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
-  "$bin" sweep --quiet --corpus "$work/corpus.json" --access-methods direct \
+  "$bin" sweep --quiet --corpus "${from:-$work/corpus.json}" --access-methods direct \
     --access-methods-dir "$work/methods" --threads "$threads" --docs "$sample" --runs 3 \
     "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
     || { echo "sweep failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }

@@ -14,7 +14,9 @@ use crate::fixtures::shadow::{self, Role};
 
 /// Describes the tree below `root`.
 pub fn scan(root: &Path) -> Result<CorpusDescription> {
-    let mut d = Describer::new(&root.display().to_string(), "directory");
+    // Absolute, so a sweep given the description elsewhere finds the same files.
+    let source = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut d = Describer::new(&source.display().to_string(), "directory");
     let mut stack: Vec<(PathBuf, u64)> = vec![(root.to_path_buf(), 0)];
     let mut head = vec![0u8; 512];
     while let Some((dir, depth)) = stack.pop() {

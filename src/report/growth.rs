@@ -179,10 +179,11 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
             _ => e.push((i, *s, *t)),
         }
     }
+    // Per cell: centred observations and the weight of its evidence.
     let (mut sxx, mut sxy, mut tsum) = (0.0, 0.0, 0.0);
     let (mut k, mut nobs) = (0usize, 0usize);
     let mut runs_used = std::collections::BTreeSet::new();
-    let mut obs = Vec::new();
+    let mut centred_cells = Vec::new();
     for v in cells.values() {
         let runs: std::collections::BTreeSet<usize> = v.iter().map(|o| o.0).collect();
         if runs.len() < 2 {
@@ -193,13 +194,26 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         let m = v.len() as f64;
         let sm = v.iter().map(|o| o.1).sum::<f64>() / m;
         let tm = v.iter().map(|o| o.2).sum::<f64>() / m;
-        for (run, s, t) in v {
-            let (x, y) = (s - sm, t - tm);
-            sxx += x * x;
-            sxy += x * y;
-            tsum += t;
-            nobs += 1;
-            obs.push((*run, x, y));
+        tsum += v.iter().map(|o| o.2).sum::<f64>();
+        nobs += v.len();
+        centred_cells.push(
+            v.iter()
+                .map(|(run, s, t)| (*run, s - sm, t - tm))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut weights: Vec<f64> = centred_cells.iter().map(|c| scatter(c)).collect();
+    weights = if use_windows && weights.iter().all(|v| *v > 0.0 && v.is_finite()) {
+        weights.iter().map(|v| 1.0 / v).collect()
+    } else {
+        vec![1.0; weights.len()]
+    };
+    let mut obs = Vec::new();
+    for (c, w) in centred_cells.iter().zip(&weights) {
+        for &(run, x, y) in c {
+            sxx += w * x * x;
+            sxy += w * x * y;
+            obs.push((run, *w, x, y));
         }
     }
     let g_runs = runs_used.len();
@@ -211,14 +225,17 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
     let se = if use_windows {
         // Cluster-robust (by run) sandwich variance, small-sample corrected.
         let mut score: std::collections::BTreeMap<usize, f64> = Default::default();
-        for (run, x, y) in &obs {
-            *score.entry(*run).or_default() += x * (y - gamma * x);
+        for (run, w, x, y) in &obs {
+            *score.entry(*run).or_default() += w * x * (y - gamma * x);
         }
         let g = score.len() as f64;
         let meat: f64 = score.values().map(|u| u * u).sum();
         (meat * g / (g - 1.0)).sqrt() / sxx
     } else {
-        let rss: f64 = obs.iter().map(|(_, x, y)| (y - gamma * x).powi(2)).sum();
+        let rss: f64 = obs
+            .iter()
+            .map(|(_, w, x, y)| w * (y - gamma * x).powi(2))
+            .sum();
         (rss / df / sxx).sqrt()
     };
     let t_doc = tsum / nobs as f64;
@@ -273,6 +290,23 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         evidence,
         points,
     })
+}
+
+/// A cell's scatter about its own line: the inverse is the weight of its evidence for γ.
+/// γ is seconds per document whatever the size, but a large document's cost scatters by
+/// more seconds than a small one's (a collection pause, a slow disk write scale with it):
+/// unweighted, the large cell's noise swamped the small cells' clear slope (on the real
+/// OpenCMIS server, growth called flat that the import then showed). Weighted least squares
+/// with each cell's residual variance is the efficient estimate under the model; the
+/// clustered standard error stays valid with estimated weights. Only with the runs' windows
+/// (a run alone gives a cell three points, too few to weigh it by); a cell without scatter,
+/// as in exact synthetic data, leaves every cell unweighted.
+fn scatter(centred: &[(usize, f64, f64)]) -> f64 {
+    let sxx: f64 = centred.iter().map(|o| o.1 * o.1).sum();
+    let sxy: f64 = centred.iter().map(|o| o.1 * o.2).sum();
+    let b = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let m = centred.len() as f64;
+    centred.iter().map(|o| (o.2 - b * o.1).powi(2)).sum::<f64>() / (m - 2.0).max(1.0)
 }
 
 /// Every run as evidence for the chart: its fill level and its cost relative to its cell.
@@ -377,6 +411,68 @@ mod tests {
             f.se_s_per_doc_per_doc < alone.se_s_per_doc_per_doc,
             "windows {f:?} vs runs alone {alone:?}"
         );
+    }
+
+    /// Growth is seconds per document whatever the size, but a large document's cost
+    /// scatters by far more seconds: weighted by each cell's scatter, the small cells' clear
+    /// slope is not swamped by the large cell's noise (unweighted, it was).
+    #[test]
+    fn a_noisy_large_cell_does_not_swamp_the_growth() {
+        let base = [0.5e-3, 1.0e-3, 8.0e-3];
+        let g = 0.05e-3 / 1000.0;
+        let (mut runs, mut stored) = (Vec::new(), 2000.0);
+        let mut seed = 7u64;
+        let mut unweighted = (0.0, 0.0);
+        let mut by_cell: [Vec<(f64, f64)>; 3] = Default::default();
+        for k in 0..9 {
+            let cell = k % 3;
+            let docs = 450u64;
+            let (mut at, mut marks) = (0.0, Vec::new());
+            for i in 0..10 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (seed >> 33) as f64 / (1u64 << 31) as f64 - 0.5;
+                let noise = if cell == 2 { 0.6 * u } else { 0.02 * u };
+                let s = stored + docs as f64 * (i as f64 + 0.5) / 10.0;
+                let t = (base[cell] + g * s) * (1.0 + noise);
+                at += t * docs as f64 / 10.0;
+                marks.push(at);
+                if (1..9).contains(&i) {
+                    by_cell[cell].push((s, t));
+                }
+            }
+            let mut r = run(1, 1000 + k as i64, docs, docs as f64 / at);
+            r.cell.size = [
+                crate::fixtures::SizeClass::Small,
+                crate::fixtures::SizeClass::Average,
+                crate::fixtures::SizeClass::Large,
+            ][cell];
+            r.record.progress_s = marks;
+            runs.push(r);
+            stored += docs as f64;
+        }
+        for v in &by_cell {
+            let m = v.len() as f64;
+            let (sm, tm) = (
+                v.iter().map(|o| o.0).sum::<f64>() / m,
+                v.iter().map(|o| o.1).sum::<f64>() / m,
+            );
+            for (s, t) in v {
+                unweighted.0 += (s - sm) * (t - tm);
+                unweighted.1 += (s - sm).powi(2);
+            }
+        }
+        let unweighted = unweighted.0 / unweighted.1;
+        let f = fit(&place(&runs)).unwrap();
+        let err = (f.s_per_doc_per_doc - g).abs() / g;
+        assert!(err < 0.1, "{} vs {g}: {f:?}", f.s_per_doc_per_doc);
+        assert!(
+            err < (unweighted - g).abs() / g,
+            "weighted {} closer than unweighted {unweighted} to {g}",
+            f.s_per_doc_per_doc
+        );
+        assert_eq!(f.model, "linear", "{}", f.evidence);
     }
 
     /// A cost that falls through the sample is a warming server: flat, estimated at the level
