@@ -405,6 +405,13 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 
+    /// A time budget for the whole sweep (e.g. 3m): after the planned runs, further runs
+    /// (up to --max-runs per cell) go to the comparisons with the baseline that are still
+    /// too noisy to tell (or, with --precision, wider than asked), nearest to an answer
+    /// first, until all are answered or the time is spent; the report names what stayed open.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+
     /// Print the plan and the estimate, then stop.
     #[arg(long)]
     pub dry_run: bool,

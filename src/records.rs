@@ -255,6 +255,10 @@ pub struct MeasurePolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
     pub max_runs: u32,
+    /// `sweep --budget`: the sweep's wall-clock time (s) within which runs beyond the planned
+    /// ones go to the comparisons still open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
 }
 
 impl Default for MeasurePolicy {
@@ -265,6 +269,7 @@ impl Default for MeasurePolicy {
             duration_s: None,
             precision_pct: None,
             max_runs: 0,
+            budget_s: None,
         }
     }
 }

@@ -215,6 +215,7 @@ async fn measure(
             .rendezvous
             .take()
             .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        baseline: None,
         jtl: sidecars.jtl(),
         metrics: sidecars.metrics(),
     };

@@ -137,6 +137,13 @@ fn print_plan(p: &Prepared, pending: &[(CellKey, u32)]) {
             human_secs(max)
         ));
     }
+    if let Some(b) = m.budget_s {
+        how.push_str(&format!(
+            "; --budget {}: further runs for open comparisons, up to {} runs per cell",
+            human_secs(b),
+            m.max_runs
+        ));
+    }
     eprintln!("{how}");
 }
 
@@ -255,17 +262,20 @@ async fn execute(
             .rendezvous
             .take()
             .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+        baseline: Some(p.spec.baseline.clone()),
         jtl: sidecars.jtl(),
         metrics: sidecars.metrics(),
     };
     let signals = super::watch_signals(live.clone());
-    let total =
-        if c.measure.duration_s.is_some() || c.measure.precision_pct.is_some() || c.shard.is_some()
-        {
-            0
-        } else {
-            pending.len() as u64 * p.spec.docs
-        };
+    let total = if c.measure.duration_s.is_some()
+        || c.measure.precision_pct.is_some()
+        || c.measure.budget_s.is_some()
+        || c.shard.is_some()
+    {
+        0
+    } else {
+        pending.len() as u64 * p.spec.docs
+    };
     let progress = Progress::start(total, c.quiet, live.clone());
     let mut rec = Recorder {
         dir: &p.dir,
@@ -373,9 +383,15 @@ fn report(
         );
     }
     if !p.spec.common.quiet {
-        eprintln!();
-        for f in crate::report::findings::findings(&summary) {
-            eprintln!("  {f}");
+        eprintln!("\nAnswers");
+        for a in crate::report::answers::answers(&summary) {
+            eprintln!("  {}: {}", a.question, a.answer);
+        }
+        for (question, lines) in crate::report::findings::grouped(&summary) {
+            eprintln!("{question}");
+            for f in lines {
+                eprintln!("  {f}");
+            }
         }
         for w in &summary.warnings {
             eprintln!("  warning: {w}");

@@ -8,6 +8,7 @@
 //! Knows nothing of the CLI, of printing, or of report formats.
 
 mod adopt;
+pub mod budget;
 mod cell;
 pub mod pool;
 mod session;

@@ -3,7 +3,8 @@
 //! it finishes), is measured by [`run_cell`] with the servers' CPU and memory read around it,
 //! and is handed to the [`RunObserver`] the moment it ends, so results reach the disk run by
 //! run. With `--precision`, cells whose docs/sec is not yet precise enough get further
-//! rounds of runs (interleaved the same way) up to `--max-runs`. Stops after an interrupt, a
+//! rounds of runs (interleaved the same way) up to `--max-runs`; with `--budget`, the cells
+//! of comparisons still open, while the time lasts (`budget`). Stops after an interrupt, a
 //! rejection of the documents outright, or a manifest that can no longer be written.
 
 use std::collections::{HashMap, HashSet};
@@ -61,6 +62,9 @@ pub struct SweepJob<'a> {
     /// `--shard K/N` and the common start across shards.
     pub shard: Option<(u64, u64)>,
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
+    /// `sweep`: the method every other is compared with (`--budget` spends runs on the
+    /// comparisons still open); `None` for `run`.
+    pub baseline: Option<String>,
     /// `--jtl`: where every measured upload's sample goes.
     pub jtl: Option<crate::metrics::jtl::JtlSink>,
     /// `--metrics-listen`: every cell's live counters.
@@ -258,10 +262,40 @@ impl SweepJob<'_> {
             })
             .collect()
     }
+
+    /// With `--budget`: one more run for each comparison still open (see `budget`), as many
+    /// as fit in the time left, judged by each cell's mean wall-clock time per run so far;
+    /// never past `--max-runs` runs of a cell.
+    fn budget_round(
+        &self,
+        rates: &HashMap<CellKey, Vec<(u32, f64)>>,
+        walls: &HashMap<CellKey, (f64, u32)>,
+        elapsed_s: f64,
+    ) -> Vec<(CellKey, u32)> {
+        let (Some(budget), Some(base)) = (self.measure.budget_s, &self.baseline) else {
+            return Vec::new();
+        };
+        let open = super::budget::open(rates, base, self.measure.precision_pct);
+        let mut left = budget - elapsed_s;
+        super::budget::round(rates, &open)
+            .into_iter()
+            .filter(|(c, _)| {
+                let runs = rates.get(c).map_or(0, Vec::len) as u32;
+                let wall = walls
+                    .get(c)
+                    .map_or(f64::INFINITY, |(s, n)| s / f64::from(*n));
+                let fits = runs < self.measure.max_runs && wall <= left;
+                if fits {
+                    left -= wall;
+                }
+                fits
+            })
+            .collect()
+    }
 }
 
-/// Runs the schedule, then (with `--precision`) further rounds; returns when it is done or
-/// stopped (see the module header).
+/// Runs the schedule, then (with `--precision` or `--budget`) further rounds; returns when
+/// it is done or stopped (see the module header).
 pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<SweepEnd> {
     let mut schedule: Vec<(CellKey, u32)> = job.schedule.to_vec();
     let mut order: Vec<CellKey> = Vec::new();
@@ -280,6 +314,8 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
     );
     // Access methods whose server a warm-up until steady has warmed in this invocation.
     let mut warmed: HashSet<String> = HashSet::new();
+    let started = std::time::Instant::now();
+    let mut walls: HashMap<CellKey, (f64, u32)> = HashMap::new();
     let mut k = 0;
     loop {
         while k < schedule.len() {
@@ -288,6 +324,7 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             }
             let (cell, run) = schedule[k].clone();
             k += 1;
+            let t0 = std::time::Instant::now();
             let Some((rate, end)) = one_run(
                 &job,
                 obs,
@@ -304,9 +341,16 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             if end.fatal.is_some() || job.live.interrupted.load(Ordering::Relaxed) {
                 return Ok(end);
             }
+            let w = walls.entry(cell.clone()).or_default();
+            w.0 += t0.elapsed().as_secs_f64();
+            w.1 += 1;
             rates.entry(cell).or_default().push((run, rate));
         }
-        let more = job.another_round(&order, &rates);
+        let more = if job.measure.budget_s.is_some() {
+            job.budget_round(&rates, &walls, started.elapsed().as_secs_f64())
+        } else {
+            job.another_round(&order, &rates)
+        };
         if more.is_empty() {
             return Ok(SweepEnd::default());
         }

@@ -1,5 +1,9 @@
 //! Small statistics the engine and the reports share: Student's t quantile, mean and
-//! variance, and the precision of a set of runs (`--precision`). Pure functions.
+//! variance, the precision of a set of runs (`--precision`), and the comparison of two cells
+//! with its three-way verdict (`--budget` spends runs on the comparisons it leaves open).
+//! Pure functions.
+
+use serde::{Deserialize, Serialize};
 
 /// Two-sided 97.5 % quantiles of Student's t for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [
@@ -61,6 +65,60 @@ pub fn cv(x: &[f64]) -> f64 {
     }
     let (m, v) = mean_var(x);
     if m == 0.0 { 0.0 } else { v.sqrt() / m.abs() }
+}
+
+/// Difference of `sample` against `baseline` as a percentage of the baseline mean, with the
+/// half-width of its 95 % Welch interval (also in % of the baseline mean). `None` when either
+/// side has no data or the baseline mean is 0.
+pub fn relative_pct(sample: &[f64], baseline: &[f64]) -> Option<(f64, f64)> {
+    if sample.is_empty() || baseline.is_empty() {
+        return None;
+    }
+    let (m1, v1) = mean_var(sample);
+    let (m2, v2) = mean_var(baseline);
+    if m2 == 0.0 {
+        return None;
+    }
+    let (n1, n2) = (sample.len() as f64, baseline.len() as f64);
+    let se2 = v1 / n1 + v2 / n2;
+    let half = if se2 > 0.0 && n1 > 1.0 && n2 > 1.0 {
+        let df = se2.powi(2) / ((v1 / n1).powi(2) / (n1 - 1.0) + (v2 / n2).powi(2) / (n2 - 1.0));
+        t975(df) * se2.sqrt()
+    } else {
+        0.0
+    };
+    Some(((m1 - m2) / m2 * 100.0, half / m2 * 100.0))
+}
+
+/// An interval half-width (in % of the baseline) up to which "no significant difference"
+/// is a finding; past it the data cannot rule out a difference worth knowing about.
+pub const DECISIVE_PCT: f64 = 5.0;
+
+/// How a comparison reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Slower,
+    Faster,
+    /// The 95 % interval contains 0 and is narrow: no difference worth knowing about.
+    NoDifference,
+    /// The interval contains 0 but is wide: the runs cannot tell.
+    TooNoisy,
+}
+
+/// The verdict on a difference `d` % with 95 % half-width `h` %.
+pub fn verdict(d: f64, h: f64) -> Verdict {
+    if h < d.abs() {
+        if d < 0.0 {
+            Verdict::Slower
+        } else {
+            Verdict::Faster
+        }
+    } else if h <= DECISIVE_PCT {
+        Verdict::NoDifference
+    } else {
+        Verdict::TooNoisy
+    }
 }
 
 #[cfg(test)]

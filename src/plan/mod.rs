@@ -193,6 +193,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         duration_s,
         precision_pct,
         max_runs: a.max_runs,
+        budget_s: None,
     })
 }
 

@@ -107,6 +107,17 @@ impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
     pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
+        if let Some(b) = &a.budget {
+            if common.shard.is_some() {
+                bail!(
+                    "--budget cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
+                );
+            }
+            common.measure.budget_s = match super::parse_duration(b) {
+                Some(v) if v > 0.0 => Some(v),
+                _ => bail!("--budget {b}: give a positive duration such as 90s, 3m or 1h"),
+            };
+        }
         let mut sizes = a.sizes.clone();
         sizes.dedup();
         let (corpus, files) = match &a.corpus {

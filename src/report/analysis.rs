@@ -4,30 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::metrics::stats::{mean_var, t975};
-
-/// Difference of `sample` against `baseline` as a percentage of the baseline mean, with the
-/// half-width of its 95 % Welch interval (also in % of the baseline mean). `None` when either
-/// side has no data or the baseline mean is 0.
-pub fn relative_pct(sample: &[f64], baseline: &[f64]) -> Option<(f64, f64)> {
-    if sample.is_empty() || baseline.is_empty() {
-        return None;
-    }
-    let (m1, v1) = mean_var(sample);
-    let (m2, v2) = mean_var(baseline);
-    if m2 == 0.0 {
-        return None;
-    }
-    let (n1, n2) = (sample.len() as f64, baseline.len() as f64);
-    let se2 = v1 / n1 + v2 / n2;
-    let half = if se2 > 0.0 && n1 > 1.0 && n2 > 1.0 {
-        let df = se2.powi(2) / ((v1 / n1).powi(2) / (n1 - 1.0) + (v2 / n2).powi(2) / (n2 - 1.0));
-        t975(df) * se2.sqrt()
-    } else {
-        0.0
-    };
-    Some(((m1 - m2) / m2 * 100.0, half / m2 * 100.0))
-}
+pub use crate::metrics::stats::{mean_var, relative_pct, t975};
 
 /// Peak, knee and degradation of a docs/sec-vs-threads curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,6 @@
 
 use std::fmt::Write;
 
-use super::findings::findings;
 use super::sweep::SweepSummary;
 use super::{html, table};
 
@@ -136,14 +135,25 @@ impl Exporter for Markdown {
             p.profile,
             p.node_type
         );
-        let _ = writeln!(o, "## What it means\n");
-        for f in findings(s) {
-            let _ = writeln!(o, "- {f}");
+        let _ = writeln!(o, "## Answers\n");
+        for a in super::answers::answers(s) {
+            let _ = writeln!(o, "- **{}:** {}", a.question, a.answer);
         }
-        for w in &s.warnings {
-            let _ = writeln!(o, "- **Warning:** {w}");
+        let _ = writeln!(o, "\n## What it means\n");
+        for (question, lines) in super::findings::grouped(s) {
+            let _ = writeln!(o, "### {question}\n");
+            for f in lines {
+                let _ = writeln!(o, "- {f}");
+            }
+            o.push('\n');
         }
-        o.push('\n');
+        if !s.warnings.is_empty() {
+            let _ = writeln!(o, "### Warnings\n");
+            for w in &s.warnings {
+                let _ = writeln!(o, "- **Warning:** {w}");
+            }
+            o.push('\n');
+        }
         for t in table::by_threads(s) {
             t.markdown(&mut o);
         }

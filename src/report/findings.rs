@@ -1,6 +1,7 @@
-//! The plain-language findings every report leads with: per method and size where scaling
-//! peaks and stops, and what each access method costs against the baseline at the smallest
-//! and largest thread count, with its 95 % interval. Pure text from the summary.
+//! The plain-language findings that follow a report's answers, grouped by question: per
+//! method and size where scaling peaks and stops, what each access method costs against the
+//! baseline at the smallest and largest thread count (with its 95 % interval), what limited
+//! the cells, and drift within runs. Pure text from the summary.
 
 use std::fmt::Write;
 
@@ -8,8 +9,43 @@ use super::sweep::SweepSummary;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 
-/// The plain-language findings every report leads with.
+/// The plain-language findings, one list.
 pub fn findings(s: &SweepSummary) -> Vec<String> {
+    grouped(s).into_iter().flat_map(|(_, v)| v).collect()
+}
+
+/// The findings grouped by the question they answer (empty groups left out): scaling, what
+/// each access method costs, what limited the cells, drift within runs.
+pub fn grouped(s: &SweepSummary) -> Vec<(&'static str, Vec<String>)> {
+    let drift: Vec<String> = s
+        .cells
+        .iter()
+        .filter(|c| c.drift.as_ref().is_some_and(|d| d.significant))
+        .map(|c| {
+            let d = c.drift.as_ref().expect("filtered");
+            format!(
+                "{} ({} connections), {} at {} threads: {}",
+                c.method,
+                c.connection,
+                c.size,
+                c.threads,
+                d.text()
+            )
+        })
+        .collect();
+    [
+        ("Where scaling stops", scaling(s)),
+        ("What each access method costs", costs(s)),
+        ("What limited the cells", limits(s)),
+        ("Drift within runs", drift),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .collect()
+}
+
+/// Per method and size: the peak, the knee, whether more threads made it worse, the USL fit.
+fn scaling(s: &SweepSummary) -> Vec<String> {
     let mut out = Vec::new();
     for row in &s.scaling {
         let sc = &row.scaling;
@@ -45,7 +81,12 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
         }
         out.push(line);
     }
-    // Relative cost: the smallest and the largest thread count of each method/size.
+    out
+}
+
+/// Relative cost: the smallest and the largest thread count of each method and size.
+fn costs(s: &SweepSummary) -> Vec<String> {
+    let mut out = Vec::new();
     let mut seen: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
     for r in &s.relative {
         let key = (r.method.clone(), r.connection, r.size);
@@ -64,22 +105,6 @@ pub fn findings(s: &SweepSummary) -> Vec<String> {
         if hi.threads != lo.threads {
             out.push(hi.text.clone());
         }
-    }
-    out.extend(limits(s));
-    for c in s
-        .cells
-        .iter()
-        .filter(|c| c.drift.as_ref().is_some_and(|d| d.significant))
-    {
-        let d = c.drift.as_ref().expect("filtered");
-        out.push(format!(
-            "{} ({} connections), {} at {} threads: {}",
-            c.method,
-            c.connection,
-            c.size,
-            c.threads,
-            d.text()
-        ));
     }
     out
 }

@@ -5,7 +5,6 @@
 use std::fmt::Write;
 
 use super::analysis::Usl;
-use super::findings::findings;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
 use crate::fixtures::SizeClass;
@@ -455,7 +454,9 @@ table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
 th:first-child, td:first-child {{ text-align: left; }}
 .warn {{ color: #a40; }}
-svg.chart {{ display: block; margin: 1em 0; background: #fff; }}
+svg.chart {{ display: block; margin: 1em 0; background: #fff; width: 100%; height: auto; }}
+section.answers {{ background: #f3f7fb; border-left: 4px solid #2a6fb0; padding: 0.2em 1.2em 0.8em; margin: 1em 0 2em; }}
+section.answers dt {{ font-weight: 600; margin-top: 0.6em; }} section.answers dd {{ margin: 0.1em 0 0 1.2em; }}
 svg .grid {{ stroke: #e4e4e4; }} svg .tick, svg .legend {{ font-size: 11px; fill: #333; }}
 svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font-weight: 600; fill: #222; }}
 </style></head><body>"#,
@@ -479,14 +480,16 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         esc(&p.profile),
         esc(&p.node_type)
     );
-    o.push_str("<h2>What it means</h2>\n<ul>\n");
-    for f in findings(s) {
-        let _ = writeln!(o, "<li>{}</li>", esc(&f));
+    o.push_str("<section class=\"answers\">\n<h2>Answers</h2>\n<dl>\n");
+    for a in super::answers::answers(s) {
+        let _ = writeln!(
+            o,
+            "<dt>{}</dt><dd>{}</dd>",
+            esc(&a.question),
+            esc(&a.answer)
+        );
     }
-    for w in &s.warnings {
-        let _ = writeln!(o, "<li class=\"warn\">Warning: {}</li>", esc(w));
-    }
-    o.push_str("</ul>\n<h2>docs/sec vs threads</h2>\n");
+    o.push_str("</dl>\n</section>\n<h2>docs/sec vs threads</h2>\n");
     for (size, _) in &p.sizes {
         for conn in &p.connections {
             let cells: Vec<&CellSummary> = s
@@ -498,6 +501,21 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
                 o.push_str(&chart(s, *size, *conn, &cells));
             }
         }
+    }
+    o.push_str("<h2>What it means</h2>\n");
+    for (question, lines) in super::findings::grouped(s) {
+        let _ = writeln!(o, "<h3>{}</h3>\n<ul>", esc(question));
+        for f in lines {
+            let _ = writeln!(o, "<li>{}</li>", esc(&f));
+        }
+        o.push_str("</ul>\n");
+    }
+    if !s.warnings.is_empty() {
+        o.push_str("<h3>Warnings</h3>\n<ul>\n");
+        for w in &s.warnings {
+            let _ = writeln!(o, "<li class=\"warn\">{}</li>", esc(w));
+        }
+        o.push_str("</ul>\n");
     }
     for t in table::relative(s)
         .into_iter()

@@ -6,43 +6,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::servers::ServerUsage;
-
-/// An interval half-width (in % of the baseline) up to which "no significant difference"
-/// is a finding; past it the data cannot rule out a difference worth knowing about.
-pub const DECISIVE_PCT: f64 = 5.0;
+pub use crate::metrics::stats::{DECISIVE_PCT, Verdict, verdict};
 
 /// A client using this share of all cores may be what was measured.
 pub const CLIENT_SATURATED: f64 = 0.9;
 
 /// A server using this share of its cores is the likely limit.
 pub const SERVER_SATURATED: f64 = 0.85;
-
-/// How a comparison reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Slower,
-    Faster,
-    /// The 95 % interval contains 0 and is narrow: no difference worth knowing about.
-    NoDifference,
-    /// The interval contains 0 but is wide: the runs cannot tell.
-    TooNoisy,
-}
-
-/// The verdict on a difference `d` % with 95 % half-width `h` %.
-pub fn verdict(d: f64, h: f64) -> Verdict {
-    if h < d.abs() {
-        if d < 0.0 {
-            Verdict::Slower
-        } else {
-            Verdict::Faster
-        }
-    } else if h <= DECISIVE_PCT {
-        Verdict::NoDifference
-    } else {
-        Verdict::TooNoisy
-    }
-}
 
 /// The words for a verdict: `what` is the comparison (e.g. "https-lb vs direct at 4
 /// threads"), `cv_pct` the larger coefficient of variation of the two sides.

@@ -5,6 +5,7 @@
 //! the caller's job.
 
 pub mod analysis;
+pub mod answers;
 pub mod estimate;
 pub mod export;
 pub mod findings;

@@ -136,6 +136,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
     if (runs.len() as u64) < planned {
         warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
     }
+    warnings.extend(budget_warning(plan, &relative, runs.len() as u64));
     SweepSummary {
         schema_version: SCHEMA_VERSION,
         plan: plan.clone(),
@@ -290,6 +291,51 @@ fn scaling_unreliable(
         }
         _ => None,
     }
+}
+
+/// With `--budget`: what the extra runs bought, and the comparisons still open when the time
+/// was spent, each with why (its interval against its difference, the noisier side's CV).
+fn budget_warning(plan: &SweepPlan, relative: &[Relative], done: u64) -> Option<String> {
+    let budget = plan.measure.budget_s?;
+    let open: Vec<&Relative> = relative
+        .iter()
+        .filter(|r| r.verdict == super::limits::Verdict::TooNoisy)
+        .collect();
+    let extra = done.saturating_sub(plan.runs_planned());
+    let spent = format!(
+        "--budget {budget:.0} s: {extra} run{} beyond the {} planned",
+        plural(extra),
+        plan.runs_planned()
+    );
+    if open.is_empty() {
+        return Some(format!(
+            "{spent}; every comparison with {} answered",
+            plan.baseline
+        ));
+    }
+    let names: Vec<String> = open
+        .iter()
+        .take(4)
+        .map(|r| {
+            format!(
+                "{} {} at {} thread{} ({:+.1} % ± {:.1} %)",
+                r.method,
+                r.size,
+                r.threads,
+                plural(r.threads),
+                r.diff_pct,
+                r.ci95_pct
+            )
+        })
+        .collect();
+    Some(format!(
+        "{spent}; {} of {} comparisons with {} still too noisy to tell when the time was spent: {}{} (the runs scatter more than the difference; a longer --budget, or a quieter machine, would resolve them)",
+        open.len(),
+        relative.len(),
+        plan.baseline,
+        names.join(", "),
+        if open.len() > 4 { ", …" } else { "" }
+    ))
 }
 
 /// Cells where the client may have been the bottleneck, cells with failed uploads, cells

@@ -104,6 +104,104 @@ async fn acceptance_sweep_writes_every_report_and_report_reproduces_them() {
     assert_eq!(files(&sweep), before);
 }
 
+/// `--budget`: runs beyond the planned ones go to the comparisons still open, within the
+/// time; the budget is recorded and reported, and report.md answers first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_spends_its_runs_on_open_comparisons_and_the_report_answers_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let methods = Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods");
+    let started = Instant::now();
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "sweep",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--access-methods",
+        "embedded-http,embedded-https",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--sizes",
+        "small",
+        "--docs",
+        "30",
+        "--runs",
+        "2",
+        "--budget",
+        "8s",
+        "--max-runs",
+        "12",
+        "--baseline",
+        "embedded-http",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ])
+    .unwrap();
+    let Cmd::Sweep(args) = cli.command else {
+        unreachable!()
+    };
+    let (outcome, summary) = ingestbench::sweep_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(summary.plan.measure.budget_s, Some(8.0));
+    assert_eq!(summary.runs_planned, 4);
+    assert!(summary.runs_done >= 4 && summary.cells.iter().all(|c| c.runs <= 12));
+    let r = &summary.relative[0];
+    let budget = summary
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("--budget 8 s"))
+        .expect("the budget is reported");
+    if r.verdict == ingestbench::report::limits::Verdict::TooNoisy {
+        assert!(
+            summary.runs_done > 4,
+            "an open comparison got runs: {budget}"
+        );
+        assert!(budget.contains("still too noisy"), "{budget}");
+    } else {
+        assert!(budget.contains("answered"), "{budget}");
+    }
+    let md = std::fs::read_to_string(only_dir(&results).join("report.md")).unwrap();
+    let (answers, details) = (
+        md.find("## Answers").unwrap(),
+        md.find("## What it means").unwrap(),
+    );
+    assert!(answers < details, "the answers come first");
+    assert!(md.contains("**What embedded-https costs against embedded-http:** small: "));
+    assert!(md.contains(&format!("{:.1} % ± {:.1} %", r.diff_pct.abs(), r.ci95_pct)));
+}
+
+/// A malformed or combined `--budget` is a usage error naming the flag.
+#[test]
+fn a_bad_budget_exits_2_naming_the_flag() {
+    for args in [
+        vec!["--budget", "soon"],
+        vec!["--budget", "0s"],
+        vec![
+            "--budget",
+            "1m",
+            "--shard",
+            "0/2",
+            "--plan-id",
+            "p",
+            "--rendezvous",
+            "127.0.0.1:9",
+        ],
+    ] {
+        let o = bin()
+            .args(["sweep", "--access-methods", "embedded-http", "--dry-run"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--budget"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn killed_midway_then_resume_completes_without_repeating_runs() {
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.

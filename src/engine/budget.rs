@@ -1,0 +1,180 @@
+//! `sweep --budget`: after the planned runs, further runs go where a comparison is still
+//! open, until every comparison is answered or the time is spent. A comparison is an access
+//! method's cell against the baseline's cell of the same connection policy, size and thread
+//! count (what the report's relative-cost table states); it is open while its verdict is
+//! "too noisy to tell" (see `metrics::stats::verdict`) on its 99 % interval, or, with
+//! `--precision`, while that interval is wider than asked. Pure choices on the runs' docs/sec; the schedule runs them.
+//!
+//! **Which runs.** Each round gives every open comparison one more run, nearest to an answer
+//! first (the smallest ratio of its interval to what would decide it: the difference itself,
+//! or the width at which "no difference" is a finding), so a short budget answers as many
+//! questions as it can; the run goes to the side whose variance term one more run shrinks
+//! most (`v/n − v/(n+1)`), usually the noisier. A cell shared by several open comparisons
+//! (a baseline) runs once per round.
+
+use std::collections::HashMap;
+
+use crate::metrics::stats::{DECISIVE_PCT, Verdict, mean_var, relative_pct, verdict};
+use crate::records::CellKey;
+
+/// Runs stop being added to a comparison when its 99 % interval answers it, not its 95 %
+/// one (the report's): every round is another look at the same comparison, and stopping at
+/// the first look that happens to be significant would make a chance difference look real
+/// more often than 1 in 20 (optional stopping). The ratio of the normal quantiles.
+const STOP_SCALE: f64 = 2.576 / 1.960;
+
+/// A comparison still open: the cell, its baseline cell, and how far from an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Open {
+    pub cell: CellKey,
+    pub baseline: CellKey,
+    /// Interval half-width over what would decide it (> 1 while open).
+    pub distance: f64,
+}
+
+/// The comparisons still open, nearest to an answer first. `rates` are each cell's
+/// `(run, docs/sec)`; cells without a baseline counterpart are not compared.
+pub fn open(
+    rates: &HashMap<CellKey, Vec<(u32, f64)>>,
+    baseline: &str,
+    precision_pct: Option<f64>,
+) -> Vec<Open> {
+    let mut out: Vec<Open> = rates
+        .keys()
+        .filter(|c| c.method != baseline)
+        .filter_map(|c| {
+            let b = CellKey {
+                method: baseline.to_string(),
+                ..c.clone()
+            };
+            let side = |k: &CellKey| -> Vec<f64> { rates[k].iter().map(|r| r.1).collect() };
+            let base = rates.get(&b).map(|_| side(&b))?;
+            let (d, h) = relative_pct(&side(c), &base)?;
+            let h = h * STOP_SCALE;
+            let decided = match precision_pct {
+                Some(p) => h <= p,
+                None => verdict(d, h) != Verdict::TooNoisy,
+            };
+            if decided {
+                return None;
+            }
+            let goal = precision_pct.unwrap_or_else(|| d.abs().max(DECISIVE_PCT));
+            Some(Open {
+                cell: c.clone(),
+                baseline: b,
+                distance: h / goal,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.distance
+            .total_cmp(&b.distance)
+            .then_with(|| a.cell.tag().cmp(&b.cell.tag()))
+    });
+    out
+}
+
+/// One round: for each open comparison (in order), the side one more run helps most, and
+/// that cell's next run number; a cell at most once.
+pub fn round(rates: &HashMap<CellKey, Vec<(u32, f64)>>, open: &[Open]) -> Vec<(CellKey, u32)> {
+    let gain = |k: &CellKey| {
+        let v: Vec<f64> = rates[k].iter().map(|r| r.1).collect();
+        let (m, var) = mean_var(&v);
+        let n = v.len() as f64;
+        if m > 0.0 {
+            var / (m * m) / (n * (n + 1.0))
+        } else {
+            0.0
+        }
+    };
+    let mut out: Vec<(CellKey, u32)> = Vec::new();
+    for o in open {
+        let pick = if gain(&o.cell) >= gain(&o.baseline) {
+            &o.cell
+        } else {
+            &o.baseline
+        };
+        if out.iter().any(|(c, _)| c == pick) {
+            continue;
+        }
+        let next = rates[pick].iter().map(|r| r.0).max().unwrap_or(0) + 1;
+        out.push((pick.clone(), next));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::SizeClass;
+    use crate::transport::ConnectionPolicy;
+
+    fn key(method: &str, size: SizeClass) -> CellKey {
+        CellKey {
+            method: method.into(),
+            connection: ConnectionPolicy::Reuse,
+            size,
+            threads: 1,
+        }
+    }
+
+    fn runs(v: &[f64]) -> Vec<(u32, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, r)| (i as u32 + 1, *r))
+            .collect()
+    }
+
+    /// A clear difference and a clear "no difference" are answered; a noisy comparison is
+    /// open and its noisier side runs next; the nearest to an answer comes first.
+    #[test]
+    fn open_comparisons_get_runs_on_their_noisier_side_nearest_first() {
+        let mut rates = HashMap::new();
+        // Answered: 10 % slower, tight.
+        rates.insert(
+            key("http", SizeClass::Small),
+            runs(&[1000.0, 1002.0, 998.0]),
+        );
+        rates.insert(key("https", SizeClass::Small), runs(&[900.0, 901.0, 899.0]));
+        // Open, far: the https side scatters by ±30 %.
+        rates.insert(
+            key("http", SizeClass::Average),
+            runs(&[500.0, 501.0, 499.0]),
+        );
+        rates.insert(
+            key("https", SizeClass::Average),
+            runs(&[350.0, 650.0, 480.0]),
+        );
+        // Open, near: a 6 % difference with an interval a little wider.
+        rates.insert(key("http", SizeClass::Large), runs(&[100.0, 96.0, 104.0]));
+        rates.insert(key("https", SizeClass::Large), runs(&[94.0, 95.0, 93.0]));
+        let o = open(&rates, "http", None);
+        assert_eq!(o.len(), 2, "{o:?}");
+        assert_eq!(o[0].cell.size, SizeClass::Large, "nearest first: {o:?}");
+        assert!(o.iter().all(|x| x.distance > 1.0));
+        let r = round(&rates, &o);
+        assert_eq!(
+            r,
+            vec![
+                (key("http", SizeClass::Large), 4),
+                (key("https", SizeClass::Average), 4)
+            ]
+        );
+        // With --precision 0.2 %, the tight comparison (± 0.4 % at 95 %) is open too.
+        assert_eq!(open(&rates, "http", Some(0.2)).len(), 3);
+    }
+
+    /// No baseline counterpart, no comparison; a baseline shared by two open comparisons
+    /// runs once per round.
+    #[test]
+    fn a_shared_baseline_runs_once_per_round() {
+        let mut rates = HashMap::new();
+        rates.insert(key("http", SizeClass::Small), runs(&[500.0, 700.0, 600.0]));
+        rates.insert(key("a", SizeClass::Small), runs(&[600.0, 601.0, 599.0]));
+        rates.insert(key("b", SizeClass::Small), runs(&[610.0, 611.0, 609.0]));
+        rates.insert(key("c", SizeClass::Large), runs(&[10.0, 20.0]));
+        let o = open(&rates, "http", None);
+        assert_eq!(o.len(), 2, "{o:?}");
+        assert_eq!(round(&rates, &o), vec![(key("http", SizeClass::Small), 4)]);
+    }
+}
