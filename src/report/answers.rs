@@ -122,19 +122,20 @@ fn scaling(s: &SweepSummary) -> Vec<Answer> {
                 .map(|r| {
                     let sc = &r.scaling;
                     let mut p = format!(
-                        "{}: 90 % of its peak from {} ({:.0} docs/s at {})",
+                        "{}: 90 % of its peak from {} (peak {:.0} docs/s at {}",
                         r.size,
                         threads(sc.knee_threads),
                         sc.peak_docs_per_sec,
-                        threads(sc.peak_threads)
+                        sc.peak_threads
                     );
                     if let Some(t) = sc.degrades_after_threads {
-                        let _ = write!(p, ", worse beyond {}", threads(t));
+                        let _ = write!(p, ", worse beyond {t}");
                     } else if sc.peak_threads == max_threads {
-                        p.push_str(", still rising at the most threads measured");
+                        p.push_str(", the most measured");
                     }
+                    p.push(')');
                     if r.unreliable.is_some() {
-                        p.push_str(" (noisy)");
+                        p.push_str(" (uncertain: noisy points, see below)");
                     }
                     p
                 })
@@ -247,9 +248,8 @@ mod tests {
             .unwrap();
         let row = s.scaling.iter().find(|r| r.method == "direct").unwrap();
         assert!(scale.answer.contains(&format!(
-            "{:.0} docs/s at {}",
-            row.scaling.peak_docs_per_sec,
-            threads(row.scaling.peak_threads)
+            "peak {:.0} docs/s at {}",
+            row.scaling.peak_docs_per_sec, row.scaling.peak_threads
         )));
         assert!(
             scale

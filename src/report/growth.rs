@@ -14,9 +14,9 @@
 //!
 //! **Model.** `t(b, S) = t̄(b) + γ·(S − S̄_cell)`: every document costs γ seconds more per
 //! document already stored, whatever its size (index and folder growth are per document). γ
-//! is the pooled within-cell least-squares slope of `t − t̄_cell` on `S − S̄_cell`; its
-//! standard error is clustered by run (a run's windows share its moment) with the runs'
-//! degrees of freedom (runs − cells − 1). The model is **linear** when γ is positive and
+//! is the pooled within-cell least-squares slope of `t − t̄_cell` on `S − S̄_cell`, each
+//! cell weighted by the inverse of its scatter; its standard error is clustered by run (a
+//! run's windows share its moment) with the runs' degrees of freedom (runs − cells − 1). The model is **linear** when γ is positive and
 //! |γ| > √2·se (Akaike's criterion: the model with γ predicts better), **flat** otherwise; a
 //! fall as large is a server still warming up, not a repository shrinking: modelled at the
 //! level the sample ended at, never extrapolated further. Either way the interval carries γ's
