@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{Context, Result, bail};
@@ -150,6 +151,30 @@ struct Shared {
     file: Mutex<File>,
     /// The first write error, with the file's name.
     error: OnceLock<String>,
+    /// Bytes appended since the last [`kick_writeback`].
+    unkicked: AtomicU64,
+}
+
+/// Appended bytes after which the kernel is asked to start writing them out.
+const KICK_AT: u64 = 256 * 1024;
+
+/// Starts writing the file's dirty pages out now, without waiting for them. Left to the
+/// kernel, an appended file's pages go out all at once about 30 s after its first unwritten
+/// append (write-back expires per file): a sweep's manifest grows ~1.2 MB/s, so every 30 s
+/// ~37 MB were written in one burst in the middle of a run on these same cores (vmstat
+/// during the quick start). Kicked every 256 KiB, they go out in small pieces as they come.
+/// Also sooner on disk. Not a sync: durability is `flush`'s.
+fn kick_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor we hold; offset 0, length 0 = to the end of the file.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 impl Shared {
@@ -157,7 +182,16 @@ impl Shared {
         if self.error.get().is_some() {
             return;
         }
-        let r = self.file.lock().expect("manifest").write_all(buf);
+        let file = self.file.lock().expect("manifest");
+        let r = (&*file).write_all(buf);
+        if r.is_ok()
+            && self.unkicked.fetch_add(buf.len() as u64, Ordering::Relaxed) + buf.len() as u64
+                >= KICK_AT
+        {
+            self.unkicked.store(0, Ordering::Relaxed);
+            kick_writeback(&file);
+        }
+        drop(file);
         if let Err(e) = r {
             let _ = self.error.set(format!(
                 "cannot write the manifest {}: {e}; uploads stopped (free space or fix the directory, then finish with --resume)",
@@ -224,6 +258,7 @@ impl Manifest {
                 path: path.to_path_buf(),
                 file: Mutex::new(file),
                 error: OnceLock::new(),
+                unkicked: AtomicU64::new(0),
             }),
         })
     }

@@ -74,6 +74,16 @@ fn html_report_renders_in_headless_chromium() {
             && dom_text.contains("https-lb vs direct at 1 thread")
             && dom_text.contains("% slower")
     );
+    // The answers come first, in their own box, before the charts and the details.
+    let answers = dom_text.find("<h2>Answers</h2>").expect("an Answers block");
+    assert!(answers < dom_text.find("<svg class=\"chart\"").unwrap());
+    assert!(answers < dom_text.find("What it means").unwrap());
+    assert_eq!(
+        count("<dt>"),
+        5,
+        "costs, scaling per method, fastest, unresolved"
+    );
+    assert!(dom_text.contains("<dt>What https-lb costs against direct</dt>"));
     let stderr = String::from_utf8_lossy(&dom.stderr);
     let console_errors: Vec<&str> = stderr
         .lines()
