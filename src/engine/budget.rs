@@ -2,8 +2,9 @@
 //! open, until every comparison is answered or the time is spent. A comparison is an access
 //! method's cell against the baseline's cell of the same connection policy, size and thread
 //! count (what the report's relative-cost table states); it is open while its verdict is
-//! "too noisy to tell" (see `metrics::stats::verdict`) on its 99 % interval, or, with
-//! `--precision`, while that interval is wider than asked. Pure choices on the runs' docs/sec; the schedule runs them.
+//! "too noisy to tell" (see `metrics::stats::verdict`), a difference counting as found only
+//! on its 99 % interval (see [`STOP_SCALE`]), or, with `--precision`, while that interval is
+//! wider than asked. Pure choices on the runs' docs/sec; the schedule runs them.
 //!
 //! **Which runs.** Each round gives every open comparison one more run, nearest to an answer
 //! first (the smallest ratio of its interval to what would decide it: the difference itself,
@@ -17,10 +18,11 @@ use std::collections::HashMap;
 use crate::metrics::stats::{DECISIVE_PCT, Verdict, mean_var, relative_pct, verdict};
 use crate::records::CellKey;
 
-/// Runs stop being added to a comparison when its 99 % interval answers it, not its 95 %
-/// one (the report's): every round is another look at the same comparison, and stopping at
-/// the first look that happens to be significant would make a chance difference look real
-/// more often than 1 in 20 (optional stopping). The ratio of the normal quantiles.
+/// Runs stop being added to a comparison that shows a difference only when its 99 % interval
+/// excludes 0, not its 95 % one (the report's): every round is another look at the same
+/// comparison, and stopping at the first look that happens to be significant would make a
+/// chance difference look real more often than 1 in 20 (optional stopping). The ratio of the
+/// normal quantiles.
 const STOP_SCALE: f64 = 2.576 / 1.960;
 
 /// A comparison still open: the cell, its baseline cell, and how far from an answer.
@@ -50,10 +52,12 @@ pub fn open(
             let side = |k: &CellKey| -> Vec<f64> { rates[k].iter().map(|r| r.1).collect() };
             let base = rates.get(&b).map(|_| side(&b))?;
             let (d, h) = relative_pct(&side(c), &base)?;
-            let h = h * STOP_SCALE;
+            // A difference is taken as found on its 99 % interval; "no difference" on the 95 %
+            // one, as reported (how narrow an interval is does not depend on where its
+            // centre happens to lie, so repeated looks do not bias it).
             let decided = match precision_pct {
-                Some(p) => h <= p,
-                None => verdict(d, h) != Verdict::TooNoisy,
+                Some(p) => h * STOP_SCALE <= p,
+                None => h * STOP_SCALE < d.abs() || verdict(d, h) == Verdict::NoDifference,
             };
             if decided {
                 return None;
