@@ -6,10 +6,12 @@
 //! on its 99 % interval (see [`STOP_SCALE`]), or, with `--precision`, while that interval is
 //! wider than asked. Pure choices on the runs' docs/sec; the schedule runs them.
 //!
-//! **Which runs.** Each round gives every open comparison one more run, nearest to an answer
+//! **Which runs.** Each round gives every open comparison one more run: those at the fewest
+//! and the most threads first (the report's answers state them), then nearest to an answer
 //! first (the smallest ratio of its interval to what would decide it: the difference itself,
 //! or the width at which "no difference" is a finding), so a short budget answers as many
-//! questions as it can; the run goes to the side whose variance term one more run shrinks
+//! questions as it can; as many runs of a round are started as fit in the time left, in
+//! that order; the run goes to the side whose variance term one more run shrinks
 //! most (`v/n − v/(n+1)`), usually the noisier. A cell shared by several open comparisons
 //! (a baseline) runs once per round.
 
@@ -70,9 +72,14 @@ pub fn open(
             })
         })
         .collect();
+    // The fewest and the most threads first: the report's answers state those.
+    let lo = rates.keys().map(|c| c.threads).min().unwrap_or(0);
+    let hi = rates.keys().map(|c| c.threads).max().unwrap_or(0);
+    let inner = |o: &Open| o.cell.threads != lo && o.cell.threads != hi;
     out.sort_by(|a, b| {
-        a.distance
-            .total_cmp(&b.distance)
+        inner(a)
+            .cmp(&inner(b))
+            .then(a.distance.total_cmp(&b.distance))
             .then_with(|| a.cell.tag().cmp(&b.cell.tag()))
     });
     out
@@ -166,6 +173,31 @@ mod tests {
         );
         // With --precision 0.2 %, the tight comparison (± 0.4 % at 95 %) is open too.
         assert_eq!(open(&rates, "http", Some(0.2)).len(), 3);
+    }
+
+    /// An open comparison at the fewest or the most threads (what the answers state) comes
+    /// before one in between, however near that one is.
+    #[test]
+    fn the_fewest_and_the_most_threads_come_first() {
+        let at = |m: &str, t: u64| CellKey {
+            threads: t,
+            ..key(m, SizeClass::Small)
+        };
+        let mut rates = HashMap::new();
+        for t in [1, 4, 8] {
+            rates.insert(at("http", t), runs(&[100.0, 96.0, 104.0]));
+        }
+        rates.insert(at("https", 4), runs(&[94.0, 95.0, 93.0]));
+        rates.insert(at("https", 1), runs(&[60.0, 140.0, 100.0]));
+        rates.insert(at("https", 8), runs(&[70.0, 130.0, 100.0]));
+        let o = open(&rates, "http", None);
+        let order: Vec<u64> = o.iter().map(|x| x.cell.threads).collect();
+        assert_eq!(order.len(), 3, "{o:?}");
+        assert_eq!(order[2], 4, "{o:?}");
+        assert!(
+            o[2].distance < o[0].distance,
+            "the inner one is nearer: {o:?}"
+        );
     }
 
     /// No baseline counterpart, no comparison; a baseline shared by two open comparisons
