@@ -98,14 +98,13 @@ impl Exporter for Markdown {
         let _ = writeln!(o, "# ingestbench sweep {}\n", p.id);
         let _ = writeln!(
             o,
-            "Started {} · ingestbench {} · host {} ({} cores) · seed {} · {} of {} runs done\n",
+            "Started {} · ingestbench {} · host {} ({} cores) · seed {} · {}\n",
             p.started_at,
             p.tool.version,
             p.host.hostname,
             p.host.cpus,
             p.seed,
-            s.runs_done,
-            s.runs_planned
+            s.runs_text()
         );
         let methods: Vec<String> = p
             .methods

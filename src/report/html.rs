@@ -465,14 +465,13 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
     let _ = writeln!(o, "<h1>ingestbench sweep {}</h1>", esc(&p.id));
     let _ = writeln!(
         o,
-        "<p>Started {} · ingestbench {} · host {} ({} cores) · seed {} · {} of {} runs done · {} documents per run, {} runs per cell, order {} · baseline {} · profile {} ({})</p>",
+        "<p>Started {} · ingestbench {} · host {} ({} cores) · seed {} · {} · {} documents per run, {} runs per cell, order {} · baseline {} · profile {} ({})</p>",
         esc(&p.started_at),
         esc(&p.tool.version),
         esc(&p.host.hostname),
         p.host.cpus,
         p.seed,
-        s.runs_done,
-        s.runs_planned,
+        esc(&s.runs_text()),
         p.docs,
         p.runs,
         p.order,

@@ -119,6 +119,23 @@ pub struct SweepSummary {
     pub estimate: Option<super::estimate::Estimate>,
 }
 
+impl SweepSummary {
+    /// "30 of 30 runs done", or, when `--budget` or `--precision` added runs, "119 runs done
+    /// (72 planned, 47 more where intervals were still too wide)".
+    pub fn runs_text(&self) -> String {
+        if self.runs_done > self.runs_planned {
+            format!(
+                "{} runs done ({} planned, {} more where intervals were still too wide)",
+                self.runs_done,
+                self.runs_planned,
+                self.runs_done - self.runs_planned
+            )
+        } else {
+            format!("{} of {} runs done", self.runs_done, self.runs_planned)
+        }
+    }
+}
+
 /// Share of all cores at which the client counts as saturated.
 pub const SATURATION_SHARE: f64 = 0.9;
 
