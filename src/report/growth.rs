@@ -362,6 +362,20 @@ mod tests {
         }
     }
 
+    /// The k-th run of the sweep, of size class `cell` (0 small, 1 average, 2 large), with
+    /// its ten progress marks (its duration the last).
+    fn windowed(k: usize, cell: usize, docs: u64, marks: Vec<f64>) -> CellRun {
+        let at = *marks.last().expect("ten marks");
+        let mut r = run(1, 1000 + k as i64, docs, docs as f64 / at);
+        r.cell.size = [
+            crate::fixtures::SizeClass::Small,
+            crate::fixtures::SizeClass::Average,
+            crate::fixtures::SizeClass::Large,
+        ][cell];
+        r.record.progress_s = marks;
+        r
+    }
+
     /// Three cells of 3 runs each whose runs record their ten progress marks, on a
     /// repository whose cost grows 20 % per 1,000 documents, with one run's windows all
     /// disturbed together (a pause): the windows find the growth more precisely than the 9
@@ -382,14 +396,7 @@ mod tests {
                 at += (base[cell] + g * s) * jitter * pause * docs as f64 / 10.0;
                 marks.push(at);
             }
-            let mut r = run(1, 1000 + k as i64, docs, docs as f64 / at);
-            r.cell.size = [
-                crate::fixtures::SizeClass::Small,
-                crate::fixtures::SizeClass::Average,
-                crate::fixtures::SizeClass::Large,
-            ][cell];
-            r.record.progress_s = marks;
-            runs.push(r);
+            runs.push(windowed(k, cell, docs, marks));
             stored += docs as f64;
         }
         let f = fit(&place(&runs)).unwrap();
@@ -442,14 +449,7 @@ mod tests {
                     by_cell[cell].push((s, t));
                 }
             }
-            let mut r = run(1, 1000 + k as i64, docs, docs as f64 / at);
-            r.cell.size = [
-                crate::fixtures::SizeClass::Small,
-                crate::fixtures::SizeClass::Average,
-                crate::fixtures::SizeClass::Large,
-            ][cell];
-            r.record.progress_s = marks;
-            runs.push(r);
+            runs.push(windowed(k, cell, docs, marks));
             stored += docs as f64;
         }
         for v in &by_cell {
