@@ -104,14 +104,20 @@ async fn start_embedded(
     let (dir, tmp) = match data_dir {
         Some(d) => (d.to_path_buf(), None),
         None => {
-            let base = temp_store_base();
-            remove_stale_stores(&base);
-            let p = base.join(format!(
+            let name = format!(
                 "{STORE_PREFIX}{}-{}",
                 std::process::id(),
                 uuid::Uuid::new_v4().simple()
-            ));
-            std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+            );
+            let base = temp_store_base();
+            remove_stale_stores(&base);
+            // Memory first; a /dev/shm that refuses the directory falls back to disk.
+            let mut p = base.join(&name);
+            if std::fs::create_dir_all(&p).is_err() {
+                p = std::env::temp_dir().join(&name);
+                std::fs::create_dir_all(&p)
+                    .with_context(|| format!("creating {} (set TMPDIR to a writable directory, or give --target-data-dir)", p.display()))?;
+            }
             (p.clone(), Some(TempStore(p)))
         }
     };
