@@ -151,8 +151,11 @@ struct Shared {
     file: Mutex<File>,
     /// The first write error, with the file's name.
     error: OnceLock<String>,
-    /// Bytes appended since the last [`kick_writeback`].
+    /// Bytes appended since the last [`kick_writeback`] (approximate under concurrency: a
+    /// kick more or less changes nothing).
     unkicked: AtomicU64,
+    /// The file's descriptor, for the kick; valid as long as `file` lives.
+    fd: std::os::fd::RawFd,
 }
 
 /// Appended bytes after which the kernel is asked to start writing them out.
@@ -164,17 +167,11 @@ const KICK_AT: u64 = 256 * 1024;
 /// ~37 MB were written in one burst in the middle of a run on these same cores (vmstat
 /// during the quick start). Kicked every 256 KiB, they go out in small pieces as they come.
 /// Also sooner on disk. Not a sync: durability is `flush`'s.
-fn kick_writeback(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid descriptor we hold; offset 0, length 0 = to the end of the file.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
+fn kick_writeback(fd: std::os::fd::RawFd) {
+    // SAFETY: a descriptor `Shared` keeps open; offset 0, length 0 = to the end of the file.
+    unsafe {
+        libc::sync_file_range(fd, 0, 0, libc::SYNC_FILE_RANGE_WRITE);
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
 }
 
 impl Shared {
@@ -182,16 +179,12 @@ impl Shared {
         if self.error.get().is_some() {
             return;
         }
-        let file = self.file.lock().expect("manifest");
-        let r = (&*file).write_all(buf);
-        if r.is_ok()
-            && self.unkicked.fetch_add(buf.len() as u64, Ordering::Relaxed) + buf.len() as u64
-                >= KICK_AT
-        {
+        let r = self.file.lock().expect("manifest").write_all(buf);
+        // Outside the lock: the kick may wait for the device's queue, the other workers not.
+        if r.is_ok() && self.unkicked.fetch_add(buf.len() as u64, Ordering::Relaxed) >= KICK_AT {
             self.unkicked.store(0, Ordering::Relaxed);
-            kick_writeback(&file);
+            kick_writeback(self.fd);
         }
-        drop(file);
         if let Err(e) = r {
             let _ = self.error.set(format!(
                 "cannot write the manifest {}: {e}; uploads stopped (free space or fix the directory, then finish with --resume)",
@@ -253,9 +246,11 @@ impl Manifest {
             .open(path)
             .with_context(ctx)?;
         end_on_a_line(&mut file).with_context(ctx)?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
         Ok(Manifest {
             shared: Arc::new(Shared {
                 path: path.to_path_buf(),
+                fd,
                 file: Mutex::new(file),
                 error: OnceLock::new(),
                 unkicked: AtomicU64::new(0),

@@ -102,8 +102,8 @@ fn merge_sweeps(a: &MergeArgs) -> Result<Outcome> {
     }
     let summary = crate::results::load_summary(&a.output)?;
     let written = crate::results::write_reports(&a.output, &summary)?;
-    for f in crate::report::findings::findings(&summary) {
-        println!("  {f}");
+    for line in crate::report::answers::terminal(&summary) {
+        println!("{line}");
     }
     let skews: Vec<i64> = runs.iter().filter_map(|r| r.record.start_skew_ms).collect();
     println!(

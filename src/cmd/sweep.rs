@@ -383,15 +383,9 @@ fn report(
         );
     }
     if !p.spec.common.quiet {
-        eprintln!("\nAnswers");
-        for a in crate::report::answers::answers(&summary) {
-            eprintln!("  {}: {}", a.question, a.answer);
-        }
-        for (question, lines) in crate::report::findings::grouped(&summary) {
-            eprintln!("{question}");
-            for f in lines {
-                eprintln!("  {f}");
-            }
+        eprintln!();
+        for line in crate::report::answers::terminal(&summary) {
+            eprintln!("{line}");
         }
         for w in &summary.warnings {
             eprintln!("  warning: {w}");

@@ -127,7 +127,7 @@ impl SweepPlanSpec {
                     sizes_of_corpus(&c).with_context(|| format!("--corpus {}", p.display()))?;
                 // A description of a directory that is still here samples its real files, as
                 // `--corpus DIR` does: the import sends real files, and on the real OpenCMIS
-                // server they cost 1.1-1.5x what generated documents of the same sizes cost.
+                // server they cost 1.3-1.5x what generated documents of the same sizes cost.
                 // Generated documents only where the files are not (a listing, another machine).
                 let dir = if p.is_dir() {
                     Some(p.to_path_buf())

@@ -38,6 +38,22 @@ fn phrase(r: &Relative) -> String {
     }
 }
 
+/// What a terminal shows after a sweep (and a merge): the answers, then the findings
+/// grouped by question, each line ready to print.
+pub fn terminal(s: &SweepSummary) -> Vec<String> {
+    let mut out = vec!["Answers".to_string()];
+    out.extend(
+        answers(s)
+            .into_iter()
+            .map(|a| format!("  {}: {}", a.question, a.answer)),
+    );
+    for (question, lines) in super::findings::grouped(s) {
+        out.push(question.to_string());
+        out.extend(lines.into_iter().map(|f| format!("  {f}")));
+    }
+    out
+}
+
 /// The answers, in the order a reader asks them.
 pub fn answers(s: &SweepSummary) -> Vec<Answer> {
     let mut out = costs(s);

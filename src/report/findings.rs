@@ -9,11 +9,6 @@ use super::sweep::SweepSummary;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 
-/// The plain-language findings, one list.
-pub fn findings(s: &SweepSummary) -> Vec<String> {
-    grouped(s).into_iter().flat_map(|(_, v)| v).collect()
-}
-
 /// The findings grouped by the question they answer (empty groups left out): scaling, what
 /// each access method costs, what limited the cells, drift within runs.
 pub fn grouped(s: &SweepSummary) -> Vec<(&'static str, Vec<String>)> {

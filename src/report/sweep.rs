@@ -311,7 +311,8 @@ fn scaling_unreliable(
 }
 
 /// With `--budget`: what the extra runs bought, and the comparisons still open when the time
-/// was spent, each with why (its interval against its difference, the noisier side's CV).
+/// was spent, each with its difference and interval (the interval wider than the difference
+/// and than ±5 % is why it is open).
 fn budget_warning(plan: &SweepPlan, relative: &[Relative], done: u64) -> Option<String> {
     let budget = plan.measure.budget_s?;
     let open: Vec<&Relative> = relative

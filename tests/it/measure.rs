@@ -396,7 +396,7 @@ async fn the_usl_fit_recovers_a_known_contention_and_coherency() {
         "the retrograde region is named: {:?}",
         row.scaling
     );
-    let findings = ingestbench::report::findings::findings(&s);
+    let findings = ingestbench::report::answers::terminal(&s);
     assert!(
         findings.iter().any(|f| f.contains("makes it worse")),
         "{findings:?}"
