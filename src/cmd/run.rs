@@ -216,6 +216,7 @@ async fn measure(
             .take()
             .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         baseline: None,
+        paired: false,
         jtl: sidecars.jtl(),
         metrics: sidecars.metrics(),
     };

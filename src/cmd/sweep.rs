@@ -263,6 +263,7 @@ async fn execute(
             .take()
             .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         baseline: Some(p.spec.baseline.clone()),
+        paired: p.spec.paired(),
         jtl: sidecars.jtl(),
         metrics: sidecars.metrics(),
     };

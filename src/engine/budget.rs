@@ -11,13 +11,15 @@
 //! first (the smallest ratio of its interval to what would decide it: the difference itself,
 //! or the width at which "no difference" is a finding), so a short budget answers as many
 //! questions as it can; as many runs of a round are started as fit in the time left, in
-//! that order; the run goes to the side whose variance term one more run shrinks
-//! most (`v/n − v/(n+1)`), usually the noisier. A cell shared by several open comparisons
-//! (a baseline) runs once per round.
+//! that order. Paired comparisons (interleaved sweeps, see `metrics::stats::compare_runs`)
+//! get a run on both sides, back to back, under the same run number, so the new pair shares
+//! the machine's minute as the planned ones did; unpaired, the run goes to the side whose
+//! variance term one more run shrinks most (`v/n − v/(n+1)`), usually the noisier. A cell
+//! shared by several open comparisons (a baseline) runs once per round.
 
 use std::collections::HashMap;
 
-use crate::metrics::stats::{DECISIVE_PCT, Verdict, mean_var, relative_pct, verdict};
+use crate::metrics::stats::{DECISIVE_PCT, Verdict, compare_runs, mean_var, verdict};
 use crate::records::CellKey;
 
 /// Runs stop being added to a comparison that shows a difference only when its 99 % interval
@@ -42,6 +44,7 @@ pub fn open(
     rates: &HashMap<CellKey, Vec<(u32, f64)>>,
     baseline: &str,
     precision_pct: Option<f64>,
+    paired: bool,
 ) -> Vec<Open> {
     let mut out: Vec<Open> = rates
         .keys()
@@ -51,9 +54,7 @@ pub fn open(
                 method: baseline.to_string(),
                 ..c.clone()
             };
-            let side = |k: &CellKey| -> Vec<f64> { rates[k].iter().map(|r| r.1).collect() };
-            let base = rates.get(&b).map(|_| side(&b))?;
-            let (d, h) = relative_pct(&side(c), &base)?;
+            let (d, h, _) = compare_runs(&rates[c], rates.get(&b)?, paired)?;
             // A difference is taken as found on its 99 % interval; "no difference" on the 95 %
             // one, as reported (how narrow an interval is does not depend on where its
             // centre happens to lie, so repeated looks do not bias it).
@@ -85,9 +86,41 @@ pub fn open(
     out
 }
 
-/// One round: for each open comparison (in order), the side one more run helps most, and
-/// that cell's next run number; a cell at most once.
-pub fn round(rates: &HashMap<CellKey, Vec<(u32, f64)>>, open: &[Open]) -> Vec<(CellKey, u32)> {
+/// One round: for each open comparison (in order), the runs to add with their numbers; a
+/// cell at most once. Paired: the cell's next run and, unless the baseline has a run of that
+/// number already, the baseline's next, back to back (which goes first turns with the run
+/// number, as in the schedule). Unpaired: the side one more run helps most.
+/// Grouped by comparison: a group is started whole or not at all.
+pub fn round(
+    rates: &HashMap<CellKey, Vec<(u32, f64)>>,
+    open: &[Open],
+    paired: bool,
+) -> Vec<Vec<(CellKey, u32)>> {
+    let next = |k: &CellKey| rates[k].iter().map(|r| r.0).max().unwrap_or(0) + 1;
+    if paired {
+        let mut groups: Vec<Vec<(CellKey, u32)>> = Vec::new();
+        for o in open {
+            let out: Vec<&(CellKey, u32)> = groups.iter().flatten().collect();
+            if out.iter().any(|(c, _)| *c == o.cell) {
+                continue;
+            }
+            let n = next(&o.cell);
+            let has = |k: &CellKey, n: u32| {
+                rates[k].iter().any(|r| r.0 == n) || out.iter().any(|(c, m)| c == k && *m == n)
+            };
+            let mut pair = vec![(o.cell.clone(), n)];
+            if !has(&o.baseline, n) && !out.iter().any(|(c, _)| *c == o.baseline) {
+                pair.push((o.baseline.clone(), next(&o.baseline)));
+                // Odd runs the baseline first, as the schedule does when it is listed
+                // first (the quick start's order); even runs it second.
+                if n % 2 == 1 {
+                    pair.reverse();
+                }
+            }
+            groups.push(pair);
+        }
+        return groups;
+    }
     let gain = |k: &CellKey| {
         let v: Vec<f64> = rates[k].iter().map(|r| r.1).collect();
         let (m, var) = mean_var(&v);
@@ -98,18 +131,17 @@ pub fn round(rates: &HashMap<CellKey, Vec<(u32, f64)>>, open: &[Open]) -> Vec<(C
             0.0
         }
     };
-    let mut out: Vec<(CellKey, u32)> = Vec::new();
+    let mut out: Vec<Vec<(CellKey, u32)>> = Vec::new();
     for o in open {
         let pick = if gain(&o.cell) >= gain(&o.baseline) {
             &o.cell
         } else {
             &o.baseline
         };
-        if out.iter().any(|(c, _)| c == pick) {
+        if out.iter().flatten().any(|(c, _)| c == pick) {
             continue;
         }
-        let next = rates[pick].iter().map(|r| r.0).max().unwrap_or(0) + 1;
-        out.push((pick.clone(), next));
+        out.push(vec![(pick.clone(), next(pick))]);
     }
     out
 }
@@ -159,11 +191,11 @@ mod tests {
         // Open, near: a 6 % difference with an interval a little wider.
         rates.insert(key("http", SizeClass::Large), runs(&[100.0, 96.0, 104.0]));
         rates.insert(key("https", SizeClass::Large), runs(&[94.0, 95.0, 93.0]));
-        let o = open(&rates, "http", None);
+        let o = open(&rates, "http", None, false);
         assert_eq!(o.len(), 2, "{o:?}");
         assert_eq!(o[0].cell.size, SizeClass::Large, "nearest first: {o:?}");
         assert!(o.iter().all(|x| x.distance > 1.0));
-        let r = round(&rates, &o);
+        let r: Vec<_> = round(&rates, &o, false).concat();
         assert_eq!(
             r,
             vec![
@@ -172,7 +204,7 @@ mod tests {
             ]
         );
         // With --precision 0.2 %, the tight comparison (± 0.4 % at 95 %) is open too.
-        assert_eq!(open(&rates, "http", Some(0.2)).len(), 3);
+        assert_eq!(open(&rates, "http", Some(0.2), false).len(), 3);
     }
 
     /// An open comparison at the fewest or the most threads (what the answers state) comes
@@ -190,7 +222,7 @@ mod tests {
         rates.insert(at("https", 4), runs(&[94.0, 95.0, 93.0]));
         rates.insert(at("https", 1), runs(&[60.0, 140.0, 100.0]));
         rates.insert(at("https", 8), runs(&[70.0, 130.0, 100.0]));
-        let o = open(&rates, "http", None);
+        let o = open(&rates, "http", None, false);
         let order: Vec<u64> = o.iter().map(|x| x.cell.threads).collect();
         assert_eq!(order.len(), 3, "{o:?}");
         assert_eq!(order[2], 4, "{o:?}");
@@ -209,8 +241,46 @@ mod tests {
         rates.insert(key("a", SizeClass::Small), runs(&[600.0, 601.0, 599.0]));
         rates.insert(key("b", SizeClass::Small), runs(&[610.0, 611.0, 609.0]));
         rates.insert(key("c", SizeClass::Large), runs(&[10.0, 20.0]));
-        let o = open(&rates, "http", None);
+        let o = open(&rates, "http", None, false);
         assert_eq!(o.len(), 2, "{o:?}");
-        assert_eq!(round(&rates, &o), vec![(key("http", SizeClass::Small), 4)]);
+        assert_eq!(
+            round(&rates, &o, false).concat(),
+            vec![(key("http", SizeClass::Small), 4)]
+        );
+    }
+
+    /// Paired: a run on both sides under the same number, back to back, the order turning
+    /// with the number; a baseline that has that run already is not run again.
+    #[test]
+    fn paired_comparisons_get_a_run_on_both_sides() {
+        let mut rates = HashMap::new();
+        rates.insert(key("http", SizeClass::Small), runs(&[500.0, 700.0, 600.0]));
+        rates.insert(key("a", SizeClass::Small), runs(&[520.0, 690.0, 640.0]));
+        rates.insert(key("b", SizeClass::Small), runs(&[450.0, 800.0, 600.0]));
+        let o = open(&rates, "http", None, true);
+        assert_eq!(o.len(), 2, "{o:?}");
+        let r = round(&rates, &o, true);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].len(), 2, "the first comparison runs both sides: {r:?}");
+        assert!(r[0].iter().all(|(_, n)| *n == 4));
+        assert!(r[0].iter().any(|(c, _)| c.method == "http"));
+        assert_eq!(
+            r[1].len(),
+            1,
+            "the baseline's run 4 is in the round already: {r:?}"
+        );
+        // Run 5 (odd): the baseline first.
+        rates.insert(
+            key("http", SizeClass::Small),
+            runs(&[500.0, 700.0, 600.0, 610.0]),
+        );
+        rates.insert(
+            key("a", SizeClass::Small),
+            runs(&[520.0, 690.0, 640.0, 500.0]),
+        );
+        let o = open(&rates, "http", None, true);
+        let r = round(&rates, &o, true);
+        let first = r.iter().find(|g| g.len() == 2).expect("a pair");
+        assert_eq!(first[0], (key("http", SizeClass::Small), 5), "{r:?}");
     }
 }

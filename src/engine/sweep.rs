@@ -65,6 +65,9 @@ pub struct SweepJob<'a> {
     /// `sweep`: the method every other is compared with (`--budget` spends runs on the
     /// comparisons still open); `None` for `run`.
     pub baseline: Option<String>,
+    /// Comparisons pair runs of the same number (an interleaved sweep runs them back to back;
+    /// see `metrics::stats::compare_runs`); `--budget` then adds runs in pairs.
+    pub paired: bool,
     /// `--jtl`: where every measured upload's sample goes.
     pub jtl: Option<crate::metrics::jtl::JtlSink>,
     /// `--metrics-listen`: every cell's live counters.
@@ -263,9 +266,9 @@ impl SweepJob<'_> {
             .collect()
     }
 
-    /// With `--budget`: one more run for each comparison still open (see `budget`), as many
-    /// as fit in the time left, judged by each cell's mean wall-clock time per run so far;
-    /// never past `--max-runs` runs of a cell.
+    /// With `--budget`: one more run (paired: a pair) for each comparison still open (see
+    /// `budget`), in order while they fit in the time left, judged by each cell's mean
+    /// wall-clock time per run so far; never past `--max-runs` runs of a cell.
     fn budget_round(
         &self,
         rates: &HashMap<CellKey, Vec<(u32, f64)>>,
@@ -275,22 +278,30 @@ impl SweepJob<'_> {
         let (Some(budget), Some(base)) = (self.measure.budget_s, &self.baseline) else {
             return Vec::new();
         };
-        let open = super::budget::open(rates, base, self.measure.precision_pct);
+        let open = super::budget::open(rates, base, self.measure.precision_pct, self.paired);
         let mut left = budget - elapsed_s;
-        super::budget::round(rates, &open)
-            .into_iter()
-            .filter(|(c, _)| {
-                let runs = rates.get(c).map_or(0, Vec::len) as u32;
-                let wall = walls
+        let mut out = Vec::new();
+        for group in super::budget::round(rates, &open, self.paired) {
+            let mut wall = 0.0;
+            for (c, _) in &group {
+                wall += walls
                     .get(c)
                     .map_or(f64::INFINITY, |(s, n)| s / f64::from(*n));
-                let fits = runs < self.measure.max_runs && wall <= left;
-                if fits {
-                    left -= wall;
-                }
-                fits
-            })
-            .collect()
+            }
+            // In order, whole groups only: a pair cut in half would leave its runs
+            // numbered apart from then on.
+            if wall > left {
+                break;
+            }
+            let capped = group
+                .iter()
+                .any(|(c, _)| rates.get(c).map_or(0, Vec::len) as u32 >= self.measure.max_runs);
+            if !capped {
+                left -= wall;
+                out.extend(group);
+            }
+        }
+        out
     }
 }
 

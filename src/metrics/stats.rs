@@ -1,6 +1,7 @@
 //! Small statistics the engine and the reports share: Student's t quantile, mean and
 //! variance, the precision of a set of runs (`--precision`), and the comparison of two cells
-//! with its three-way verdict (`--budget` spends runs on the comparisons it leaves open).
+//! with its three-way verdict, paired when the runs were (`--budget` spends runs on the
+//! comparisons it leaves open).
 //! Pure functions.
 
 use serde::{Deserialize, Serialize};
@@ -90,6 +91,58 @@ pub fn relative_pct(sample: &[f64], baseline: &[f64]) -> Option<(f64, f64)> {
     Some(((m1 - m2) / m2 * 100.0, half / m2 * 100.0))
 }
 
+/// Difference of `sample` against `baseline` from their runs of the same number (pairs),
+/// as [`relative_pct`] states it: the mean log-ratio of the pairs with its 95 % t interval
+/// (n − 1 degrees of freedom), turned back into % (the centre `e^m − 1`, the half-width half
+/// the interval's width). `None` with fewer than 3 pairs or a non-positive rate.
+///
+/// Why pairs: the sweep runs a method and its baseline back to back (see
+/// `plan::sweep::schedule`), so a slow minute of the machine falls on both runs of a pair
+/// and cancels in their ratio, where between unpaired runs it is spread. Runs without a
+/// partner (a baseline's extra runs for another comparison) are left out.
+pub fn paired_relative_pct(
+    sample: &[(u32, f64)],
+    baseline: &[(u32, f64)],
+) -> Option<(f64, f64, usize)> {
+    let logs: Vec<f64> = sample
+        .iter()
+        .filter_map(|(run, x)| {
+            let (_, b) = baseline.iter().find(|(r, _)| r == run)?;
+            Some((*x, *b))
+        })
+        .map(|(x, b)| {
+            if x > 0.0 && b > 0.0 {
+                (x / b).ln()
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    if logs.len() < 3 || logs.iter().any(|l| !l.is_finite()) {
+        return None;
+    }
+    let n = logs.len();
+    let (m, v) = mean_var(&logs);
+    let h = t975(n as f64 - 1.0) * (v / n as f64).sqrt();
+    let half = ((m + h).exp() - (m - h).exp()) / 2.0;
+    Some(((m.exp() - 1.0) * 100.0, half * 100.0, n))
+}
+
+/// A method's cell against its baseline's: `(difference %, 95 % half-width %, pairs)`,
+/// paired ([`paired_relative_pct`], `pairs` > 0) when `paired` and 3 pairs or more exist,
+/// else Welch ([`relative_pct`], `pairs` 0). Runs are `(run number, docs/sec)`.
+pub fn compare_runs(
+    sample: &[(u32, f64)],
+    baseline: &[(u32, f64)],
+    paired: bool,
+) -> Option<(f64, f64, usize)> {
+    if paired && let Some(p) = paired_relative_pct(sample, baseline) {
+        return Some(p);
+    }
+    let values = |x: &[(u32, f64)]| x.iter().map(|r| r.1).collect::<Vec<f64>>();
+    relative_pct(&values(sample), &values(baseline)).map(|(d, h)| (d, h, 0))
+}
+
 /// An interval half-width (in % of the baseline) up to which "no significant difference"
 /// is a finding; past it the data cannot rule out a difference worth knowing about.
 pub const DECISIVE_PCT: f64 = 5.0;
@@ -124,6 +177,36 @@ pub fn verdict(d: f64, h: f64) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A drift shared by both runs of each pair cancels in the paired interval, which the
+    /// unpaired one cannot do; too few pairs fall back to Welch.
+    #[test]
+    fn pairs_cancel_a_drift_both_sides_share() {
+        let drift = [1.0, 0.85, 1.1, 0.9, 1.05, 0.95];
+        let base: Vec<(u32, f64)> = drift
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i as u32 + 1, 1000.0 * d))
+            .collect();
+        let wobble = [1.0, 1.01, 0.99, 1.0, 1.01, 0.99];
+        let sample: Vec<(u32, f64)> = base
+            .iter()
+            .zip(wobble)
+            .map(|((r, b), w)| (*r, b * 0.95 * w))
+            .collect();
+        let (d, h, n) = compare_runs(&sample, &base, true).unwrap();
+        assert_eq!(n, 6);
+        assert!((d + 5.0).abs() < 0.5, "{d}");
+        assert!(h < 1.5, "{h}");
+        let (dw, hw, nw) = compare_runs(&sample, &base, false).unwrap();
+        assert_eq!(nw, 0);
+        assert!((dw + 5.0).abs() < 0.5 && hw > 5.0, "{dw} ± {hw}");
+        assert_eq!(verdict(d, h), Verdict::Slower);
+        assert_eq!(verdict(dw, hw), Verdict::TooNoisy);
+        // Two pairs (the others' run numbers differ): Welch.
+        let few = [(1, 950.0), (2, 800.0), (7, 1000.0)];
+        assert_eq!(compare_runs(&few, &base, true).unwrap().2, 0);
+    }
 
     #[test]
     fn precision_of_runs() {

@@ -207,6 +207,12 @@ impl SweepPlanSpec {
         }
     }
 
+    /// Comparisons pair each method's runs with its baseline's of the same number: the
+    /// interleaved schedule runs them back to back (see [`schedule`]).
+    pub fn paired(&self) -> bool {
+        self.order == Order::Interleaved
+    }
+
     /// Every cell, in report order.
     pub fn cells(&self) -> Vec<CellKey> {
         let mut out = Vec::new();
@@ -513,11 +519,39 @@ pub fn method_record(m: &AccessMethod, connections: Vec<ConnectionPolicy>) -> Me
 }
 
 /// The order runs are done in: `(cell, run)` pairs.
+///
+/// Interleaved: round by round (run 1 of every cell, then run 2, ...); within a round the
+/// access methods of one point (connection, size, threads) run back to back, their order
+/// turning each round, so a method and the baseline it is compared with run about one run
+/// apart and the comparison can pair them (`metrics::stats::paired_relative_pct`): this
+/// machine's speed drifts by ±10 % over 10-20 s, which the pair shares and cancels, while
+/// the methods' runs a whole pass apart did not share it. Turning the order keeps "first of
+/// the pair" (a cache the other warmed, write-back the other left) off one method.
 pub fn schedule(cells: &[CellKey], runs: u32, order: Order, seed: u64) -> Vec<(CellKey, u32)> {
+    let mut points: Vec<(ConnectionPolicy, SizeClass, u64)> = Vec::new();
+    let mut methods: Vec<&str> = Vec::new();
+    for c in cells {
+        let p = (c.connection, c.size, c.threads);
+        if !points.contains(&p) {
+            points.push(p);
+        }
+        if !methods.contains(&c.method.as_str()) {
+            methods.push(&c.method);
+        }
+    }
     let mut out = Vec::with_capacity(cells.len() * runs as usize);
     for r in 1..=runs {
-        for c in cells {
-            out.push((c.clone(), r));
+        let turn = (r as usize - 1) % methods.len().max(1);
+        for p in &points {
+            for i in 0..methods.len() {
+                let m = methods[(i + turn) % methods.len()];
+                if let Some(c) = cells
+                    .iter()
+                    .find(|c| c.method == m && (c.connection, c.size, c.threads) == *p)
+                {
+                    out.push((c.clone(), r));
+                }
+            }
         }
     }
     if order == Order::Random {
@@ -569,6 +603,35 @@ mod tests {
             s.iter().map(|(c, r)| (c.threads, *r)).collect::<Vec<_>>(),
             vec![(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]
         );
+        // Two methods: back to back at each point, the order turning each round.
+        let two: Vec<CellKey> = ["a", "b"]
+            .iter()
+            .flat_map(|m| {
+                cells.iter().map(move |c| CellKey {
+                    method: m.to_string(),
+                    ..c.clone()
+                })
+            })
+            .collect();
+        let s2 = schedule(&two, 2, Order::Interleaved, 1);
+        let got: Vec<(&str, u64, u32)> = s2
+            .iter()
+            .map(|(c, r)| (c.method.as_str(), c.threads, *r))
+            .collect();
+        assert_eq!(
+            got[..8],
+            [
+                ("a", 1, 1),
+                ("b", 1, 1),
+                ("a", 2, 1),
+                ("b", 2, 1),
+                ("a", 3, 1),
+                ("b", 3, 1),
+                ("b", 1, 2),
+                ("a", 1, 2)
+            ]
+        );
+        assert_eq!(s2.len(), 12);
         let mut r = schedule(&cells, 2, Order::Random, 1);
         assert_eq!(
             r,

@@ -27,6 +27,9 @@ pub struct CellSummary {
     pub docs_per_sec_stddev: f64,
     /// Each run's docs/sec, in run order.
     pub run_docs_per_sec: Vec<f64>,
+    /// Each run's number, in the same order (pairs a method's runs with its baseline's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_numbers: Vec<u32>,
     pub mb_per_sec: f64,
     pub latency_ms: LatencyMs,
     pub docs_ok: u64,
@@ -69,6 +72,18 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+impl CellSummary {
+    /// `(run number, docs/sec)` of each run; summaries written before run numbers were kept
+    /// number them in order.
+    pub fn runs_numbered(&self) -> Vec<(u32, f64)> {
+        self.run_docs_per_sec
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (self.run_numbers.get(i).copied().unwrap_or(i as u32 + 1), *r))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Relative {
     pub method: String,
@@ -78,8 +93,13 @@ pub struct Relative {
     pub threads: u64,
     /// (method − baseline) / baseline docs/sec, %: negative = slower.
     pub diff_pct: f64,
-    /// Half-width of the 95 % Welch interval of `diff_pct`, in % of the baseline.
+    /// Half-width of the 95 % interval of `diff_pct`, in % of the baseline: paired over
+    /// `paired_runs` runs of the same number (interleaved sweeps run them back to back),
+    /// else Welch's.
     pub ci95_pct: f64,
+    /// Pairs of runs the interval rests on (0: Welch, unpaired).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub paired_runs: u64,
     /// How it reads: slower, faster, no_difference or too_noisy.
     #[serde(default = "too_noisy")]
     pub verdict: super::limits::Verdict,
@@ -195,7 +215,8 @@ fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
 }
 
 /// Each non-baseline cell against the baseline's cell of the same connection, size and
-/// threads, with the 95 % Welch interval of the difference.
+/// threads, with the 95 % interval of the difference: paired by run number when the sweep
+/// was interleaved (each method ran right beside its baseline), else Welch's.
 fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
     let mut relative = Vec::new();
     for cell in cells {
@@ -208,9 +229,13 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.size == cell.size
                 && b.threads == cell.threads
         });
+        let paired = plan.order == crate::cli::Order::Interleaved;
         if let Some(b) = base
-            && let Some((d, h)) =
-                analysis::relative_pct(&cell.run_docs_per_sec, &b.run_docs_per_sec)
+            && let Some((d, h, pairs)) = crate::metrics::stats::compare_runs(
+                &cell.runs_numbered(),
+                &b.runs_numbered(),
+                paired,
+            )
         {
             let v = super::limits::verdict(d, h);
             let cv = cell.cv_pct.max(b.cv_pct);
@@ -232,6 +257,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 threads: cell.threads,
                 diff_pct: round3(d),
                 ci95_pct: round3(h),
+                paired_runs: pairs as u64,
                 verdict: v,
                 text,
             });
@@ -499,6 +525,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         docs_per_sec_mean: round3(m),
         docs_per_sec_stddev: round3(sd),
         run_docs_per_sec: rates.clone(),
+        run_numbers: runs.iter().map(|r| r.record.run).collect(),
         mb_per_sec: round3(rate(bytes as f64 / 1e6)),
         latency_ms: hist.as_ref().map(LatencyMs::from_hist).unwrap_or_default(),
         docs_ok: ok,
