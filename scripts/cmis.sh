@@ -13,7 +13,8 @@
 # InMemoryServer.MaxSize. It accepts any user and password but requires one.
 #
 # Environment: CMIS_DIR (runtime dir, default .cmis), CMIS_CACHE (downloads, default
-# ~/.cache/ingestbench/cmis), CMIS_PORT (default 18090), CMIS_HEAP (default 1g).
+# ~/.cache/ingestbench/cmis), CMIS_PORT (default 18090), CMIS_HEAP (default 1g), CMIS_JAVA_OPTS
+# (more JVM options, split on spaces, e.g. "-Xlog:gc:file=/tmp/gc.log").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -74,7 +75,9 @@ up() {
   prepare
   local jars=()
   for j in "$CACHE"/extlib/*.jar; do jars+=(--jar "$j"); done
-  nohup java "-Xmx$HEAP" --add-opens java.base/java.lang=ALL-UNNAMED \
+  local opts=()
+  read -r -a opts <<<"${CMIS_JAVA_OPTS:-}"
+  nohup java "-Xmx$HEAP" "${opts[@]}" --add-opens java.base/java.lang=ALL-UNNAMED \
     -Dorg.eclipse.jetty.util.log.class=org.eclipse.jetty.util.log.StdErrLog \
     -jar "$CACHE/jetty-runner-9.4.58.v20250814.jar" --host 127.0.0.1 --port "$PORT" "${jars[@]}" \
     --path /cmis "$CACHE/cmis-inmemory-patched.war" >"$RUN/cmis.log" 2>&1 &
