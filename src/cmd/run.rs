@@ -441,7 +441,13 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         .map(crate::plan::ShardPlan::record);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
-    finish(&plan, &results, &result_path, &manifest, &live, result)
+    let (outcome, result) = finish(&plan, &results, &result_path, &manifest, &live, result)?;
+    let crossed = crate::threshold::check(
+        &plan.common.thresholds,
+        &[crate::compare::Cell::from_run(&result)],
+        None,
+    );
+    Ok((super::gate(outcome, &crossed), result))
 }
 
 /// The exit: a manifest write error or a rejection is a setup error (2), an interrupt 130,

@@ -47,6 +47,8 @@ pub struct CommonPlan {
     pub probes: Vec<Probe>,
     /// `--shard K/N` (or `--shard-index-env`): this process's part of a plan.
     pub shard: Option<ShardPlan>,
+    /// `--fail-if`: checked against the finished results (exit 3 when crossed).
+    pub thresholds: Vec<crate::threshold::Threshold>,
 }
 
 /// One shard of a plan run on several machines.
@@ -310,6 +312,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             measure,
             probes: probes(a)?,
             shard,
+            thresholds: crate::threshold::parse_all(&a.fail_if, crate::threshold::Scope::Results)?,
         })
     }
 }
