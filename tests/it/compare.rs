@@ -1,6 +1,6 @@
 //! Regression gates: `compare` against targets with a known capacity change (the embedded
 //! target's modelled service time), `--fail-if` thresholds on run, sweep and compare with
-//! their exit codes (0, 2, 3).
+//! their exit codes (0, 2, 3), and the pipeline recipe `scripts/regression-gate.sh`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -360,4 +360,56 @@ fn bad_expressions_and_unusable_inputs_exit_2_naming_them() {
     );
     let o = bin().arg("compare").args([&a, &a]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+}
+
+/// The pipeline recipe: the first call stores the baseline, later ones compare with it and
+/// exit 3 on a crossing (here an absolute threshold no machine reaches, so the test is
+/// deterministic), 0 otherwise.
+#[test]
+fn the_regression_gate_script_stores_a_baseline_then_gates_on_it() {
+    let _one = common::TIMED.blocking_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/regression-gate.sh");
+    let gate = |extra: &[&str]| {
+        let o = Command::new("bash")
+            .arg(&script)
+            .arg("--baseline")
+            .arg(dir.path().join("baseline"))
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .args(extra)
+            .args(["--", "--access-methods", "embedded-http", "--threads", "1"])
+            .args([
+                "--sizes", "small", "--docs", "30", "--runs", "2", "--warmup", "0",
+            ])
+            .env("INGESTBENCH", env!("CARGO_BIN_EXE_ingestbench"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        (o.status.code(), format!("{out}{err}"))
+    };
+    let (code, out) = gate(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("no baseline yet"), "{out}");
+    assert!(dir.path().join("baseline/plan.json").is_file(), "{out}");
+    let (code, out) = gate(&["--fail-if", "slower>95%"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("docs/sec") && out.contains("gate passed"),
+        "{out}"
+    );
+    let (code, out) = gate(&["--fail-if", "docs_per_sec<1000000000"]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("threshold crossed: embedded-http reuse small 1 thread"),
+        "{out}"
+    );
+    let md = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("compare.md")).ok())
+        .count();
+    assert_eq!(md, 2, "each gated sweep has its compare.md");
 }
