@@ -193,6 +193,9 @@ impl CellComparison {
 /// Two results compared (`compare --json` prints this).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
+    /// The version of this format (`schema/compare.schema.json`).
+    pub schema_version: u32,
+    /// The paths compared, as given.
     pub baseline: String,
     pub candidate: String,
     pub cells: Vec<CellComparison>,
@@ -321,6 +324,7 @@ pub fn compare(base: &Side, cand: &Side) -> Comparison {
         notes.push("latency: the mean of each run's own p95/p99, with the interval of their run-to-run spread".into());
     }
     Comparison {
+        schema_version: crate::records::SCHEMA_VERSION,
         baseline: base.source.clone(),
         candidate: cand.source.clone(),
         only_in_baseline: only(base, cand),

@@ -291,6 +291,11 @@ impl TryFrom<&CommonArgs> for CommonPlan {
                 "--precision cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
             );
         }
+        if shard.as_ref().is_some_and(|s| s.count > 1) && !a.fail_if.is_empty() {
+            bail!(
+                "--fail-if cannot be combined with --shard: a shard measures only its part of the plan; merge the shards (`ingestbench merge`), then check the merged result with `ingestbench compare BASELINE MERGED --fail-if ...`"
+            );
+        }
         Ok(CommonPlan {
             protocol: kind,
             user: a.user.clone(),

@@ -161,7 +161,16 @@ async fn a_slower_target_is_significantly_slower_by_the_expected_amount() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
-    let j: Comparison = serde_json::from_slice(&o.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    common::assert_valid(&schema, &schema, &v);
+    let j: Comparison = serde_json::from_value(v).unwrap();
     assert_eq!(j, cmp, "--json prints the comparison");
     let o = bin()
         .arg("compare")
@@ -256,9 +265,23 @@ fn thresholds_on_run_and_sweep_exit_3_when_crossed_and_0_when_not() {
     let written = only_dir(&results).join("result.json");
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&written).unwrap()).unwrap();
     assert_eq!(r["docs_ok"], 40, "the results were written before exit 3");
-    std::fs::remove_dir_all(&results).unwrap();
+    let first = dir.path().join("first");
+    std::fs::rename(only_dir(&results), &first).unwrap();
     let o = run(&["docs_per_sec<0.001", "error_pct>0"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    // Two runs compare as one cell each, named `run`.
+    let o = bin()
+        .arg("compare")
+        .arg(&first)
+        .arg(only_dir(&results))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("  run reuse small 2 threads (2 vs 2 runs)"),
+        "{out}"
+    );
 
     let methods = Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods");
     let sweep = |fail_if: &str| {
@@ -306,6 +329,20 @@ fn bad_expressions_and_unusable_inputs_exit_2_naming_them() {
         (
             vec!["run", "--fail-if", "slower>5%"],
             "give it to `ingestbench compare",
+        ),
+        (
+            vec![
+                "run",
+                "--fail-if",
+                "p99_ms>5",
+                "--shard",
+                "0/2",
+                "--plan-id",
+                "p",
+                "--rendezvous",
+                "127.0.0.1:9",
+            ],
+            "--fail-if cannot be combined with --shard",
         ),
         (
             vec![
