@@ -243,8 +243,10 @@ fn change(base: (&[f64], f64), cand: (&[f64], f64), better: Better) -> Change {
         .flatten();
     let why = if !both {
         "per-run values not stored; compare the result directories"
-    } else {
+    } else if bs.len() < 2 || cs.len() < 2 {
         "a side has a single run"
+    } else {
+        "the baseline is 0"
     };
     let (h, v) = match tested {
         Some((d, h)) => {
