@@ -406,7 +406,7 @@ fn bad_expressions_and_unusable_inputs_exit_2_naming_them() {
 
 /// The pipeline recipe: the first call stores the baseline, later ones compare with it and
 /// exit 3 on a crossing (here an absolute threshold no machine reaches, so the test is
-/// deterministic), 0 otherwise.
+/// deterministic), 0 otherwise; --update-baseline after a pass; a bad threshold exits 2 first.
 #[test]
 fn the_regression_gate_script_stores_a_baseline_then_gates_on_it() {
     let _one = common::TIMED.blocking_lock();
@@ -454,4 +454,18 @@ fn the_regression_gate_script_stores_a_baseline_then_gates_on_it() {
         .filter_map(|e| std::fs::read_to_string(e.path().join("compare.md")).ok())
         .count();
     assert_eq!(md, 2, "each gated sweep has its compare.md");
+    // A failing gate kept the baseline; a passing one with --update-baseline replaces it; a
+    // malformed threshold stops before measuring.
+    let id = || std::fs::read_to_string(dir.path().join("baseline/plan.json")).unwrap();
+    let before = id();
+    let (code, out) = gate(&["--fail-if", "slower>95%", "--update-baseline"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("is the new baseline"), "{out}");
+    assert_ne!(id(), before, "the new sweep is the baseline");
+    let (code, out) = gate(&["--fail-if", "slower"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("--fail-if `slower`") && !out.contains("measuring"),
+        "{out}"
+    );
 }
