@@ -606,7 +606,7 @@ an interval and never called significant; a side with a single run gets no inter
 
 Thresholds (--fail-if, repeatable):
   slower>PCT      docs/sec significantly lower than the baseline's, by more than PCT %
-                  (the estimate; its interval must exclude 0, so noise never fails)
+                  (the estimate; its interval must exclude 0: too noisy to tell passes)
   p95_slower>PCT  p95 (p99_slower: p99) latency significantly higher by more than PCT %
   docs_per_sec<N, mb_per_sec<N, p50_ms>N ... p99_ms>N, max_ms>N, error_pct>N
                   as for run and sweep, checked against the candidate's cells

@@ -6,7 +6,8 @@
 //! a run's or sweep's cells, and in `compare` against the candidate's. Relative ones
 //! (`slower>5%`, `p95_slower>10%`, `p99_slower>10%`) need a comparison: they cross only where
 //! the change is significant (its 95 % interval excludes 0) and its estimate exceeds the
-//! value, so noise never fails a pipeline. Pure: nothing here prints or exits.
+//! value, so a comparison too noisy to tell never fails a pipeline. Pure: nothing here
+//! prints or exits.
 
 use anyhow::{Result, bail};
 

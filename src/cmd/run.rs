@@ -365,7 +365,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         } else {
             Outcome::Failures
         };
-        return Ok((outcome, r));
+        let thresholds =
+            crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
+        let crossed =
+            crate::threshold::check(&thresholds, &[crate::compare::Cell::from_run(&r)], None);
+        return Ok((super::gate(outcome, &crossed), r));
     }
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
