@@ -17,8 +17,10 @@ Exit codes:
   2  usage, configuration or setup error (bad flag or file, unreachable URL, login rejected,
      the repository rejected the documents outright, the manifest or results could not be
      written); nothing was measured or the run stopped
+  3  a --fail-if threshold was crossed: the results were written first, then each crossing
+     named on stderr (cell, value, expression); takes precedence over 1
   130 interrupted (SIGINT/SIGTERM): uploads in flight finished, results and manifest written;
-     finish with --resume
+     finish with --resume (thresholds are not checked)
 
 Password: INGESTBENCH_PASSWORD, --password-file, or a hidden prompt on a terminal. It is
 never printed, logged or written to results.
@@ -49,6 +51,11 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render the reports of a sweep directory from its saved results.
     Report(ReportArgs),
+    /// Compare two results (run or sweep directories, or their summary.json / result.json)
+    /// cell by cell: the change in docs/sec, MB/s and p95/p99 latency with its 95 % interval,
+    /// called slower or faster only when significant. Text, --json or --markdown (for a
+    /// pull-request comment); --fail-if 'slower>5%' exits 3 on a significant regression.
+    Compare(CompareArgs),
     /// Merge the results of the shards of one plan (run-<plan-id>-shard-<K>of<N> or
     /// sweep-<plan-id>-shard-<K>of<N>) into the result one injector would have written for
     /// the same uploads: counts and bytes summed,
@@ -239,6 +246,15 @@ pub struct CommonArgs {
     /// No progress bar and no human summary.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Exit 3 when a finished cell crosses this threshold: METRIC<VALUE or METRIC>VALUE
+    /// (also <=, >=). METRIC: docs_per_sec, mb_per_sec, p50_ms, p90_ms, p95_ms, p99_ms,
+    /// max_ms (latency over every upload of the cell's runs) or error_pct (failed uploads, %
+    /// of attempted). Repeatable, e.g. --fail-if 'docs_per_sec<200' --fail-if 'p99_ms>500'
+    /// --fail-if 'error_pct>0.1'. Checked against every cell once the results are written;
+    /// each crossing is named on stderr. A malformed expression exits 2 before anything runs.
+    #[arg(long, value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 
     /// Print one JSON object per line on stdout as results come: each finished run
     /// (`"type":"run"`, with its cell) and, in a sweep, each cell once its runs are done
@@ -575,6 +591,56 @@ pub struct EstimateArgs {
     /// still with 10 TB in it).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub existing_docs: u64,
+}
+
+pub const COMPARE_HELP: &str = "\
+How changes are judged: cells are matched by method, connection, size and threads (a run's
+one cell is named `run`, so two runs match whatever URL each measured). Each change is
+(candidate - baseline) / baseline with a 95 % Welch interval over the runs of each side
+(unpaired: the two results were measured at different times). It reads \"slower by 12.4 % ±
+3.1 %\" (or faster) only when the interval excludes 0; \"no significant difference\" when the
+interval lies within ±5 %; else \"too noisy to tell\". Latency is the mean of each run's own
+p95/p99, with their run-to-run spread. A summary.json read on its own (not in its sweep
+directory) stores no per-run MB/s or percentiles: those are compared as pooled values without
+an interval and never called significant; a side with a single run gets no interval either.
+
+Thresholds (--fail-if, repeatable):
+  slower>PCT      docs/sec significantly lower than the baseline's, by more than PCT %
+                  (the estimate; its interval must exclude 0: too noisy to tell passes)
+  p95_slower>PCT  p95 (p99_slower: p99) latency significantly higher by more than PCT %
+  docs_per_sec<N, mb_per_sec<N, p50_ms>N ... p99_ms>N, max_ms>N, error_pct>N
+                  as for run and sweep, checked against the candidate's cells
+
+Exit codes:
+  0  compared, no threshold crossed
+  2  usage error: an unreadable or unrecognised result, no cell in common, a malformed
+     --fail-if expression (named)
+  3  a --fail-if threshold was crossed (each crossing named on stderr)";
+
+#[derive(Debug, Args, Clone)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// The reference results: results/run-<id>, results/sweep-<id>, or a summary.json or
+    /// result.json.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: PathBuf,
+
+    /// The results judged against the baseline (the same forms).
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+
+    /// Print the comparison as JSON on stdout.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+
+    /// Print a Markdown table on stdout (for a pull-request or merge-request comment), with
+    /// the thresholds crossed above it.
+    #[arg(long)]
+    pub markdown: bool,
+
+    /// Exit 3 when this threshold is crossed, e.g. 'slower>5%' (see below). Repeatable.
+    #[arg(long, value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 /// Re-render a sweep's reports from its saved run results.

@@ -4,11 +4,13 @@
 //! an exit code, so tests drive everything in-process. The commands (`cmd`) turn validated
 //! plans (`plan`) into calls of one engine (`engine`), which uploads through a repository
 //! API (`protocol`) over an access path (`transport`) and hands each run to the writers
-//! (`results`, `report`, `records`); `emulator` is the embedded reference target.
+//! (`results`, `report`, `records`); `compare` sets two results side by side and
+//! `threshold` checks `--fail-if` against them; `emulator` is the embedded reference target.
 
 pub mod api;
 pub mod cli;
 pub mod cmd;
+pub mod compare;
 pub mod corpus;
 pub mod emulator;
 pub mod engine;
@@ -21,6 +23,7 @@ pub mod protocol;
 pub mod records;
 pub mod report;
 pub mod results;
+pub mod threshold;
 pub mod timefmt;
 pub mod transport;
 pub mod verify;
@@ -53,6 +56,8 @@ pub enum Outcome {
     Success,
     /// Finished, but some uploads failed.
     Failures,
+    /// Finished (results written), but a `--fail-if` threshold was crossed.
+    ThresholdCrossed,
     /// Stopped by SIGINT/SIGTERM after flushing results.
     Interrupted,
 }
@@ -62,6 +67,7 @@ impl Outcome {
         match self {
             Outcome::Success => 0,
             Outcome::Failures => 1,
+            Outcome::ThresholdCrossed => 3,
             Outcome::Interrupted => 130,
         }
     }
@@ -73,6 +79,7 @@ pub async fn execute(cli: Cli) -> Result<Outcome> {
         Command::Sweep(args) => sweep_command(&args).await.map(|(o, _)| o),
         Command::Report(args) => cmd::report::report_command(&args),
         Command::Merge(args) => cmd::merge::merge_command(&args),
+        Command::Compare(args) => cmd::compare::compare_command(&args),
         Command::Corpus(args) => cmd::corpus::corpus_command(&args),
         Command::Estimate(args) => cmd::estimate::estimate_command(&args),
         Command::Verify(args) => cmd::verify::verify_command(&args).await,

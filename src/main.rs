@@ -1,5 +1,6 @@
 //! Thin entry point: runtime, parse, call the library, map the outcome to an exit code
-//! (0 success, 1 finished with failed uploads, 2 usage/config/setup error).
+//! (0 success, 1 finished with failed uploads, 2 usage/config/setup error, 3 a `--fail-if`
+//! threshold crossed, 130 interrupted).
 
 use clap::Parser;
 

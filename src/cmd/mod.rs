@@ -1,10 +1,12 @@
-//! The commands (`run`, `sweep`, `report`, `verify`, `cleanup`, `target`) and what they
-//! share: credentials (prompting only on a terminal), signal handling, the progress display.
+//! The commands (`run`, `sweep`, `report`, `compare`, `verify`, `cleanup`, `target`) and
+//! what they share: credentials (prompting only on a terminal), signal handling, the progress
+//! display, the `--fail-if` verdict on finished results.
 //! Each command parses, builds its validated plan, calls the engine or the library modules,
 //! prints, and maps the result to an [`Outcome`](crate::Outcome); none loops over workers
 //! or cells.
 
 pub mod cleanup;
+pub mod compare;
 pub mod corpus;
 pub mod docs;
 pub mod estimate;
@@ -65,6 +67,23 @@ pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
     } else {
         Ok(Secret::new("admin"))
     }
+}
+
+/// The `--fail-if` verdict on finished results (already written): each crossing named on
+/// stderr, and exit 3 in place of 0 or 1. An interrupted command keeps its 130.
+pub fn gate(outcome: crate::Outcome, crossed: &[crate::threshold::Crossing]) -> crate::Outcome {
+    if outcome == crate::Outcome::Interrupted || crossed.is_empty() {
+        return outcome;
+    }
+    for c in crossed {
+        eprintln!("threshold crossed: {c}");
+    }
+    eprintln!(
+        "{} threshold crossing{}: exit 3",
+        crossed.len(),
+        if crossed.len() == 1 { "" } else { "s" }
+    );
+    crate::Outcome::ThresholdCrossed
 }
 
 pub fn write_file(path: &Path, text: &str) -> Result<()> {

@@ -366,7 +366,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         } else {
             Outcome::Failures
         };
-        return Ok((outcome, r));
+        let thresholds =
+            crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
+        let crossed =
+            crate::threshold::check(&thresholds, &[crate::compare::Cell::from_run(&r)], None);
+        return Ok((super::gate(outcome, &crossed), r));
     }
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
@@ -442,7 +446,13 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         .map(crate::plan::ShardPlan::record);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
-    finish(&plan, &results, &result_path, &manifest, &live, result)
+    let (outcome, result) = finish(&plan, &results, &result_path, &manifest, &live, result)?;
+    let crossed = crate::threshold::check(
+        &plan.common.thresholds,
+        &[crate::compare::Cell::from_run(&result)],
+        None,
+    );
+    Ok((super::gate(outcome, &crossed), result))
 }
 
 /// The exit: a manifest write error or a rejection is a setup error (2), an interrupt 130,

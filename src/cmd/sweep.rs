@@ -356,7 +356,14 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     )
     .await?;
     drop(session);
-    report(&p, end, &manifest, &live)
+    let (outcome, summary) = report(&p, end, &manifest, &live)?;
+    let cells: Vec<crate::compare::Cell> = summary
+        .cells
+        .iter()
+        .map(|c| crate::compare::Cell::from_summary(c, &[]))
+        .collect();
+    let crossed = crate::threshold::check(&p.spec.common.thresholds, &cells, None);
+    Ok((super::gate(outcome, &crossed), summary))
 }
 
 /// Renders the reports from what is on disk, prints the findings, and maps the end to an

@@ -137,6 +137,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         measure: Default::default(),
         probes: Vec::new(),
         shard: None,
+        thresholds: Vec::new(),
     };
     let secret = password(&common)?;
     let plain_url = a.url.or(if rec.method.is_none() {

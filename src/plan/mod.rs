@@ -47,6 +47,8 @@ pub struct CommonPlan {
     pub probes: Vec<Probe>,
     /// `--shard K/N` (or `--shard-index-env`): this process's part of a plan.
     pub shard: Option<ShardPlan>,
+    /// `--fail-if`: checked against the finished results (exit 3 when crossed).
+    pub thresholds: Vec<crate::threshold::Threshold>,
 }
 
 /// One shard of a plan run on several machines.
@@ -289,6 +291,11 @@ impl TryFrom<&CommonArgs> for CommonPlan {
                 "--precision cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
             );
         }
+        if shard.as_ref().is_some_and(|s| s.count > 1) && !a.fail_if.is_empty() {
+            bail!(
+                "--fail-if cannot be combined with --shard: a shard measures only its part of the plan; merge the shards (`ingestbench merge`), then check the merged result with `ingestbench compare BASELINE MERGED --fail-if ...`"
+            );
+        }
         Ok(CommonPlan {
             protocol: kind,
             user: a.user.clone(),
@@ -310,6 +317,7 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             measure,
             probes: probes(a)?,
             shard,
+            thresholds: crate::threshold::parse_all(&a.fail_if, crate::threshold::Scope::Results)?,
         })
     }
 }

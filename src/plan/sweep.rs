@@ -282,7 +282,7 @@ impl SweepPlanSpec {
     }
 
     /// The spec of an interrupted sweep, from its `plan.json` and `methods.json` (`--resume`):
-    /// credentials, retries and quiet come from this command line.
+    /// credentials, retries, quiet and thresholds come from this command line.
     pub fn from_record(
         a: &SweepArgs,
         plan: &SweepPlan,
@@ -328,6 +328,10 @@ impl SweepPlanSpec {
                 timeout: std::time::Duration::try_from_secs_f64(a.common.rendezvous_timeout)
                     .unwrap_or_default(),
             }),
+            thresholds: crate::threshold::parse_all(
+                &a.common.fail_if,
+                crate::threshold::Scope::Results,
+            )?,
         };
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;

@@ -5,6 +5,7 @@
 mod cli;
 mod cmis;
 mod common;
+mod compare;
 mod contract;
 mod e2e;
 mod estimate;
