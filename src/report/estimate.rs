@@ -466,7 +466,7 @@ pub fn estimate(
         findings,
         assumptions: vec![
             "growth with the documents stored is as fitted from the sample's runs (flat or linear), and stays linear beyond the fill levels measured".into(),
-            "the repository, access path and client are the ones measured".into(),
+            "the repository, access path and client are the ones measured, and the server stays in the regime the sample saw (a server that crosses a threshold during the import, a heap's collection threshold, a cache that no longer holds the working set, changes its cost in a step no earlier sample can see)".into(),
             "document cost is linear in its size between and beyond the measured sizes (flagged where extrapolated)".into(),
             format!("what the sample cannot measure (its generated documents and short runs against the import's real files, folders and hours) is within ± {:.0} % (95 %), as calibrated on a target whose model is known", 196.0 * MODEL_ERROR),
         ],
