@@ -244,14 +244,19 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
     }
 }
 
-/// The estimate against a real repository (case (a) of the calibration, one trial): a fresh
-/// OpenCMIS JVM, a corpus of 2,000 real files, a 10 % sample swept at 4 threads (3 sizes x 3
-/// runs of 200 documents, warmed up until steady: runs of 100 documents last a tenth of a
-/// second on this server, too short for its growth to show above its noise), the estimate
-/// of the whole import on top of what the sample stored, then the whole import. Its
-/// warm-up, growth and noise are the server's own, not the emulator's.
-/// scripts/estimate-accuracy.sh --cases opencmis runs ten and measures how often the
-/// interval covers the import.
+/// The estimate against a real repository (case (a) of the calibration): a fresh OpenCMIS
+/// JVM, a corpus of 2,000 real files, a 10 % sample swept at 4 threads (3 sizes x 3 runs of
+/// 200 documents, warmed up until steady: runs of 100 documents last a tenth of a second on
+/// this server, too short for its growth to show above its noise), the estimate of the
+/// whole import on top of what the sample stored, then the whole import. Its warm-up, growth
+/// and noise are the server's own, not the emulator's.
+///
+/// The gate is the promise itself: the import inside the stated 95 % interval. A 95 %
+/// interval misses one import in twenty by design, and this one was measured to cover 9 of
+/// 10 (README, calibration; 10 runs of this test: 9 inside, ratios 0.64-1.10), so a miss gets
+/// one more trial on a fresh server and two misses in a row fail (about 1 % of runs at the
+/// measured coverage, 0.25 % at the stated one). scripts/estimate-accuracy.sh --cases
+/// opencmis runs ten on the full /usr/share/doc and measures how often the interval covers.
 #[test]
 #[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
 fn an_estimate_on_real_opencmis_predicts_the_whole_import() {
@@ -260,6 +265,36 @@ fn an_estimate_on_real_opencmis_predicts_the_whole_import() {
         ["java", "mvn", "curl"].into_iter().all(have),
         "java, mvn or curl missing: scripts/deps.sh installs them"
     );
+    let mut misses = Vec::new();
+    for k in 1..=2 {
+        let t = estimate_trial();
+        assert!(t.half > 0.0, "an interval is stated");
+        assert!(
+            (0.4..=2.0).contains(&(t.predicted / t.measured)),
+            "trial {k}: off by more than a factor of 2.5: {t:?}"
+        );
+        if (t.measured - t.predicted).abs() <= t.half {
+            return;
+        }
+        eprintln!(
+            "trial {k}: the import fell outside the stated interval (findings: {}); one more trial",
+            t.findings
+        );
+        misses.push(t);
+    }
+    panic!("two trials in a row outside their 95 % intervals: {misses:?}");
+}
+
+/// One trial's prediction, its 95 % half-width, the measured import and the findings.
+#[derive(Debug)]
+struct Trial {
+    predicted: f64,
+    half: f64,
+    measured: f64,
+    findings: String,
+}
+
+fn estimate_trial() -> Trial {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let csv = d.join("listing.csv");
@@ -357,23 +392,16 @@ fn an_estimate_on_real_opencmis_predicts_the_whole_import() {
             predicted / measured,
             est["growth"]["evidence"]
         );
-        // On this server the estimate does not yet keep its promise (calibration: 8 of 10
-        // inside, median error 5.4 %, ratios 0.77-1.24, README): the import fills the
-        // repository beyond the fill levels the sample measured, and the server (an O(N)
-        // scan per create) slows more there than the line fitted over the sample. So the gate is: within 1.6 half-widths (3.1 σ, as the emulator's accuracy
-        // tests), or else the estimate said it was extrapolating past its evidence; and never
-        // off by more than a factor of 2.5.
-        let ratio = predicted / measured;
-        let findings = est["findings"].to_string();
-        let warned = findings.contains("the sample measured");
-        assert!(
-            (0.4..=2.0).contains(&ratio) && ((measured - predicted).abs() <= 1.6 * half || warned),
-            "predicted {predicted:.2} s ± {half:.2} vs measured {measured:.2} s; {findings}"
-        );
-        assert!(half > 0.0, "an interval is stated");
+        Trial {
+            predicted,
+            half,
+            measured,
+            findings: est["findings"].to_string(),
+        }
     });
     cmis(d, "down");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
+    match result {
+        Ok(t) => t,
+        Err(e) => std::panic::resume_unwind(e),
     }
 }
