@@ -447,23 +447,8 @@ pub struct SweepArgs {
     pub common: CommonArgs,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    Interleaved,
-    Random,
-}
-
-impl std::fmt::Display for Order {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Order::Interleaved => "interleaved",
-            Order::Random => "random",
-        })
-    }
-}
+/// The run order is a domain type (recorded in every sweep's plan); the flag takes it as is.
+pub use crate::records::Order;
 
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {

@@ -7,7 +7,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{AuthMode, ProtocolKind};
-use crate::cli::Order;
 use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs};
@@ -359,7 +358,54 @@ pub struct SweepPlan {
     pub shard: Option<ShardRecord>,
 }
 
+/// The order a sweep's runs are done in (`sweep --order`; see `plan::sweep::schedule`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Interleaved,
+    Random,
+}
+
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Order::Interleaved => "interleaved",
+            Order::Random => "random",
+        })
+    }
+}
+
 impl SweepPlan {
+    /// Each cell that has runs, in plan order (method, connection, size, threads), with its
+    /// runs in the order found (the summary sorts them by run number).
+    pub fn runs_by_cell<'a>(&self, runs: &'a [CellRun]) -> Vec<(CellKey, Vec<&'a CellRun>)> {
+        let mut by_cell: std::collections::BTreeMap<&CellKey, Vec<&CellRun>> = Default::default();
+        for r in runs {
+            by_cell.entry(&r.cell).or_default().push(r);
+        }
+        let mut out = Vec::new();
+        for m in &self.methods {
+            for c in self.connections_of(m) {
+                for (size, _) in &self.sizes {
+                    for &t in &self.threads {
+                        let key = CellKey {
+                            method: m.name.clone(),
+                            connection: c,
+                            size: *size,
+                            threads: t,
+                        };
+                        if let Some(rs) = by_cell.remove(&key) {
+                            out.push((key, rs));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The connection policies `m` is swept with: its own list, or (older plans) all of them.
     pub fn connections_of(&self, m: &MethodRecord) -> Vec<ConnectionPolicy> {
         if m.connections.is_empty() {

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
-use crate::cli::{Order, SweepArgs};
+use crate::cli::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
+use crate::records::Order;
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};

@@ -404,15 +404,17 @@ pub fn estimate(
     }
     let mut groups: BTreeMap<(String, ConnectionPolicy, u64), Vec<Point>> = BTreeMap::new();
     for (plan, runs) in sweeps {
-        let summary = crate::report::sweep::summarize(plan, runs);
-        for cell in &summary.cells {
+        // Each cell's runs in run order, as the sweep's summary takes them (this module
+        // does not import the summary's: the summary carries the estimate).
+        for (cell, mut rs) in plan.runs_by_cell(runs) {
+            rs.sort_by_key(|r| r.record.run);
             let Some((_, bytes)) = plan.sizes.iter().find(|(s, _)| *s == cell.size) else {
                 continue;
             };
-            let times: Vec<f64> = cell
-                .run_docs_per_sec
+            let times: Vec<f64> = rs
                 .iter()
-                .filter(|r| **r > 0.0)
+                .map(|r| r.record.docs_per_sec)
+                .filter(|r| *r > 0.0)
                 .map(|r| 1.0 / r)
                 .collect();
             if times.is_empty() {
@@ -424,7 +426,9 @@ pub fn estimate(
                 .push(Point {
                     bytes: *bytes,
                     times,
-                    drift: cell.drift.clone(),
+                    drift: super::analysis::Drift::of_runs(
+                        rs.iter().map(|r| r.record.progress_s.as_slice()),
+                    ),
                 });
         }
     }

@@ -189,29 +189,10 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
 
 /// One summary per cell that has runs, in plan order: method, connection, size, threads.
 fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
-    let mut by_cell: BTreeMap<&CellKey, Vec<&CellRun>> = BTreeMap::new();
-    for r in runs {
-        by_cell.entry(&r.cell).or_default().push(r);
-    }
-    let mut cells = Vec::new();
-    for m in &plan.methods {
-        for c in &plan.connections_of(m) {
-            for (size, _) in &plan.sizes {
-                for &t in &plan.threads {
-                    let key = CellKey {
-                        method: m.name.clone(),
-                        connection: *c,
-                        size: *size,
-                        threads: t,
-                    };
-                    if let Some(rs) = by_cell.get(&key) {
-                        cells.push(cell_summary(&key, rs, plan.host.cpus));
-                    }
-                }
-            }
-        }
-    }
-    cells
+    plan.runs_by_cell(runs)
+        .iter()
+        .map(|(key, rs)| cell_summary(key, rs, plan.host.cpus))
+        .collect()
 }
 
 /// Each non-baseline cell against the baseline's cell of the same connection, size and
@@ -229,7 +210,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.size == cell.size
                 && b.threads == cell.threads
         });
-        let paired = plan.order == crate::cli::Order::Interleaved;
+        let paired = plan.order == crate::records::Order::Interleaved;
         if let Some(b) = base
             && let Some((d, h, pairs)) = crate::metrics::stats::compare_runs(
                 &cell.runs_numbered(),

@@ -35,7 +35,7 @@ pub fn fixed_summary() -> SweepSummary {
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: crate::cli::Order::Interleaved,
+        order: crate::records::Order::Interleaved,
         baseline: "direct".into(),
         corpus: None,
         measure: crate::records::MeasurePolicy {
