@@ -284,6 +284,34 @@ fn links(page: &Path) -> Vec<(usize, String)> {
     out
 }
 
+/// GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a page's headings, outside fenced blocks.
+fn anchors(page: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in read(page).lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
 #[test]
 fn every_docs_page_is_linked_from_readme_and_every_relative_link_resolves() {
     let readme = root().join("README.md");
@@ -300,16 +328,29 @@ fn every_docs_page_is_linked_from_readme_and_every_relative_link_resolves() {
     }
     for page in pages() {
         for (line, target) in links(&page) {
-            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:")
-            {
+            if target.contains("://") || target.starts_with("mailto:") {
                 continue;
             }
-            let file = target.split('#').next().unwrap_or("");
+            let (file, fragment) = target.split_once('#').unwrap_or((target.as_str(), ""));
             let dir = page.parent().expect("a page has a directory");
-            if file.is_empty() || !dir.join(file).exists() {
+            let linked = if file.is_empty() {
+                page.clone()
+            } else {
+                dir.join(file)
+            };
+            if !linked.exists() {
                 problems.push(format!(
                     "{}:{line}: the link {target} points to nothing",
                     rel(&page)
+                ));
+            } else if !fragment.is_empty()
+                && linked.extension().is_some_and(|e| e == "md")
+                && !anchors(&linked).iter().any(|a| a == fragment)
+            {
+                problems.push(format!(
+                    "{}:{line}: the link {target} names no heading of {}",
+                    rel(&page),
+                    rel(&linked)
                 ));
             }
         }
