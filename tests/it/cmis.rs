@@ -358,7 +358,7 @@ fn an_estimate_on_real_opencmis_predicts_the_whole_import() {
             est["growth"]["evidence"]
         );
         // On this server the estimate does not yet keep its promise (calibration: 8 of 10
-        // inside, median error 5.4 %, ratios 0.77-1.24, docs/estimate.md): the import fills the
+        // inside, median error 5.4 %, ratios 0.77-1.24, README): the import fills the
         // repository beyond the fill levels the sample measured, and the server (an O(N)
         // scan per create) slows more there than the line fitted over the sample. So the gate is: within 1.6 half-widths (3.1 σ, as the emulator's accuracy
         // tests), or else the estimate said it was extrapolating past its evidence; and never
