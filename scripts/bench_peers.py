@@ -1,6 +1,6 @@
 """Driver of scripts/bench-peers.sh: two nginx upload sinks, then ingestbench and peers at the
 same concurrency and count, measured with GNU time (CPU seconds, peak RSS). Results:
-results/peers.json and results/peers.md (the README shows the latter).
+results/peers.json and results/peers.md (docs/performance.md shows the latter).
 
 Sinks: `direct` is the simplest possible one (one nginx worker answering 201 itself after
 reading the body; no proxy tier), where the client's own cost shows most; `proxied` reads

@@ -907,7 +907,7 @@ fn the_man_page_renders_with_man() {
     }
 }
 
-/// The README's loop: `sweep ... --json-lines | jq -c .` in bash, one object per finished run
+/// The loop in docs/results.md: `sweep ... --json-lines | jq -c .` in bash, one object per finished run
 /// and per finished cell, and nothing else on stdout.
 #[test]
 #[ignore = "needs jq (scripts/deps.sh installs it); scripts/test.sh runs it"]

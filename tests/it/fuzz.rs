@@ -2,7 +2,8 @@
 //! bodies, metadata profiles, access-method files, timestamps, server error bodies, and the
 //! embedded target's multipart and JSON handling over HTTP. Nothing may panic; the target
 //! answers malformed input with a 4xx, never a 5xx. CI runs the default case counts;
-//! `PROPTEST_CASES=100000 cargo test --release --test fuzz` is the long run (README).
+//! `PROPTEST_CASES=20000 cargo test --release --test it fuzz` is the long run
+//! (docs/verify-and-cleanup.md).
 
 use crate::common;
 
