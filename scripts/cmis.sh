@@ -7,7 +7,7 @@
 #   scripts/cmis.sh status
 #   scripts/cmis.sh down     # stops it by pid
 #
-# On Java 17 the WAR needs (see shared lab notes): the javax API jars on jetty's classpath,
+# On Java 17 the WAR needs: the javax API jars on jetty's classpath,
 # --add-opens java.base/java.lang=ALL-UNNAMED, and in WEB-INF/classes/repository.properties
 # InMemoryServer.EncryptTempFiles=false (else uploads over 4 MiB fail with 500) and a larger
 # InMemoryServer.MaxSize. It accepts any user and password but requires one.

@@ -551,7 +551,7 @@ pub struct CorpusArgs {
 
 #[derive(Debug, Args, Clone)]
 #[command(
-    after_help = "Model: per-document cost a + c x bytes at each method, policy and thread count, fitted\nfrom the measured sizes; the corpus takes N x a + c x B, plus growth with the documents\nstored (fitted from the runs' steady windows: flat or linear) over the import's fill. The\n95 % interval covers the fit, the growth, a single run's spread and a 2.5 % model error.\nSee the README.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory."
+    after_help = "Model: per-document cost a + c x bytes at each method, policy and thread count, fitted\nfrom the measured sizes; the corpus takes N x a + c x B, plus growth with the documents\nstored (fitted from the runs' steady windows: flat or linear) over the import's fill. The\n95 % interval covers the fit, the growth, a single run's spread and a 2.5 % model error.\nSee docs/estimate.md.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory."
 )]
 pub struct EstimateArgs {
     /// The corpus: its corpus.json (from `ingestbench corpus`), or a directory or listing,

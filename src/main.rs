@@ -7,7 +7,7 @@ use clap::Parser;
 /// jemalloc, not glibc's malloc (oha makes the same choice): hyper and tokio allocate a few
 /// small blocks per request (the request's header map, the response channel, the answer),
 /// which per-thread caches make cheaper on the upload threads, with little more memory than
-/// glibc (README, Performance). Set here, in the binary, so the library leaves the choice to
+/// glibc (docs/performance.md). Set here, in the binary, so the library leaves the choice to
 /// whoever embeds it.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -10,7 +10,7 @@
 //! is its system calls and wake-ups, which the client and the server share, and a client
 //! thread for every core preempts the server and stalls the connections of whichever thread
 //! it displaced. Larger documents are work per byte (copies, encryption) that spreads over
-//! every core. Measured on 2 cores shared with nginx, README "Performance".
+//! every core. Measured on 2 cores shared with nginx, docs/performance.md.
 //! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many runtimes, every cell using all of them (0:
 //! workers share the main work-stealing runtime); a bad value is refused at startup by
 //! [`check`].

@@ -253,7 +253,7 @@ fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
 ///
 /// The gate is the promise itself: the import inside the stated 95 % interval. A 95 %
 /// interval misses one import in twenty by design, and this one was measured to cover 9 of
-/// 10 (README, calibration; 10 runs of this test: 9 inside, ratios 0.64-1.10), so a miss gets
+/// 10 (docs/estimate.md, calibration; 10 runs of this test: 9 inside, ratios 0.64-1.10), so a miss gets
 /// one more trial on a fresh server and two misses in a row fail (about 1 % of runs at the
 /// measured coverage, 0.25 % at the stated one). scripts/estimate-accuracy.sh --cases
 /// opencmis runs ten on the full /usr/share/doc and measures how often the interval covers.
