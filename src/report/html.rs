@@ -450,7 +450,7 @@ pub fn render(s: &SweepSummary) -> String {
 <html lang="en"><head><meta charset="utf-8"><title>ingestbench sweep {id}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }}
-table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; display: block; overflow-x: auto; max-width: 100%; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
 th:first-child, td:first-child {{ text-align: left; }}
 .warn {{ color: #a40; }}
