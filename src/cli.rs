@@ -403,8 +403,10 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 3, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
 
-    /// Run order: interleaved (run 1 of every cell, then run 2, ...) or random (shuffled
-    /// with --seed); either way slow drift of the machine does not bias one method.
+    /// Run order: interleaved (run 1 of every cell, then run 2, ...; the methods of one point
+    /// back to back, which goes first turning each round, and each method compared with the
+    /// baseline pair by pair, runs of the same number) or random (shuffled with --seed;
+    /// compared unpaired); either way slow drift of the machine does not bias one method.
     #[arg(long, value_enum, default_value = "interleaved")]
     pub order: Order,
 
@@ -424,7 +426,8 @@ pub struct SweepArgs {
     /// A time budget for the whole sweep (e.g. 3m): after the planned runs, further runs
     /// (up to --max-runs per cell) go to the comparisons with the baseline that are still
     /// too noisy to tell (or, with --precision, wider than asked), nearest to an answer
-    /// first, until all are answered or the time is spent; the report names what stayed open.
+    /// first (interleaved: a run on both sides, back to back), until all are answered or the
+    /// time is spent; the report names what stayed open.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
 

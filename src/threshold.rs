@@ -215,6 +215,20 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
     c.verdict == Some(Verdict::Slower) && t.op.holds(worse_pct, t.value)
 }
 
+/// A finished `run`'s crossings (its one cell).
+pub fn check_run(thresholds: &[Threshold], r: &crate::records::RunResult) -> Vec<Crossing> {
+    check(thresholds, &[Cell::from_run(r)], None)
+}
+
+/// A finished `sweep`'s crossings, cell by cell.
+pub fn check_sweep(
+    thresholds: &[Threshold],
+    s: &crate::report::sweep::SweepSummary,
+) -> Vec<Crossing> {
+    let cells: Vec<Cell> = s.cells.iter().map(|c| Cell::from_summary(c, &[])).collect();
+    check(thresholds, &cells, None)
+}
+
 /// Checks `thresholds` against `cells` (absolute metrics) and, when given, `cmp` (relative
 /// metrics); every crossing, in threshold then cell order.
 pub fn check(thresholds: &[Threshold], cells: &[Cell], cmp: Option<&Comparison>) -> Vec<Crossing> {

@@ -368,8 +368,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         };
         let thresholds =
             crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
-        let crossed =
-            crate::threshold::check(&thresholds, &[crate::compare::Cell::from_run(&r)], None);
+        let crossed = crate::threshold::check_run(&thresholds, &r);
         return Ok((super::gate(outcome, &crossed), r));
     }
     let resumed = resumed_args(args)?;
@@ -447,11 +446,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
     let (outcome, result) = finish(&plan, &results, &result_path, &manifest, &live, result)?;
-    let crossed = crate::threshold::check(
-        &plan.common.thresholds,
-        &[crate::compare::Cell::from_run(&result)],
-        None,
-    );
+    let crossed = crate::threshold::check_run(&plan.common.thresholds, &result);
     Ok((super::gate(outcome, &crossed), result))
 }
 

@@ -357,12 +357,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     .await?;
     drop(session);
     let (outcome, summary) = report(&p, end, &manifest, &live)?;
-    let cells: Vec<crate::compare::Cell> = summary
-        .cells
-        .iter()
-        .map(|c| crate::compare::Cell::from_summary(c, &[]))
-        .collect();
-    let crossed = crate::threshold::check(&p.spec.common.thresholds, &cells, None);
+    let crossed = crate::threshold::check_sweep(&p.spec.common.thresholds, &summary);
     Ok((super::gate(outcome, &crossed), summary))
 }
 

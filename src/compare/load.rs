@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{Cell, Side};
-use crate::records::{CellRun, RunResult};
+use crate::records::RunResult;
 use crate::report::sweep::SweepSummary;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.
@@ -57,21 +57,13 @@ fn load_dir(role: &str, dir: &Path) -> Result<Vec<Cell>> {
 fn sweep_dir(dir: &Path) -> Result<Vec<Cell>> {
     let (plan, runs) = crate::results::load_dir(dir)?;
     let summary = crate::report::sweep::summarize(&plan, &runs);
+    // Both in plan order, one entry per cell that has runs.
+    let by_cell = plan.runs_by_cell(&runs);
     Ok(summary
         .cells
         .iter()
-        .map(|c| {
-            let mine: Vec<&CellRun> = runs
-                .iter()
-                .filter(|r| {
-                    r.cell.method == c.method
-                        && r.cell.connection == c.connection
-                        && r.cell.size == c.size
-                        && r.cell.threads == c.threads
-                })
-                .collect();
-            Cell::from_summary(c, &mine)
-        })
+        .zip(&by_cell)
+        .map(|(c, (_, mine))| Cell::from_summary(c, mine))
         .collect())
 }
 

@@ -62,17 +62,18 @@ fn error_pct(ok: u64, failed: u64) -> f64 {
     }
 }
 
+/// `embedded-http reuse small 4 threads`.
+fn cell_name(method: &str, connection: ConnectionPolicy, size: SizeClass, threads: u64) -> String {
+    format!(
+        "{method} {connection} {size} {threads} thread{}",
+        plural(threads)
+    )
+}
+
 impl Cell {
     /// `embedded-http reuse small 4 threads`.
     pub fn name(&self) -> String {
-        format!(
-            "{} {} {} {} thread{}",
-            self.method,
-            self.connection,
-            self.size,
-            self.threads,
-            plural(self.threads)
-        )
+        cell_name(&self.method, self.connection, self.size, self.threads)
     }
 
     fn same_cell(&self, o: &Cell) -> bool {
@@ -179,14 +180,7 @@ pub struct CellComparison {
 
 impl CellComparison {
     pub fn name(&self) -> String {
-        format!(
-            "{} {} {} {} thread{}",
-            self.method,
-            self.connection,
-            self.size,
-            self.threads,
-            plural(self.threads)
-        )
+        cell_name(&self.method, self.connection, self.size, self.threads)
     }
 }
 
