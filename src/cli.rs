@@ -1,5 +1,9 @@
 //! Command-line interface (clap derive). Doc comments are the `--help` text; units are in
-//! value names. Raw flags become validated plans in `plan`, nowhere else.
+//! value names. Raw flags become validated plans in `plan`, nowhere else (`cmd/flags.rs`
+//! copies them into `plan::flags`; nothing below `cmd/` imports this file).
+//!
+//! Over 600 lines on purpose: it is the whole `--help` of every subcommand, one argument
+//! struct each; split across files, the help a user reads would be scattered too.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -305,9 +309,11 @@ pub struct CommonArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<String>,
 
-    /// With --precision: the most runs of one cell.
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_runs: u32,
+    /// The most runs of one cell: with --precision (default 10), and with `sweep --budget`
+    /// (default 30: the budget is what bounds it; a cell whose effect is near zero needs
+    /// ~10-15 pairs to show "no difference" within +-5 %).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_runs: Option<u32>,
 
     /// A Prometheus node_exporter of a server machine (e.g. http://alfresco1:9100/metrics):
     /// its CPU and memory are read at every run's start and end and shown beside docs/sec.
@@ -424,8 +430,9 @@ pub struct SweepArgs {
     pub resume: Option<PathBuf>,
 
     /// A time budget for the whole sweep (e.g. 3m): after the planned runs, further runs
-    /// (up to --max-runs per cell) go to the comparisons with the baseline that are still
-    /// too noisy to tell (or, with --precision, wider than asked), nearest to an answer
+    /// (up to --max-runs per cell, default 30) go to the comparisons with the baseline that
+    /// are still too noisy to tell (or, with --precision, wider than asked), those at the
+    /// fewest and the most threads first (the answers state them), nearest to an answer
     /// first (interleaved: a run on both sides, back to back), until all are answered or the
     /// time is spent; the report names what stayed open.
     #[arg(long, value_name = "DURATION")]

@@ -108,7 +108,7 @@ fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     };
     a.common.duration = m.duration_s.map(|d| format!("{d}s"));
     a.common.precision = m.precision_pct.map(|p| format!("{p}%"));
-    a.common.max_runs = m.max_runs.max(1);
+    a.common.max_runs = Some(m.max_runs.max(1));
     a.results_dir = dir
         .parent()
         .map(std::path::Path::to_path_buf)
@@ -373,7 +373,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     }
     let resumed = resumed_args(args)?;
     let args = resumed.as_ref().map_or(args, |r| &r.0);
-    let plan = RunPlan::try_from(args)?;
+    let plan = RunPlan::try_from(&crate::plan::flags::RunFlags::from(args))?;
     let shard = plan.common.shard.clone();
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {

@@ -18,6 +18,7 @@ use crate::engine::{
 };
 use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
+use crate::plan::flags::SweepFlags;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
@@ -53,7 +54,8 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             );
         }
         let (plan, done) = results::load_dir(dir)?;
-        let spec = SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
+        let spec =
+            SweepPlanSpec::from_record(&SweepFlags::from(a), &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -61,7 +63,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = SweepPlanSpec::build(a).await?;
+    let spec = SweepPlanSpec::build(&SweepFlags::from(a)).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (

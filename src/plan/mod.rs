@@ -1,7 +1,8 @@
-//! Validated plans built from the CLI in one place (`TryFrom`): every flag a user can get
-//! wrong is checked here with a message naming it. `run` becomes one `direct` access method
+//! Validated plans built from the flags in one place (`TryFrom` of `flags`, which `cli.rs`
+//! fills): every flag a user can get wrong is checked here with a message naming it. `run` becomes one `direct` access method
 //! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
 
+pub mod flags;
 pub mod sweep;
 
 use std::path::PathBuf;
@@ -11,12 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::api::{AuthMode, ProtocolKind};
-use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::records::{CellKey, MeasurePolicy, PlanRecord, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
+use flags::{CommonFlags, RunFlags};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -82,7 +83,7 @@ pub fn metrics_hold(secs: f64) -> Result<Duration> {
 }
 
 /// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
-fn shard_plan(a: &CommonArgs) -> Result<Option<ShardPlan>> {
+fn shard_plan(a: &CommonFlags) -> Result<Option<ShardPlan>> {
     let (index, count) = match (&a.shard, &a.shard_index_env, a.shards) {
         (Some(s), _, _) => {
             let parsed = s.split_once('/').and_then(|(k, n)| {
@@ -174,8 +175,16 @@ fn parse_warmup(s: &str) -> Result<Warmup> {
     }
 }
 
+/// `--max-runs` when not given: with `--precision`.
+pub(crate) const MAX_RUNS_PRECISION: u32 = 10;
+/// `--max-runs` when not given, with `sweep --budget`: the time budget is the real bound, and
+/// a comparison whose effect is near zero needs ~10-15 pairs at the quick start's noise (a
+/// pair's CV ~7 %) to show "no difference" within ±5 %; at 10 it stopped at ±5.1-5.3 % in 2
+/// of 6 fresh-clone quick starts while the budget went to comparisons of lower priority.
+pub(crate) const MAX_RUNS_BUDGET: u32 = 30;
+
 /// The measurement flags, checked.
-fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
+fn measure_policy(a: &CommonFlags) -> Result<MeasurePolicy> {
     let duration_s = match &a.duration {
         None => None,
         Some(d) => match parse_duration(d) {
@@ -194,13 +203,13 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         warmup: parse_warmup(&a.warmup)?,
         duration_s,
         precision_pct,
-        max_runs: a.max_runs,
+        max_runs: a.max_runs.unwrap_or(MAX_RUNS_PRECISION),
         budget_s: None,
     })
 }
 
 /// `--server-metrics` and `--server-pid`, checked.
-pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
+pub(crate) fn probes(a: &CommonFlags) -> Result<Vec<Probe>> {
     let mut out = Vec::new();
     for u in &a.server_metrics {
         let url = reqwest::Url::parse(u).ok().filter(|u| {
@@ -227,10 +236,10 @@ pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
     Ok(out)
 }
 
-impl TryFrom<&CommonArgs> for CommonPlan {
+impl TryFrom<&CommonFlags> for CommonPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &CommonArgs) -> Result<CommonPlan> {
+    fn try_from(a: &CommonFlags) -> Result<CommonPlan> {
         let sizes = Sizes {
             small: parse_size(&a.small_size).context("--small-size")?,
             average: parse_size(&a.average_size).context("--average-size")?,
@@ -492,10 +501,10 @@ pub fn redact(url: &reqwest::Url) -> String {
     u.to_string()
 }
 
-impl TryFrom<&RunArgs> for RunPlan {
+impl TryFrom<&RunFlags> for RunPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &RunArgs) -> Result<RunPlan> {
+    fn try_from(a: &RunFlags) -> Result<RunPlan> {
         let url = a.url.as_deref().map(parse_url).transpose()?;
         if let Some(ca) = &a.ca_cert
             && !ca.is_file()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
-use crate::cli::SweepArgs;
+use super::flags::SweepFlags;
 use crate::fixtures::{SampledFile, SizeClass};
 use crate::records::Order;
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
@@ -48,7 +48,7 @@ pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
 
 /// The methods to sweep: those named (each must answer), or every method in the directory
 /// that answers (the others are returned as unreachable, with the reason).
-async fn resolve_methods(a: &SweepArgs) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
+async fn resolve_methods(a: &SweepFlags) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
     let timeout = std::time::Duration::from_secs(2);
     let mut methods = Vec::new();
     let mut unreachable = Vec::new();
@@ -106,7 +106,7 @@ pub struct SweepPlanSpec {
 
 impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
-    pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
+    pub async fn build(a: &SweepFlags) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
         if let Some(b) = &a.budget {
             if common.shard.is_some() {
@@ -118,6 +118,9 @@ impl SweepPlanSpec {
                 Some(v) if v > 0.0 => Some(v),
                 _ => bail!("--budget {b}: give a positive duration such as 90s, 3m or 1h"),
             };
+            if a.common.max_runs.is_none() {
+                common.measure.max_runs = super::MAX_RUNS_BUDGET;
+            }
         }
         let mut sizes = a.sizes.clone();
         sizes.dedup();
@@ -285,7 +288,7 @@ impl SweepPlanSpec {
     /// The spec of an interrupted sweep, from its `plan.json` and `methods.json` (`--resume`):
     /// credentials, retries, quiet and thresholds come from this command line.
     pub fn from_record(
-        a: &SweepArgs,
+        a: &SweepFlags,
         plan: &SweepPlan,
         methods: Vec<AccessMethod>,
     ) -> Result<SweepPlanSpec> {
