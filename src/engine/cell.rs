@@ -24,6 +24,9 @@
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 
+/// Part of running a cell (`--resume`'s lost warm-up documents), kept apart for its size.
+mod adopt;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -259,7 +262,7 @@ pub async fn run_cell<P: Protocol>(
     }
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
     let adopted = if plan.earlier.is_some() && !plan.warmup.none() {
-        super::adopt::adopt_earlier_warmups(
+        adopt::adopt_earlier_warmups(
             &*proto,
             &fixtures,
             plan,

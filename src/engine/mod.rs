@@ -7,7 +7,6 @@
 //! functions, so warm-up, shards or a corpus are added here once for both commands.
 //! Knows nothing of the CLI, of printing, or of report formats.
 
-mod adopt;
 pub mod budget;
 mod cell;
 pub mod pool;

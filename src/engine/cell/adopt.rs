@@ -9,8 +9,8 @@ use std::collections::HashSet;
 
 use anyhow::{Context, Result};
 
-use super::cell::{CellPlan, Warmup, shard_workers, split_quota};
-use super::worker::FolderTable;
+use super::{CellPlan, Warmup, shard_workers, split_quota};
+use crate::engine::worker::FolderTable;
 use crate::fixtures::Fixtures;
 use crate::manifest::Manifest;
 use crate::protocol::Protocol;
