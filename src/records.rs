@@ -358,7 +358,7 @@ pub struct SweepPlan {
     pub shard: Option<ShardRecord>,
 }
 
-/// The order a sweep's runs are done in (`sweep --order`; see `plan::sweep::schedule`).
+/// The order a sweep's runs are done in (`sweep --order`; see `plan::schedule::schedule`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]

@@ -97,7 +97,7 @@ pub fn relative_pct(sample: &[f64], baseline: &[f64]) -> Option<(f64, f64)> {
 /// the interval's width). `None` with fewer than 3 pairs or a non-positive rate.
 ///
 /// Why pairs: the sweep runs a method and its baseline back to back (see
-/// `plan::sweep::schedule`), so a slow minute of the machine falls on both runs of a pair
+/// `plan::schedule::schedule`), so a slow minute of the machine falls on both runs of a pair
 /// and cancels in their ratio, where between unpaired runs it is spread. Runs without a
 /// partner (a baseline's extra runs for another comparison) are left out.
 pub fn paired_relative_pct(

@@ -3,6 +3,7 @@
 //! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
 
 pub mod flags;
+pub mod schedule;
 pub mod sweep;
 
 use std::path::PathBuf;
