@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::LiveCounters;
+use crate::engine::{LiveCounters, RunObserver, Sidecars, SweepEnd, SweepJob};
 use crate::plan::CommonPlan;
 use crate::protocol::Secret;
 
@@ -147,85 +147,33 @@ pub fn bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar
     Some(b)
 }
 
-/// A shard's place at the rendezvous (`--shard` with more than one shard). A shard resumed
-/// on its own finishes its part without waiting for the others: none.
-pub async fn join_rendezvous(
-    shard: Option<&crate::plan::ShardPlan>,
-    resumed: bool,
-) -> Result<Option<crate::engine::rendezvous::Rendezvous>> {
-    match shard {
-        Some(s) if s.count > 1 && !resumed => Ok(Some(
-            crate::engine::rendezvous::Rendezvous::join(
-                s.rendezvous.as_deref().unwrap_or_default(),
-                &s.plan_id,
-                s.index,
-                s.count,
-                s.timeout,
-            )
-            .await?,
-        )),
-        _ => Ok(None),
+/// The sidecars (`--jtl`, `--metrics-listen`) set up before anything is written, so one that
+/// cannot be used fails first; says where the metrics are served.
+pub async fn start_sidecars(common: &crate::plan::CommonPlan) -> Result<Sidecars> {
+    let sidecars = Sidecars::start(common).await?;
+    if let (Some(addr), false) = (&common.metrics_listen, common.quiet) {
+        eprintln!("  metrics for Prometheus: http://{addr}/metrics");
     }
+    Ok(sidecars)
 }
 
-/// What goes alongside the runs, set up before the first: the JTL file (`--jtl`), the live
-/// metrics endpoint (`--metrics-listen`) and, for a shard, its place at the rendezvous.
-pub struct Sidecars {
-    pub rendezvous: Option<crate::engine::rendezvous::Rendezvous>,
-    jtl: Option<crate::metrics::jtl::Jtl>,
-    metrics: Option<(
-        std::sync::Arc<crate::metrics::live::LiveMetrics>,
-        tokio::task::JoinHandle<()>,
-    )>,
-    hold: Duration,
-}
-
-impl Sidecars {
-    pub async fn start(common: &crate::plan::CommonPlan) -> Result<Sidecars> {
-        let jtl = common
-            .jtl
-            .as_deref()
-            .map(crate::metrics::jtl::Jtl::create)
-            .transpose()?;
-        let metrics = match &common.metrics_listen {
-            Some(addr) => {
-                let m = std::sync::Arc::new(crate::metrics::live::LiveMetrics::default());
-                let task = crate::metrics::live::serve(addr, m.clone()).await?;
-                if !common.quiet {
-                    eprintln!("  metrics for Prometheus: http://{addr}/metrics");
-                }
-                Some((m, task))
-            }
-            None => None,
-        };
-        Ok(Sidecars {
-            rendezvous: None,
-            jtl,
-            metrics,
-            hold: common.metrics_hold,
-        })
-    }
-
-    pub fn jtl(&self) -> Option<crate::metrics::jtl::JtlSink> {
-        self.jtl.as_ref().map(crate::metrics::jtl::Jtl::sink)
-    }
-
-    pub fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::live::LiveMetrics>> {
-        self.metrics.as_ref().map(|m| m.0.clone())
-    }
-
-    /// Whatever stopped the runs: writes the samples taken so far, serves the metrics for
-    /// `--metrics-hold` more (not after an interrupt), then stops.
-    pub async fn finish(self, interrupted: bool) -> Result<()> {
-        let written = self.jtl.map_or(Ok(()), crate::metrics::jtl::Jtl::finish);
-        if let Some((_, task)) = self.metrics {
-            if !interrupted {
-                tokio::time::sleep(self.hold).await;
-            }
-            task.abort();
-        }
-        written
-    }
+/// Runs a job through the engine with signal handling and the progress display, then
+/// finishes the sidecars, whatever stopped the runs.
+pub async fn drive(
+    job: SweepJob<'_>,
+    obs: &mut dyn RunObserver,
+    progress: &Progress,
+    sidecars: Sidecars,
+) -> Result<SweepEnd> {
+    let live = job.live.clone();
+    let signals = watch_signals(live.clone());
+    let end = crate::engine::run_sweep(job, obs).await;
+    progress.finish().await;
+    signals.abort();
+    sidecars
+        .finish(live.interrupted.load(std::sync::atomic::Ordering::Relaxed))
+        .await?;
+    end
 }
 
 /// A rate with the precision a reader can use: `2,268 docs/s`, `22.7 docs/s`, `0.84 docs/s`.
@@ -255,7 +203,7 @@ pub fn human_rate(per_sec: f64) -> String {
 /// stderr is not a terminal or with --quiet.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     stop: Arc<tokio::sync::Notify>,
 }
 
@@ -265,7 +213,7 @@ impl Progress {
         if quiet || !std::io::stderr().is_terminal() {
             return Progress {
                 bar: None,
-                task: None,
+                task: std::sync::Mutex::new(None),
                 stop,
             };
         }
@@ -322,7 +270,7 @@ impl Progress {
         });
         Progress {
             bar: Some(shown),
-            task: Some(task),
+            task: std::sync::Mutex::new(Some(task)),
             stop,
         }
     }
@@ -342,9 +290,11 @@ impl Progress {
         }
     }
 
-    pub async fn finish(self) {
+    /// Stops and clears the bar (again: nothing).
+    pub async fn finish(&self) {
         self.stop.notify_one();
-        if let Some(t) = self.task {
+        let task = self.task.lock().map(|mut t| t.take()).unwrap_or(None);
+        if let Some(t) = task {
             let _ = t.await;
         }
     }

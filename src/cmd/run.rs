@@ -9,7 +9,9 @@ use anyhow::{Context, Result, bail};
 
 use super::{Progress, password, rand_u64, write_file};
 use crate::cli::RunArgs;
-use crate::engine::{self, Folders, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob};
+use crate::engine::{
+    self, Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
+};
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::plan::{self, RunPlan};
 use crate::transport::ConnectionPolicy;
@@ -180,21 +182,17 @@ async fn measure(
     manifest: &Manifest,
     resumed: Option<(&[ManifestEntry], u32)>,
     live: &Arc<LiveCounters>,
-    mut sidecars: super::Sidecars,
+    mut sidecars: crate::engine::Sidecars,
 ) -> Result<Runs> {
     // What the interrupted run's manifest shows (`--resume`).
     let (earlier, attempt) = resumed.unwrap_or_default();
     let resuming = resumed.is_some();
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
     let schedule = plan.schedule();
-    let job = SweepJob {
-        session,
+    let work = JobSpec {
         fixtures: &fixtures,
         schedule: &schedule,
         docs: plan.docs,
-        docs_per_folder: plan.common.docs_per_folder,
-        retries: plan.common.retries,
-        seed: plan.common.seed,
         folders: Folders::One {
             folder: format!("ingestbench/{id}"),
             // Derived from the id, so a resume after a hard stop that left no manifest line
@@ -205,43 +203,25 @@ async fn measure(
         resuming,
         attempt,
         earlier,
-        manifest,
-        live: live.clone(),
-        measure: plan.common.measure,
-        servers: &session.servers(&plan.common),
         history: HashMap::new(),
-        shard: plan.common.shard.as_ref().map(|s| (s.index, s.count)),
-        rendezvous: sidecars
-            .rendezvous
-            .take()
-            .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         baseline: None,
         paired: false,
-        jtl: sidecars.jtl(),
-        metrics: sidecars.metrics(),
     };
-    let m = &plan.common.measure;
-    // Steady-state runs, --precision and shards have no document total known in advance.
-    let todo = if m.duration_s.is_some() || m.precision_pct.is_some() || plan.common.shard.is_some()
-    {
-        0
-    } else {
-        let done = earlier.iter().filter(|e| e.ok && !e.warmup).count() as u64;
-        (plan.docs * u64::from(plan.runs)).saturating_sub(done)
-    };
-    let signals = super::watch_signals(live.clone());
-    let progress = Progress::start(todo, plan.common.quiet, live.clone());
+    let job = SweepJob::new(
+        work,
+        &plan.common,
+        session,
+        manifest,
+        live.clone(),
+        &mut sidecars,
+    );
+    let progress = Progress::start(job.docs_to_do(), plan.common.quiet, live.clone());
     let mut runs = Runs {
         done: Vec::new(),
         cpu_s: 0.0,
         lines: plan.common.json_lines,
     };
-    let end = engine::run_sweep(job, &mut runs).await;
-    signals.abort();
-    progress.finish().await;
-    sidecars
-        .finish(live.interrupted.load(Ordering::Relaxed))
-        .await?;
+    let end = super::drive(job, &mut runs, &progress, sidecars).await;
     end?;
     Ok(runs)
 }
@@ -398,11 +378,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     });
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
-    let mut sidecars = super::Sidecars::start(&plan.common).await?;
+    let mut sidecars = super::start_sidecars(&plan.common).await?;
     let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
     let earlier = resumed.as_ref().map(|r| (r.2.as_slice(), r.3));
     let live = Arc::new(LiveCounters::default());
-    sidecars.rendezvous = super::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
+    sidecars.rendezvous = crate::engine::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
     let runs = measure(&plan, &session, &id, &manifest, earlier, &live, sidecars).await?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify

@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use super::{Progress, password, rand_u64};
 use crate::cli::SweepArgs;
 use crate::engine::{
-    self, Folders, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
+    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
 };
 use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
@@ -224,7 +224,7 @@ async fn execute(
     (earlier, attempt): (&[ManifestEntry], u32),
     manifest: &Manifest,
     live: &Arc<LiveCounters>,
-    mut sidecars: super::Sidecars,
+    mut sidecars: crate::engine::Sidecars,
 ) -> Result<SweepEnd> {
     let c = &p.spec.common;
     let fixtures: HashMap<_, _> = p
@@ -239,14 +239,10 @@ async fn execute(
             (*s, Arc::new(f))
         })
         .collect();
-    let job = SweepJob {
-        session,
+    let work = JobSpec {
         fixtures: &fixtures,
         schedule: pending,
         docs: p.spec.docs,
-        docs_per_folder: c.docs_per_folder,
-        retries: c.retries,
-        seed: c.seed,
         folders: Folders::PerRun {
             base: format!("ingestbench/{}", p.plan.id),
         },
@@ -254,32 +250,12 @@ async fn execute(
         resuming: attempt > 0,
         attempt,
         earlier,
-        manifest,
-        live: live.clone(),
-        measure: c.measure,
-        servers: &session.servers(c),
         history: history(&p.done),
-        shard: c.shard.as_ref().map(|s| (s.index, s.count)),
-        rendezvous: sidecars
-            .rendezvous
-            .take()
-            .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
         baseline: Some(p.spec.baseline.clone()),
         paired: p.spec.paired(),
-        jtl: sidecars.jtl(),
-        metrics: sidecars.metrics(),
     };
-    let signals = super::watch_signals(live.clone());
-    let total = if c.measure.duration_s.is_some()
-        || c.measure.precision_pct.is_some()
-        || c.measure.budget_s.is_some()
-        || c.shard.is_some()
-    {
-        0
-    } else {
-        pending.len() as u64 * p.spec.docs
-    };
-    let progress = Progress::start(total, c.quiet, live.clone());
+    let job = SweepJob::new(work, c, session, manifest, live.clone(), &mut sidecars);
+    let progress = Progress::start(job.docs_to_do(), c.quiet, live.clone());
     let mut rec = Recorder {
         dir: &p.dir,
         progress: &progress,
@@ -290,13 +266,7 @@ async fn execute(
             .unwrap_or_default(),
         lines: c.json_lines.then(|| (&p.plan, p.done.clone())),
     };
-    let end = engine::run_sweep(job, &mut rec).await;
-    progress.finish().await;
-    signals.abort();
-    sidecars
-        .finish(live.interrupted.load(Ordering::Relaxed))
-        .await?;
-    end
+    super::drive(job, &mut rec, &progress, sidecars).await
 }
 
 pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
@@ -317,7 +287,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
-    let mut sidecars = super::Sidecars::start(&p.spec.common).await?;
+    let mut sidecars = super::start_sidecars(&p.spec.common).await?;
     if a.resume.is_none() {
         results::create_dir(&p.dir, &p.plan, &p.spec.methods)?;
     }
@@ -346,7 +316,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous =
-        super::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
+        crate::engine::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
     let end = execute(
         &p,
         &session,

@@ -21,6 +21,7 @@ use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::manifest::{Manifest, ManifestEntry};
 use crate::metrics::servers::{self, Servers};
+use crate::plan::CommonPlan;
 use crate::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
@@ -31,16 +32,13 @@ pub enum Folders {
     PerRun { base: String },
 }
 
-/// Everything a schedule needs besides the observer.
-pub struct SweepJob<'a> {
-    pub session: &'a Session,
+/// What a command asks to be measured: the per-command part of a job (the rest comes from
+/// the plan, once, in [`SweepJob::new`]).
+pub struct JobSpec<'a> {
     /// Fixtures by size class.
     pub fixtures: &'a HashMap<SizeClass, Arc<Fixtures>>,
     pub schedule: &'a [(CellKey, u32)],
     pub docs: u64,
-    pub docs_per_folder: u64,
-    pub retries: u32,
-    pub seed: u64,
     pub folders: Folders,
     /// Write the cell's name into every manifest line (sweeps: one manifest, many cells).
     pub tag_manifest: bool,
@@ -51,27 +49,90 @@ pub struct SweepJob<'a> {
     pub attempt: u32,
     /// Manifest lines of an interrupted invocation: runs they cover are finished, not redone.
     pub earlier: &'a [ManifestEntry],
-    pub manifest: &'a Manifest,
-    pub live: Arc<LiveCounters>,
-    /// Warm-up, steady state, precision.
-    pub measure: MeasurePolicy,
-    /// Whose CPU and memory to read around each run, by access method.
-    pub servers: &'a HashMap<String, Servers>,
     /// docs/sec of the runs already done (`--resume`), for `--precision`.
     pub history: HashMap<CellKey, Vec<(u32, f64)>>,
-    /// `--shard K/N` and the common start across shards.
-    pub shard: Option<(u64, u64)>,
-    pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
     /// `sweep`: the method every other is compared with (`--budget` spends runs on the
     /// comparisons still open); `None` for `run`.
     pub baseline: Option<String>,
     /// Comparisons pair runs of the same number (an interleaved sweep runs them back to back;
     /// see `metrics::stats::compare_runs`); `--budget` then adds runs in pairs.
     pub paired: bool,
+}
+
+/// Everything a schedule needs besides the observer: the [`JobSpec`], and what every measured
+/// job takes from its plan, session and sidecars.
+pub struct SweepJob<'a> {
+    pub work: JobSpec<'a>,
+    pub session: &'a Session,
+    pub manifest: &'a Manifest,
+    pub live: Arc<LiveCounters>,
+    pub docs_per_folder: u64,
+    pub retries: u32,
+    pub seed: u64,
+    /// Warm-up, steady state, precision.
+    pub measure: MeasurePolicy,
+    /// Whose CPU and memory to read around each run, by access method.
+    pub servers: HashMap<String, Servers>,
+    /// `--shard K/N` and the common start across shards.
+    pub shard: Option<(u64, u64)>,
+    pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
     /// `--jtl`: where every measured upload's sample goes.
     pub jtl: Option<crate::metrics::jtl::JtlSink>,
     /// `--metrics-listen`: every cell's live counters.
     pub metrics: Option<Arc<crate::metrics::live::LiveMetrics>>,
+}
+
+impl<'a> SweepJob<'a> {
+    /// `work` with what every measured job (`run` or `sweep`) takes from its plan: folder
+    /// size, retries, seed, measurement policy, the servers to read, the shard and its
+    /// rendezvous, and the sidecars' sinks (`--jtl`, `--metrics-listen`).
+    pub fn new(
+        work: JobSpec<'a>,
+        common: &CommonPlan,
+        session: &'a Session,
+        manifest: &'a Manifest,
+        live: Arc<LiveCounters>,
+        sidecars: &mut super::job::Sidecars,
+    ) -> SweepJob<'a> {
+        SweepJob {
+            work,
+            session,
+            manifest,
+            live,
+            docs_per_folder: common.docs_per_folder,
+            retries: common.retries,
+            seed: common.seed,
+            measure: common.measure,
+            servers: session.servers(common),
+            shard: common.shard.as_ref().map(|s| (s.index, s.count)),
+            rendezvous: sidecars
+                .rendezvous
+                .take()
+                .map(|r| Arc::new(tokio::sync::Mutex::new(r))),
+            jtl: sidecars.jtl(),
+            metrics: sidecars.metrics(),
+        }
+    }
+
+    /// Measured documents left to upload, for a progress bar's length; 0 when that is not
+    /// known in advance (steady-state runs, `--precision`, `--budget`, a shard).
+    pub fn docs_to_do(&self) -> u64 {
+        let m = &self.measure;
+        if m.duration_s.is_some()
+            || m.precision_pct.is_some()
+            || m.budget_s.is_some()
+            || self.shard.is_some()
+        {
+            return 0;
+        }
+        let done = self
+            .work
+            .earlier
+            .iter()
+            .filter(|e| e.ok && !e.warmup)
+            .count() as u64;
+        (self.work.schedule.len() as u64 * self.work.docs).saturating_sub(done)
+    }
 }
 
 /// Told about each run as the schedule goes (between runs, never per upload).
@@ -109,7 +170,7 @@ impl SweepJob<'_> {
     ) -> CellPlan {
         let (counter, url) = (c.counter.clone(), &c.url);
         let window = self.measure.duration_s.map(Duration::from_secs_f64);
-        let (folder, nonce) = match &self.folders {
+        let (folder, nonce) = match &self.work.folders {
             // A steady-state run is never finished part-way: one that was interrupted is
             // run again in a folder of its own, with documents of its own.
             Folders::One { folder, nonce } if window.is_some() => match self.tries(cell, run) {
@@ -148,10 +209,10 @@ impl SweepJob<'_> {
             }
         };
         CellPlan {
-            docs: self.docs,
+            docs: self.work.docs,
             window,
             warmup: self.measure.warmup.resolve(
-                self.docs,
+                self.work.docs,
                 cell.threads,
                 self.measure.duration_s,
                 warm,
@@ -160,16 +221,17 @@ impl SweepJob<'_> {
             docs_per_folder: self.docs_per_folder,
             folder,
             nonce,
-            tag: self.tag_manifest.then(|| Arc::from(cell.tag())),
+            tag: self.work.tag_manifest.then(|| Arc::from(cell.tag())),
             retries: self.retries,
-            resuming: self.resuming,
+            resuming: self.work.resuming,
             connections: Some(counter),
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
             target_on_this_host: crate::transport::access::is_loopback(url),
-            attempt: self.attempt,
+            attempt: self.work.attempt,
             earlier: self
+                .work
                 .resuming
                 .then(|| Arc::new(self.earlier_run(cell, run, known))),
             jtl: self.jtl.as_ref().map(|sink| {
@@ -187,9 +249,10 @@ impl SweepJob<'_> {
 
     /// What the interrupted attempts' manifest holds of this run of `cell`.
     fn earlier_run(&self, cell: &CellKey, run: u32, known: &Arc<HashSet<String>>) -> EarlierRun {
-        let tag = self.tag_manifest.then(|| cell.tag());
+        let tag = self.work.tag_manifest.then(|| cell.tag());
         let mut warmup_lines: HashMap<String, HashSet<u64>> = HashMap::new();
         for e in self
+            .work
             .earlier
             .iter()
             .filter(|e| e.warmup && e.run == run && e.cell.as_deref() == tag.as_deref())
@@ -209,8 +272,9 @@ impl SweepJob<'_> {
 
     /// How many folders earlier attempts at this run of `cell` used (grows with each).
     fn tries(&self, cell: &CellKey, run: u32) -> u64 {
-        let tag = self.tag_manifest.then(|| cell.tag());
+        let tag = self.work.tag_manifest.then(|| cell.tag());
         let folders: std::collections::HashSet<&str> = self
+            .work
             .earlier
             .iter()
             .filter(|e| e.run == run && e.cell.as_deref() == tag.as_deref())
@@ -228,6 +292,7 @@ impl SweepJob<'_> {
         let of_run = |e: &&ManifestEntry| e.cell.as_deref() == tag && e.run == run && !e.warmup;
         // The latest attempt's run folder (a run measured again has an older, complete one).
         let latest = self
+            .work
             .earlier
             .iter()
             .rev()
@@ -235,11 +300,12 @@ impl SweepJob<'_> {
             .and_then(|e| e.folder.rsplit_once('/'))
             .map(|(f, _)| f)?;
         ResumePoint::from_entries(
-            self.earlier
+            self.work
+                .earlier
                 .iter()
                 .filter(of_run)
                 .filter(|e| e.folder.rsplit_once('/').is_some_and(|(f, _)| f == latest)),
-            self.docs,
+            self.work.docs,
         )
     }
 
@@ -275,13 +341,13 @@ impl SweepJob<'_> {
         walls: &HashMap<CellKey, (f64, u32)>,
         elapsed_s: f64,
     ) -> Vec<(CellKey, u32)> {
-        let (Some(budget), Some(base)) = (self.measure.budget_s, &self.baseline) else {
+        let (Some(budget), Some(base)) = (self.measure.budget_s, &self.work.baseline) else {
             return Vec::new();
         };
-        let open = super::budget::open(rates, base, self.measure.precision_pct, self.paired);
+        let open = super::budget::open(rates, base, self.measure.precision_pct, self.work.paired);
         let mut left = budget - elapsed_s;
         let mut out = Vec::new();
-        for group in super::budget::round(rates, &open, self.paired) {
+        for group in super::budget::round(rates, &open, self.work.paired) {
             let mut wall = 0.0;
             for (c, _) in &group {
                 wall += walls
@@ -316,16 +382,17 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
         unsafe { libc::sync() }
     })
     .await;
-    let mut schedule: Vec<(CellKey, u32)> = job.schedule.to_vec();
+    let mut schedule: Vec<(CellKey, u32)> = job.work.schedule.to_vec();
     let mut order: Vec<CellKey> = Vec::new();
     for (c, _) in &schedule {
         if !order.contains(c) {
             order.push(c.clone());
         }
     }
-    let mut rates = job.history.clone();
+    let mut rates = job.work.history.clone();
     let known: Arc<HashSet<String>> = Arc::new(
-        job.earlier
+        job.work
+            .earlier
             .iter()
             .filter(|e| e.ok)
             .filter_map(|e| e.id.clone())
@@ -405,7 +472,7 @@ async fn one_run(
         resume = None;
     }
     obs.starting(k, n, cell, run);
-    let fixtures = job.fixtures[&cell.size].clone();
+    let fixtures = job.work.fixtures[&cell.size].clone();
     let none = Servers::new(Vec::new());
     let servers = job.servers.get(&cell.method).unwrap_or(&none);
     let probes = servers.start().await;
