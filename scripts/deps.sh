@@ -2,6 +2,8 @@
 # Installs the Debian packages the test suite needs, idempotently. Root installs what is
 # missing; non-root only checks and names what is missing. Safe to run again and again.
 #   scripts/deps.sh           # test dependencies
+# Also fetches, once, what the Java lab runs (Tomcat 9 and OpenCMIS FileShare from Maven
+# Central, into ~/.cache/ingestbench/lab-java; scripts/lab.sh fetch --backend java).
 set -euo pipefail
 
 # command -> Debian package
@@ -21,6 +23,9 @@ declare -A NEED=(
   [prometheus]=prometheus
   [ssh]=openssh-client
   [sshd]=openssh-server
+  [haproxy]=haproxy
+  [javac]=default-jdk-headless
+  [unzip]=unzip
 )
 # sshd lives in /usr/sbin, which a non-root PATH may leave out.
 PATH=$PATH:/usr/sbin
@@ -39,13 +44,17 @@ missing=()
 for cmd in "${!NEED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# A module, not a command: Apache httpd's mod_jk (AJP load balancing) for the Java lab.
+[ -f /usr/lib/apache2/modules/mod_jk.so ] || missing+=(libapache2-mod-jk)
 
-if [ "$(id -u)" != 0 ]; then
-  echo "deps: missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+bash "$(dirname "$0")/lab.sh" fetch --backend java >/dev/null

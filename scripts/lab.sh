@@ -15,6 +15,11 @@
 #   scripts/lab.sh status
 #   scripts/lab.sh down                           # stops everything it started, by pid
 #
+# With --backend java (up|down|status|fetch), a real Java cluster instead: two Tomcat 9 nodes
+# running the OpenCMIS FileShare repository over one shared directory, behind Apache httpd
+# (mod_jk over AJP, mod_proxy) and HAProxy, on its own ports (LAB_JAVA_BASE_PORT, default
+# 19000), writing CMIS access methods to access-methods/lab-java/; see scripts/lab-java.sh.
+#
 # Environment: LAB_DIR (default .lab), LAB_BASE_PORT (default 18000), LAB_METHODS_DIR
 # (default access-methods/lab), INGESTBENCH_BIN (default: cargo build --release).
 # Servers run with private configs under $LAB_DIR; nothing in /etc is touched.
@@ -273,17 +278,30 @@ up() {
 
 CMD=${1:-}
 shift || true
-FRONTEND=nginx
+FRONTEND=nginx FRONTEND_SET="" BACKEND=embedded
+USAGE="usage: scripts/lab.sh up|down|status [--frontend nginx|httpd] [--backend embedded|java] (java also: fetch)"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --frontend) FRONTEND=${2:-}; shift 2 ;;
-    --frontend=*) FRONTEND=${1#*=}; shift ;;
-    *) die "unknown argument $1 (usage: scripts/lab.sh up|down|status [--frontend nginx|httpd])" ;;
+    --frontend) FRONTEND=${2:-}; FRONTEND_SET=1; shift 2 ;;
+    --frontend=*) FRONTEND=${1#*=}; FRONTEND_SET=1; shift ;;
+    --backend) BACKEND=${2:-}; shift 2 ;;
+    --backend=*) BACKEND=${1#*=}; shift ;;
+    *) die "unknown argument $1 ($USAGE)" ;;
   esac
 done
+case "$BACKEND" in
+  embedded) [ "$CMD" = fetch ] && die "fetch is for --backend java" ;;
+  # Two Tomcat nodes running OpenCMIS FileShare behind httpd mod_jk/mod_proxy and HAProxy:
+  # its own directory, ports and methods; replaces up, down and status.
+  java)
+    # shellcheck source=scripts/lab-java.sh
+    . "$ROOT/scripts/lab-java.sh" ;;
+  *) die "--backend $BACKEND: use embedded or java" ;;
+esac
 case "$CMD" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) die "usage: scripts/lab.sh up|down|status [--frontend nginx|httpd]" ;;
+  fetch) fetch ;;
+  *) die "$USAGE" ;;
 esac

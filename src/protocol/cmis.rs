@@ -259,10 +259,25 @@ impl Cmis {
                     .with_context(|| format!("folder {path} exists (409) but cannot be read"))?;
                 object_id(&obj).context("existing folder without cmis:objectId")
             }
-            s => bail!(
-                "creating folder {name}: {}",
-                error_message(s.as_u16(), &bytes)
-            ),
+            s => {
+                // OpenCMIS FileShare answers an existing folder with 500 storage ("Could not
+                // create folder!") instead of 409: the folder is used only if it is there.
+                let path = format!("{}/{name}", parent_path.trim_end_matches('/'));
+                match self.object_by_path(&path).await {
+                    Ok(Some(obj))
+                        if obj
+                            .pointer("/succinctProperties/cmis:baseTypeId")
+                            .and_then(Value::as_str)
+                            == Some("cmis:folder") =>
+                    {
+                        object_id(&obj).context("existing folder without cmis:objectId")
+                    }
+                    _ => bail!(
+                        "creating folder {name}: {}",
+                        error_message(s.as_u16(), &bytes)
+                    ),
+                }
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ mod html;
 mod jtl;
 mod killpoints;
 mod lab;
+mod labjava;
 mod liferay;
 mod malformed;
 mod measure;
