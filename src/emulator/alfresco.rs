@@ -1,5 +1,6 @@
 //! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
-//! node (and `?relativePath=`), get content, list children with paging, delete. Status codes,
+//! node (and `?relativePath=`), get content, list children with paging, delete; updates and
+//! version history in `alfresco_versions`. Status codes,
 //! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::State;
+use super::alfresco_versions as versions;
 use super::model::valid_name;
 use super::multipart;
 use super::store::{COMPANY_HOME, NewNode, Node, SHARED, Store, StoreError, USER_HOMES};
@@ -23,7 +25,7 @@ const AUTH: &str = "/alfresco/api/-default-/public/authentication/versions/1/";
 
 type Resp = Response<Full<Bytes>>;
 
-fn json_resp(status: u16, v: &Value) -> Resp {
+pub(super) fn json_resp(status: u16, v: &Value) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(v).expect("json"))));
     *r.status_mut() = hyper::StatusCode::from_u16(status).expect("status");
     r.headers_mut().insert(
@@ -62,7 +64,7 @@ fn unauthorized() -> Resp {
     r
 }
 
-fn not_found(id: &str) -> Resp {
+pub(super) fn not_found(id: &str) -> Resp {
     error(
         404,
         "framework.exception.EntityNotFound",
@@ -70,7 +72,7 @@ fn not_found(id: &str) -> Resp {
     )
 }
 
-fn store_failure(e: StoreError) -> Resp {
+pub(super) fn store_failure(e: StoreError) -> Resp {
     match e {
         StoreError::ParentNotFound => error(
             404,
@@ -93,7 +95,7 @@ fn store_failure(e: StoreError) -> Resp {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     store: &Arc<Store>,
     f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
@@ -211,6 +213,15 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         ("GET", ["nodes", id]) => get_node(state, &user, id, &query).await,
         ("GET", ["nodes", id, "content"]) => content(state, &user, id).await,
         ("DELETE", ["nodes", id]) => delete(state, &user, id).await,
+        ("PUT", ["nodes", id]) => versions::update_node(state, &user, id, body).await,
+        ("PUT", ["nodes", id, "content"]) => {
+            versions::put_content(state, &user, id, &query, body).await
+        }
+        ("GET", ["nodes", id, "versions"]) => versions::list(state, &user, id, &query).await,
+        ("GET", ["nodes", id, "versions", vid]) => versions::one(state, &user, id, vid).await,
+        ("GET", ["nodes", id, "versions", vid, "content"]) => {
+            versions::content(state, &user, id, vid).await
+        }
         _ => error(
             405,
             "framework.exception.UnsupportedResourceOperation",
@@ -332,7 +343,7 @@ async fn resolve_alias(state: &State, user: &str, id: &str) -> Result<String, St
     }
 }
 
-fn mime_for(name: &str) -> (&'static str, &'static str) {
+pub(super) fn mime_for(name: &str) -> (&'static str, &'static str) {
     let ext = name
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
@@ -347,7 +358,7 @@ fn mime_for(name: &str) -> (&'static str, &'static str) {
     }
 }
 
-fn node_json(n: &Node) -> Value {
+pub(super) fn node_json(n: &Node) -> Value {
     let created = timefmt::alfresco_datetime_ms(n.created_at_ms);
     let user = json!({"id": n.creator, "displayName": n.creator});
     let mut props: serde_json::Map<String, Value> =
@@ -379,7 +390,7 @@ fn node_json(n: &Node) -> Value {
     v
 }
 
-fn bad(summary: &str) -> Resp {
+pub(super) fn bad(summary: &str) -> Resp {
     error(400, "framework.exception.InvalidArgument", summary)
 }
 
@@ -670,7 +681,7 @@ fn json_str(v: &Value) -> String {
     }
 }
 
-async fn lookup(
+pub(super) async fn lookup(
     state: &State,
     user: &str,
     id: &str,
@@ -763,8 +774,24 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
     if !n.is_folder {
         return bad(&format!("Node {id} is not a folder"));
     }
+    // `where`: only the file/folder filters are emulated; anything else is refused, not
+    // ignored (a listing that quietly ignored it would count the wrong nodes).
+    let kind = match query
+        .iter()
+        .find(|(k, _)| k == "where")
+        .map(|(_, v)| v.as_str())
+    {
+        None => None,
+        Some("(isFile=true)") | Some("(isFolder=false)") => Some(false),
+        Some("(isFolder=true)") | Some("(isFile=false)") => Some(true),
+        Some(w) => return bad(&format!("The embedded target does not emulate where={w}")),
+    };
     let nid = n.id.clone();
-    match blocking(&state.store, move |s| s.children(&nid, skip, max)).await {
+    let listed = blocking(&state.store, move |s| match kind {
+        None => s.children(&nid, skip, max),
+        Some(folders) => s.children_of_kind(&nid, folders, skip, max),
+    });
+    match listed.await {
         Ok((nodes, total)) => {
             let entries: Vec<Value> = nodes
                 .iter()

@@ -22,3 +22,4 @@ mod measure;
 mod prometheus;
 mod shards;
 mod sweep;
+mod versions;
