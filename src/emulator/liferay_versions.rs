@@ -1,11 +1,12 @@
 //! Liferay emulation of a document's file versions: `PUT /documents/{id}` (multipart `file`
-//! + `document`, as on create) stores the bytes as a new file version (1.0, 1.1, 1.2, ...: an
-//! automatic increase on new content is a minor one) and replaces the metadata; the folder is
-//! not changed by it (`documentFolderId` is ignored, as `updateFileEntry` has no folder), and
-//! a different file name or title is refused (renaming is not emulated). The history is read
-//! through the portal's JSON web service `dlfileversion/get-file-versions` (newest first) and
-//! each version's bytes through the document servlet `/documents/{group}/{folder}/{name}/{uuid}?version=`,
-//! which headless-delivery does not replace.
+//! and `document`, as on create) stores the bytes as a new file version (1.0, 1.1, 1.2, ...:
+//! an automatic increase on new content is a minor one) and replaces the metadata; the folder
+//! is not changed by it (`documentFolderId` is ignored, as `updateFileEntry` has no folder),
+//! and a different file name or title is refused (renaming is not emulated). The history is
+//! read through the portal's JSON web service `dlfileversion/get-file-versions` (newest
+//! first) and each version's bytes through the document servlet
+//! `/documents/{group}/{folder}/{name}/{uuid}?version=`, which headless-delivery does not
+//! replace.
 
 #![allow(clippy::result_large_err)]
 

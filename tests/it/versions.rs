@@ -45,7 +45,7 @@ fn shadow(i: usize, v: usize) -> String {
         1 + i % 9,
         v % 10,
         1 + v % 9,
-        i % 2 == 0
+        i.is_multiple_of(2)
     )
 }
 
