@@ -64,8 +64,9 @@ pub enum Command {
     /// is an error naming it. verify, cleanup and report work on the merged directory.
     Merge(MergeArgs),
     /// Describe a corpus: a directory of real files (content sniffed, Alfresco bulk-import
-    /// shadow metadata read) or a CSV listing exported from the source system. Writes
-    /// corpus.json: counts, bytes, size histogram and percentiles, types, folders.
+    /// shadow metadata and version files read) or a CSV listing exported from the source
+    /// system. Writes corpus.json: counts, bytes, size histogram and percentiles, types,
+    /// folders, versions per document.
     Corpus(CorpusArgs),
     /// Estimate how long importing a corpus takes, per measured access method and thread
     /// count, with a 95 % interval, from sweep results (ideally `sweep --corpus`).

@@ -695,3 +695,52 @@ async fn a_failure_between_versions_is_completed_not_duplicated() {
     assert!(v.clean(), "{v:?}");
     assert_eq!((v.ok, v.versions_ok), (g.documents, g.versions), "{v:?}");
 }
+
+/// `--flatten` keeps the older layout: numbered folders and generated names, the versions
+/// still going up as versions; without it the names and folders are the corpus's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flatten_keeps_numbered_folders_and_generated_names() {
+    let (target, dir) = common::target().await;
+    let pw = common::password_file(dir.path(), "admin");
+    let root = dir.path().join("corpus");
+    let g = corpus(&root, 8);
+    let results = dir.path().join("results");
+    let Command::Run(ra) = cli(&[
+        "ingestbench",
+        "run",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--url",
+        &target.http_url().unwrap(),
+        "--corpus",
+        root.to_str().unwrap(),
+        "--sample",
+        "8",
+        "--threads",
+        "2",
+        "--runs",
+        "1",
+        "--flatten",
+        "--verify",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    let (outcome, r) = ingestbench::run_command(&ra).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
+    assert_eq!((r.versions_ok, r.folders_created), (g.versions, 1));
+    assert!(!r.plan.corpus_tree);
+    let entries =
+        ingestbench::manifest::Manifest::read(&only_dir(&results).join("manifest.jsonl")).unwrap();
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.folder.ends_with("/run-1/0000") && e.name.starts_with("doc-0000000")),
+        "{:?}",
+        entries.iter().map(|e| (&e.folder, &e.name)).collect::<Vec<_>>()
+    );
+}
