@@ -1,11 +1,10 @@
 //! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
 //! node (and `?relativePath=`), get content, list children with paging, delete; updates and
-//! version history in `alfresco_versions`. Status codes,
+//! version history in `alfresco_versions`; tickets and who a request is in `alfresco_auth`. Status codes,
 //! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 
 use std::sync::Arc;
 
-use base64::Engine;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
@@ -14,6 +13,7 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::State;
+use super::alfresco_auth::{authenticate, tickets};
 use super::alfresco_versions as versions;
 use super::model::valid_name;
 use super::multipart;
@@ -51,7 +51,7 @@ pub fn error(status: u16, key: &str, summary: &str) -> Resp {
     )
 }
 
-fn unauthorized() -> Resp {
+pub(super) fn unauthorized() -> Resp {
     let mut r = error(
         401,
         "framework.exception.ApiDefault",
@@ -141,54 +141,6 @@ fn pct_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The authenticated user, from Basic user:password, a ticket in Basic, or `alf_ticket`.
-async fn authenticate(state: &State, parts: &Parts, query: &[(String, String)]) -> Option<String> {
-    let ticket_user = |t: String| async move {
-        if let Some(u) = state.tickets.lock().expect("tickets").get(&t) {
-            return Some(u.clone());
-        }
-        let u = blocking(&state.store, move |s| s.ticket_user(&t))
-            .await
-            .ok()
-            .flatten()?;
-        Some(u)
-    };
-    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
-        return ticket_user(t.clone()).await;
-    }
-    let h = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let b64 = h
-        .strip_prefix("Basic ")
-        .or_else(|| h.strip_prefix("basic "))?;
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
-    match raw.split_once(':') {
-        None => ticket_user(raw).await,
-        Some(("", t)) | Some(("ROLE_TICKET", t)) => ticket_user(t.to_string()).await,
-        Some((user, pass)) => {
-            let ok = state
-                .users
-                .get(user)
-                .is_some_and(|p| constant_eq(p.expose(), pass));
-            ok.then(|| user.to_string())
-        }
-    }
-}
-
-fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
-
 pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
     let path = parts.uri.path().to_string();
     let query = query_params(parts.uri.query());
@@ -227,106 +179,6 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             "framework.exception.UnsupportedResourceOperation",
             &format!("{method} is not supported for {path}"),
         ),
-    }
-}
-
-async fn tickets(
-    state: &State,
-    parts: &Parts,
-    method: &str,
-    rest: &str,
-    query: &[(String, String)],
-    body: Bytes,
-) -> Resp {
-    match (method, rest) {
-        ("POST", "tickets") => {
-            let v: Value = match serde_json::from_slice(&body) {
-                Ok(v) => v,
-                Err(_) => {
-                    return error(
-                        400,
-                        "framework.exception.InvalidArgument",
-                        "Could not read content from HTTP request body",
-                    );
-                }
-            };
-            let (Some(user), Some(pass)) = (
-                v.get("userId").and_then(Value::as_str),
-                v.get("password").and_then(Value::as_str),
-            ) else {
-                return error(
-                    400,
-                    "framework.exception.InvalidArgument",
-                    "Invalid login details",
-                );
-            };
-            if !state
-                .users
-                .get(user)
-                .is_some_and(|p| constant_eq(p.expose(), pass))
-            {
-                return error(403, "framework.exception.PermissionDenied", "Login failed");
-            }
-            let ticket = format!("TICKET_{}", uuid::Uuid::new_v4().simple());
-            let (t2, u2) = (ticket.clone(), user.to_string());
-            if let Err(e) = blocking(&state.store, move |s| s.put_ticket(&t2, &u2)).await {
-                return store_failure(e);
-            }
-            state
-                .tickets
-                .lock()
-                .expect("tickets")
-                .insert(ticket.clone(), user.to_string());
-            state
-                .logins
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
-        }
-        ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
-            let Some(user) = authenticate(state, parts, query).await else {
-                return unauthorized();
-            };
-            let ticket = presented_ticket(parts, query);
-            if method == "GET" {
-                return json_resp(
-                    200,
-                    &json!({"entry": {"id": ticket.unwrap_or_default(), "userId": user}}),
-                );
-            }
-            if let Some(t) = ticket {
-                state.tickets.lock().expect("tickets").remove(&t);
-                let _ = blocking(&state.store, move |s| s.delete_ticket(&t)).await;
-            }
-            Response::builder()
-                .status(204)
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        }
-        _ => error(
-            404,
-            "framework.exception.ApiDefault",
-            &format!("Unknown API path {rest}"),
-        ),
-    }
-}
-
-fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String> {
-    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
-        return Some(t.clone());
-    }
-    let h = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(h.strip_prefix("Basic ")?.trim())
-        .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
-    match raw.split_once(':') {
-        None => Some(raw),
-        Some(("", t)) | Some(("ROLE_TICKET", t)) => Some(t.to_string()),
-        _ => None,
     }
 }
 
