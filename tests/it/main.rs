@@ -23,3 +23,4 @@ mod prometheus;
 mod shards;
 mod sweep;
 mod versions;
+mod versions_cmis;

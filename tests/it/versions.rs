@@ -1,7 +1,10 @@
 //! A corpus imported as a migration imports it: a generated bulk-import source (folders,
 //! shadow files with typed and multi-valued properties, documents with 0 to 5 version files,
-//! some with their own metadata) is uploaded with its versions as versions, verified version
-//! by version, and a tampered version makes verify fail naming it.
+//! some with their own metadata) is uploaded into the embedded Alfresco and Liferay with its
+//! versions as versions, its metadata typed and its folder tree recreated, and verified
+//! version by version: a tampered version or property makes verify fail naming it; failures
+//! and a SIGKILL between versions are completed, never duplicated. The generator is shared
+//! with `versions_cmis` (real OpenCMIS) and `estimate` (a versioned import's estimate).
 
 use std::path::Path;
 
@@ -448,206 +451,6 @@ async fn a_rejected_shadow_property_is_a_counted_error_naming_it() {
     );
 }
 
-/// A real OpenCMIS InMemory server (scripts/cmis.sh) on its own port, for this module.
-fn cmis_sh(dir: &Path, arg: &str) {
-    let o = std::process::Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cmis.sh"))
-        .arg(arg)
-        .env("CMIS_DIR", dir.join("cmis"))
-        .env("CMIS_PORT", "23097")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "cmis.sh {arg}: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// The real binary in `dir`: exit code and stderr.
-fn ib(args: &[&str], dir: &Path) -> (i32, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
-        .args(args)
-        .env("INGESTBENCH_PASSWORD", "any")
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// OpenCMIS InMemory's versionable type, the title as its description.
-const CMIS_VERSIONS_PROFILE: &str = r#"
-name = "opencmis-versions"
-protocol = "cmis"
-node_type = "VersionableType"
-
-[[property]]
-name = "cmis:description"
-type = "d:text"
-gen = "words"
-shadow = "cm:title"
-"#;
-
-/// OpenCMIS InMemory's ComplexType, the shadow's typed and multi-valued properties mapped.
-const CMIS_TYPED_PROFILE: &str = r#"
-name = "opencmis-migration"
-protocol = "cmis"
-node_type = "ComplexType"
-
-[[property]]
-name = "cmis:description"
-type = "d:text"
-gen = "words"
-shadow = "cm:title"
-
-[[property]]
-name = "StringProp"
-type = "d:text"
-gen = "marker"
-shadow = "acme:documentId"
-
-[[property]]
-name = "IntProp"
-type = "d:int"
-shadow = "acme:caseNumber"
-
-[[property]]
-name = "DecimalProp"
-type = "d:double"
-shadow = "acme:amount"
-
-[[property]]
-name = "BooleanProp"
-type = "d:boolean"
-shadow = "acme:confidential"
-
-[[property]]
-name = "DateTimeProp"
-type = "d:datetime"
-shadow = "acme:receivedAt"
-
-[[property]]
-name = "HtmlPropMV"
-type = "d:text"
-multiple = true
-values = ["none"]
-shadow = "acme:keywords"
-"#;
-
-fn only_dir(d: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(d)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-}
-
-/// Versions against the real OpenCMIS server: checked out and in, one by one, read back
-/// version by version; a version the manifest records otherwise makes verify name it; and
-/// the shadow's typed and multi-valued properties reach a type's properties, verified typed.
-#[test]
-#[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
-fn versions_and_typed_metadata_against_real_opencmis() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
-    let _one = crate::common::TIMED.blocking_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    cmis_sh(d, "up");
-    let url = "http://127.0.0.1:23097/cmis/browser";
-    let result = std::panic::catch_unwind(|| {
-        let g = corpus(&d.join("versioned"), 18);
-        std::fs::write(d.join("v.toml"), CMIS_VERSIONS_PROFILE).unwrap();
-        let run = |corpus: &str, profile: &str, results: &str, n: &str| {
-            ib(
-                &[
-                    "run",
-                    "--warmup",
-                    "0",
-                    "--quiet",
-                    "--protocol",
-                    "cmis",
-                    "--url",
-                    url,
-                    "--profile",
-                    profile,
-                    "--corpus",
-                    corpus,
-                    "--sample",
-                    n,
-                    "--threads",
-                    "3",
-                    "--runs",
-                    "1",
-                    "--verify",
-                    "--results-dir",
-                    results,
-                ],
-                d,
-            )
-        };
-        let (code, err) = run("versioned", "v.toml", "r1", "18");
-        assert_eq!(code, 0, "{err}");
-        let run_dir = only_dir(&d.join("r1"));
-        let v: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
-        assert_eq!(
-            (v["ok"].as_u64(), v["versions_ok"].as_u64()),
-            (Some(g.documents), Some(g.versions)),
-            "{v}"
-        );
-        // The manifest says version 2 of a document had other bytes: verify names it.
-        let m = run_dir.join("manifest.jsonl");
-        let text = std::fs::read_to_string(&m).unwrap();
-        let mut lines: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let e = lines
-            .iter_mut()
-            .find(|e| e["versions"].as_array().is_some_and(|v| v.len() >= 2))
-            .unwrap();
-        e["versions"][1]["sha256"] = serde_json::json!("0".repeat(64));
-        let name = e["name"].as_str().unwrap().to_string();
-        let out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        std::fs::write(&m, out.join("\n") + "\n").unwrap();
-        let (code, err) = ib(&["verify", "--quiet", run_dir.to_str().unwrap()], d);
-        assert_eq!(code, 1, "{err}");
-        let v: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
-        let p = &v["problems"][0];
-        assert_eq!(
-            (p["kind"].as_str(), p["name"].as_str()),
-            (Some("version"), Some(name.as_str())),
-            "{v}"
-        );
-        assert!(
-            p["detail"].as_str().unwrap().contains("version 2 of"),
-            "{p}"
-        );
-        // Typed and multi-valued shadow properties on ComplexType (a corpus without versions).
-        let g = corpus_with(&d.join("typed"), 12, 1);
-        std::fs::write(d.join("t.toml"), CMIS_TYPED_PROFILE).unwrap();
-        let (code, err) = run("typed", "t.toml", "r2", "12");
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(only_dir(&d.join("r2")).join("verify.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(v["ok"].as_u64(), Some(g.documents), "{v}");
-    });
-    cmis_sh(d, "down");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
-}
-
 /// Failures between versions: a create or a new version that the target stores and then
 /// answers 500 (ambiguous). The retry finds the document, reads how many versions it has and
 /// uploads only the rest, in order: every document ends with every version once.
@@ -745,121 +548,6 @@ async fn flatten_keeps_numbered_folders_and_generated_names() {
             .iter()
             .map(|e| (&e.folder, &e.name))
             .collect::<Vec<_>>()
-    );
-}
-
-/// The estimate counts what versions cost: a sample of the corpus's documents (a sweep
-/// measures documents, its files' versions left out) predicts the import of the whole
-/// versioned corpus, whose 600 versions cost 4 times its 240 documents' uploads, within the
-/// stated interval; the same sample's estimate without the versions would be far short. Run
-/// alone and timed with the estimate's other accuracy tests (`::an_estimate_`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_estimate_of_a_versioned_corpus_counts_its_versions() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
-    let _one = common::TIMED.lock().await;
-    // Two slots of 10 ms: the repository sets the pace (as in estimate.rs's accuracy tests).
-    let (target, dir) = common::target_with(|c| {
-        c.perf.max_concurrent = 2;
-        c.perf.service_time = std::time::Duration::from_millis(10);
-        c.perf.per_mib = std::time::Duration::from_millis(40);
-        c.share_prefixes = true;
-    })
-    .await;
-    let pw = common::password_file(dir.path(), "admin");
-    let root = dir.path().join("corpus");
-    let g = corpus(&root, 240);
-    let corpus = ingestbench::corpus::describe(&root).unwrap();
-    assert_eq!(corpus.shadow.version_content_files, g.versions);
-    let corpus_json = dir.path().join("corpus.json");
-    std::fs::write(&corpus_json, serde_json::to_string(&corpus).unwrap()).unwrap();
-    let methods = common::direct_method(dir.path(), &target.http_url().unwrap());
-    let results = dir.path().join("results");
-    let Command::Sweep(sa) = cli(&[
-        "ingestbench",
-        "sweep",
-        "--warmup",
-        "10",
-        "--quiet",
-        "--corpus",
-        corpus_json.to_str().unwrap(),
-        "--access-methods",
-        "direct",
-        "--access-methods-dir",
-        methods.to_str().unwrap(),
-        "--threads",
-        "4",
-        "--docs",
-        "40",
-        "--runs",
-        "3",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success);
-    let sweeps = vec![ingestbench::results::load_dir(&only_dir(&results)).unwrap()];
-    assert!(
-        sweeps[0].1.iter().all(|r| r.record.versions_ok == 0),
-        "a sweep measures documents, not their versions"
-    );
-    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps, 0);
-    // Per version one upload; a properties update where a version's metadata changes.
-    assert_eq!(
-        est.extra_requests,
-        g.versions + corpus.shadow.version_property_updates
-    );
-    let mut flat = corpus.clone();
-    flat.shadow.version_content_files = 0;
-    flat.shadow.version_bytes = 0;
-    flat.shadow.version_property_updates = 0;
-    let without = ingestbench::report::estimate::estimate(&flat, &sweeps, 0);
-    let imports = dir.path().join("imports");
-    let Command::Run(ra) = cli(&[
-        "ingestbench",
-        "run",
-        "--warmup",
-        "10",
-        "--quiet",
-        "--url",
-        &target.http_url().unwrap(),
-        "--corpus",
-        root.to_str().unwrap(),
-        "--sample",
-        "240",
-        "--threads",
-        "4",
-        "--runs",
-        "1",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        imports.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    let (outcome, r) = ingestbench::run_command(&ra).await.unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
-    assert_eq!((r.docs_ok, r.versions_ok), (g.documents, g.versions));
-    let (o, w) = (&est.options[0], &without.options[0]);
-    let measured = r.mean_duration_s;
-    eprintln!(
-        "versioned import: measured {measured:.2} s, estimated {:.2} ± {:.2} s ({:.4} s per request, {} extra requests); without the versions {:.2} s",
-        o.duration_s, o.ci95_s, o.per_doc_s, est.extra_requests, w.duration_s
-    );
-    assert!(
-        (measured - o.duration_s).abs() <= o.ci95_s,
-        "measured {measured:.2} s outside {:.2} ± {:.2} s",
-        o.duration_s,
-        o.ci95_s
-    );
-    assert!(
-        measured > 2.0 * w.duration_s,
-        "versions cost: {measured} vs {}",
-        w.duration_s
     );
 }
 
@@ -1030,4 +718,14 @@ fn sigkill_mid_versioned_import_then_resume_completes_every_version() {
         serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
     eprintln!("resume adopted {} documents", r["recovered"]);
     drop(target);
+}
+
+/// The one directory below `d` (a results directory holds one run or sweep).
+pub(crate) fn only_dir(d: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(d)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
 }
