@@ -25,6 +25,17 @@ fn cmis_sh(dir: &Path, arg: &str) {
     );
 }
 
+/// `curl -s -u any:any ARGS`, its answer as JSON (null when it is not JSON).
+fn curl(args: &[&str]) -> serde_json::Value {
+    let o = std::process::Command::new("curl")
+        .args(["-s", "-f", "-u", "any:any"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "curl {args:?}: {o:?}");
+    serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null)
+}
+
 /// The real binary in `dir`: exit code and stderr.
 fn ib(args: &[&str], dir: &Path) -> (i32, String) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
@@ -100,8 +111,9 @@ shadow = "acme:keywords"
 "#;
 
 /// Versions against the real OpenCMIS server: checked out and in, one by one, read back
-/// version by version; a version the manifest records otherwise makes verify name it; and
-/// the shadow's typed and multi-valued properties reach a type's properties, verified typed.
+/// version by version; a version the manifest records otherwise makes verify name it; the
+/// shadow's typed and multi-valued properties reach a type's properties, verified typed; a
+/// property updated and a version checked in on the server afterwards are named by verify.
 #[test]
 #[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
 fn versions_and_typed_metadata_against_real_opencmis() {
@@ -191,6 +203,104 @@ fn versions_and_typed_metadata_against_real_opencmis() {
         )
         .unwrap();
         assert_eq!(v["ok"].as_u64(), Some(g.documents), "{v}");
+        // Changed on the server behind the import's back: a property (typed in the message)
+        // and a version checked in on top of a history; verify names both.
+        let root = curl(&[url])
+            .as_object()
+            .and_then(|m| m.values().next())
+            .and_then(|r| r["rootFolderUrl"].as_str())
+            .unwrap()
+            .to_string();
+        let id_of = |dir: &Path, name: &str| -> String {
+            let m = std::fs::read_to_string(only_dir(dir).join("manifest.jsonl")).unwrap();
+            m.lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .find(|e| e["name"] == name)
+                .unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let typed = id_of(&d.join("r2"), "doc0.txt");
+        curl(&[
+            "-F",
+            "cmisaction=update",
+            "-F",
+            "propertyId[0]=IntProp",
+            "-F",
+            "propertyValue[0]=999",
+            &format!("{root}?objectId={typed}"),
+        ]);
+        let (code, err) = ib(
+            &[
+                "verify",
+                "--quiet",
+                only_dir(&d.join("r2")).to_str().unwrap(),
+            ],
+            d,
+        );
+        assert_eq!(code, 1, "{err}");
+        let v: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(only_dir(&d.join("r2")).join("verify.json")).unwrap(),
+        )
+        .unwrap();
+        let p = &v["problems"][0];
+        assert_eq!(
+            (p["kind"].as_str(), p["name"].as_str()),
+            (Some("metadata"), Some("doc0.txt")),
+            "{v}"
+        );
+        assert!(
+            p["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("IntProp (int): sent [\"100\"]"),
+            "{p}"
+        );
+        let versioned = id_of(&d.join("r1"), "doc5.txt");
+        let latest = curl(&[&format!(
+            "{root}?objectId={versioned}&cmisselector=object&returnVersion=latest&succinct=true"
+        )])["succinctProperties"]["cmis:objectId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let pwc = curl(&[
+            "-F",
+            "cmisaction=checkOut",
+            "-F",
+            "succinct=true",
+            &format!("{root}?objectId={latest}"),
+        ])["succinctProperties"]["cmis:objectId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        std::fs::write(d.join("extra.txt"), "an edit after the import").unwrap();
+        curl(&[
+            "-F",
+            "cmisaction=checkIn",
+            "-F",
+            "major=true",
+            "-F",
+            &format!("content=@{}", d.join("extra.txt").display()),
+            &format!("{root}?objectId={pwc}"),
+        ]);
+        let (code, err) = ib(&["verify", "--quiet", run_dir.to_str().unwrap()], d);
+        assert_eq!(code, 1, "{err}");
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
+        let p = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "doc5.txt")
+            .unwrap();
+        assert!(
+            p["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("7 versions found"),
+            "{p}"
+        );
     });
     cmis_sh(d, "down");
     if let Err(e) = result {
