@@ -1,6 +1,8 @@
 //! Alfresco Content Services public REST API v1: ticket or Basic auth, create-node multipart
 //! uploads (`filedata`, `name`, `nodeType`, `relativePath`, one field per property), error
-//! bodies, and the read-back calls verification needs. Contract:
+//! bodies, and the read-back calls verification needs. A corpus document's versions: created
+//! from its first, then each next one as `PUT nodes/{id}/content` (after `PUT nodes/{id}` with
+//! its properties when they changed), read back from `nodes/{id}/versions`. Contract:
 //! `tests/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml` (in-repo copies, see
 //! `tests/specs/README.md`). Never sends `autoRename`.
 

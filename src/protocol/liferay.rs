@@ -6,7 +6,10 @@
 //! 403, because Liferay answers an expired token as Guest: 403 on writes, never 401).
 //! Contract: `tests/specs/liferay/headless-delivery-documents.yaml` (in-repo copy, see
 //! `tests/specs/README.md`); the traps are the ones named above. The `document` JSON itself
-//! is written by `liferay_json`.
+//! is written by `liferay_json`. A corpus document's versions: created from its first, then
+//! each next one as `PUT /documents/{id}` (a new file version); read back through the portal's
+//! JSON web service `dlfileversion/get-file-versions` and the document servlet `?version=`,
+//! as headless-delivery lists no versions.
 
 use std::collections::HashMap;
 use std::sync::Arc;

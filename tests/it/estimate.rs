@@ -329,6 +329,8 @@ fn bad_corpus_input_is_a_clear_error() {
 /// in the result (the estimate flags the same statistic for sweep cells).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drift_within_runs_is_detected_and_flagged() {
+    // Timed: the other tests' load on the 2 cores must not hide the drift in noise.
+    let _one = common::TIMED.lock().await;
     let (target, dir) = common::target_with(|c| {
         c.perf.max_concurrent = 1;
         // Large modelled times, so the emulator's own work under a loaded CI machine stays

@@ -665,6 +665,8 @@ async fn version_calls_are_the_documented_ones() {
 fn sigkill_mid_versioned_import_then_resume_completes_every_version() {
     use crate::cli::{TargetProcess, bin, wait_for_manifest_lines};
     use std::process::Stdio;
+    // Two processes loading both cores: the timing tests wait.
+    let _one = common::TIMED.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     let target = TargetProcess::start(
         dir.path(),
