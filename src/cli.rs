@@ -68,8 +68,9 @@ pub enum Command {
     /// is an error naming it. verify, cleanup and report work on the merged directory.
     Merge(MergeArgs),
     /// Describe a corpus: a directory of real files (content sniffed, Alfresco bulk-import
-    /// shadow metadata read) or a CSV listing exported from the source system. Writes
-    /// corpus.json: counts, bytes, size histogram and percentiles, types, folders.
+    /// shadow metadata and version files read) or a CSV listing exported from the source
+    /// system. Writes corpus.json: counts, bytes, size histogram and percentiles, types,
+    /// folders, versions per document.
     Corpus(CorpusArgs),
     /// Estimate how long importing a corpus takes, per measured access method and thread
     /// count, with a 95 % interval, from sweep results (ideally `sweep --corpus`).
@@ -162,7 +163,9 @@ pub struct RunArgs {
 
     /// A corpus instead of one size class. A directory: upload a stratified random sample
     /// of its real files (--sample N, reproducible from --seed), streamed from disk with their
-    /// sniffed type and, for Alfresco, their bulk-import shadow metadata. A corpus.json (from
+    /// sniffed type, their bulk-import shadow metadata (as it is on Alfresco; where the
+    /// profile maps it elsewhere) and their version files (`x.pdf.v1`, ... as versions, before
+    /// the head), into the corpus's own folder tree (see --flatten). A corpus.json (from
     /// `ingestbench corpus`): synthetic documents whose sizes follow its distribution (with
     /// --docs set to its document count this replays the whole import's size mix).
     #[arg(long, value_name = "DIR|CORPUS.json", conflicts_with = "size")]
@@ -172,6 +175,12 @@ pub struct RunArgs {
     /// same sample, each into its own folder.
     #[arg(long, value_name = "N", requires = "corpus", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample: Option<u64>,
+
+    /// With --corpus DIR: upload the files into numbered folders (--docs-per-folder) under
+    /// generated names, instead of recreating the corpus's folder tree below each run's
+    /// folder with the files' own names (creating those folders is part of the import timed).
+    #[arg(long, requires = "corpus")]
+    pub flatten: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,

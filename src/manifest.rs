@@ -51,6 +51,31 @@ pub struct ManifestEntry {
     /// A warm-up document (uploaded before the run's start, not measured).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub warmup: bool,
+    /// A corpus document's earlier versions (its `.vN` files), oldest first, uploaded before
+    /// the head (whose size and hash are the line's own). A line is written only once the
+    /// head is stored: a document stopped between versions has none (see docs/verify-and-cleanup.md).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub versions: Vec<crate::fixtures::VersionRecord>,
+}
+
+/// A document's versions as a manifest line lists them (borrowed from the sampled file).
+struct VersionsRef<'a>(&'a [crate::fixtures::SampledVersion]);
+
+impl Serialize for VersionsRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for v in self.0 {
+            seq.serialize_element(&v.record)?;
+        }
+        seq.end()
+    }
+}
+
+impl VersionsRef<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The same line, borrowed: what workers write (no per-upload string copies), with
@@ -78,6 +103,8 @@ struct EntryRef<'a> {
     source: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     warmup: bool,
+    #[serde(skip_serializing_if = "VersionsRef::is_empty")]
+    versions: VersionsRef<'a>,
 }
 
 impl EntryRef<'_> {
@@ -121,6 +148,20 @@ impl EntryRef<'_> {
         }
         if self.warmup {
             out.extend_from_slice(b",\"warmup\":true");
+        }
+        if !self.versions.is_empty() {
+            out.extend_from_slice(b",\"versions\":[");
+            for (i, v) in self.versions.0.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                field(out, b"{\"label\":", &v.record.label);
+                out.extend_from_slice(b",\"size\":");
+                out.extend_from_slice(n.format(v.record.size).as_bytes());
+                field(out, b",\"sha256\":", &v.record.sha256);
+                out.push(b'}');
+            }
+            out.push(b']');
         }
         out.push(b'}');
     }
@@ -376,6 +417,7 @@ impl Writer {
             error,
             source: source.as_deref(),
             warmup: self.warmup,
+            versions: VersionsRef(doc.versions()),
         };
         e.write_json(&mut self.buf);
         self.buf.push(b'\n');
@@ -490,6 +532,18 @@ mod tests {
     /// would add a folder at the repository's top level).
     #[test]
     fn escaped_fields_are_what_serde_writes() {
+        let versions: Vec<crate::fixtures::SampledVersion> = ["1", "2\"x"]
+            .iter()
+            .map(|l| crate::fixtures::SampledVersion {
+                record: crate::fixtures::VersionRecord {
+                    label: l.to_string(),
+                    size: 7,
+                    sha256: "ab".into(),
+                },
+                path: "p".into(),
+                shadow: None,
+            })
+            .collect();
         for v in ["\\", "a\"b", "tab\there", "\u{1}", "é – ok", ""] {
             let e = EntryRef {
                 cell: Some(v),
@@ -507,6 +561,7 @@ mod tests {
                 error: Some(v),
                 source: Some(v),
                 warmup: true,
+                versions: VersionsRef(&versions),
             };
             let mut ours = Vec::new();
             e.write_json(&mut ours);
@@ -547,6 +602,7 @@ mod tests {
                 error: error.as_deref(),
                 source: source.as_deref(),
                 warmup,
+                versions: VersionsRef(&[]),
             };
             let mut ours = Vec::new();
             e.write_json(&mut ours);

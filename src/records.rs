@@ -65,6 +65,13 @@ pub struct RunRecord {
     /// Documents a lookup found already stored after an ambiguous failure.
     #[serde(default)]
     pub recovered: u64,
+    /// Earlier versions uploaded before the heads of the acknowledged documents (a corpus's
+    /// `.vN` files; each document still counts once in docs_ok, its bytes include them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub versions_ok: u64,
+    /// Folders created for the run (the recreated corpus tree, or the numbered folders).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folders_created: u64,
     /// Seconds from the start at which 10 %, 20 %, … 100 % of the documents had completed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress_s: Vec<f64>,
@@ -150,6 +157,12 @@ pub struct RunResult {
     pub retries: u64,
     #[serde(default)]
     pub recovered: u64,
+    /// Earlier versions uploaded before the heads, over all runs (see [`RunRecord`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub versions_ok: u64,
+    /// Folders created, over all runs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folders_created: u64,
     pub mean_duration_s: f64,
     /// Over all runs, merged from HDR histograms.
     pub latency_ms: LatencyMs,
@@ -298,6 +311,10 @@ pub struct PlanRecord {
     /// (`doc_size_bytes` is then the mix's mean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
+    /// `run --corpus DIR`: the files keep their names in their own folders, recreated below
+    /// each run's folder (false: `--flatten`, numbered folders; and results before it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub corpus_tree: bool,
     /// Warm-up, steady state and precision (absent in results made before them).
     #[serde(default)]
     pub measure: MeasurePolicy,

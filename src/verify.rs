@@ -1,5 +1,6 @@
 //! Nothing lost: read back every document the manifest lists, by id (never by search, which
-//! lags), and check it exists with the same name, size and SHA-256 of its content and the
+//! lags), and check it exists with the same name, size and SHA-256 of its content, every
+//! version a corpus document had (in order, each one's size and SHA-256), and the
 //! metadata that was sent (properties the server adds are tolerated); then count each run
 //! folder's documents so anything the manifest does not account for (a retry that had
 //! committed, a duplicate) shows up. Concurrent, with a progress bar; pure data out.
@@ -9,6 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
+
+mod metadata;
 
 use crate::fixtures::{Profile, PropType};
 use crate::manifest::ManifestEntry;
@@ -38,6 +41,13 @@ pub struct VerifyReport {
     pub corrupt: u64,
     /// Present and intact, but a property sent is absent or different.
     pub metadata_mismatch: u64,
+    /// A document with versions whose history differs from its source's: a version missing
+    /// or extra, out of order, or with other bytes (size or SHA-256).
+    #[serde(default)]
+    pub version_mismatch: u64,
+    /// Versions read back and found intact (besides the heads, which `ok` counts).
+    #[serde(default)]
+    pub versions_ok: u64,
     /// Could not be read (transport or server error).
     pub errors: u64,
     /// Documents in the run folders that no acknowledged upload accounts for: extra copies
@@ -67,6 +77,7 @@ impl VerifyReport {
         self.missing
             + self.corrupt
             + self.metadata_mismatch
+            + self.version_mismatch
             + self.errors
             + self.duplicates
             + self.manifest_duplicates
@@ -76,12 +87,16 @@ impl VerifyReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {} unreadable, {} duplicates, {}{} stored but not in the manifest ({} uploads listed as failed, {} of them stored anyway)",
+            "verify: {} checked, {} ok, {} missing, {} corrupt, {} metadata mismatches, {}{} unreadable, {} duplicates, {}{} stored but not in the manifest ({} uploads listed as failed, {} of them stored anyway)",
             self.checked,
             self.ok,
             self.missing,
             self.corrupt,
             self.metadata_mismatch,
+            match (self.version_mismatch, self.versions_ok) {
+                (0, 0) => String::new(),
+                (bad, good) => format!("{bad} version histories wrong ({good} versions intact), "),
+            },
             self.errors,
             self.duplicates,
             match self.manifest_duplicates {
@@ -99,6 +114,7 @@ impl VerifyReport {
             "missing" => self.missing += 1,
             "corrupt" => self.corrupt += 1,
             "metadata" => self.metadata_mismatch += 1,
+            "version" => self.version_mismatch += 1,
             "duplicate" => self.duplicates += 1,
             "manifest_duplicate" => self.manifest_duplicates += 1,
             "unrecorded" => self.unrecorded += 1,
@@ -121,6 +137,8 @@ impl VerifyReport {
         self.missing += o.missing;
         self.corrupt += o.corrupt;
         self.metadata_mismatch += o.metadata_mismatch;
+        self.version_mismatch += o.version_mismatch;
+        self.versions_ok += o.versions_ok;
         self.errors += o.errors;
         self.duplicates += o.duplicates;
         self.manifest_duplicates += o.manifest_duplicates;
@@ -156,6 +174,91 @@ pub fn same_value(ty: PropType, sent: &str, got: &str) -> bool {
     }
 }
 
+/// The 12 first hex digits of a hash, for messages.
+fn short(h: &str) -> &str {
+    &h[..12.min(h.len())]
+}
+
+/// A document's version history read back against its source's: as many versions as its
+/// `.vN` files plus the head, oldest first, each with the recorded size and SHA-256. The
+/// first difference is reported, naming the version; true when all match.
+fn check_versions(
+    expect: &Expect,
+    e: &ManifestEntry,
+    got: &[crate::protocol::Fetched],
+    rep: &mut VerifyReport,
+) -> bool {
+    let want = e.versions.len() + 1;
+    let sources: Vec<String> = e
+        .versions
+        .iter()
+        .map(|v| format!("v{}", v.label))
+        .chain(std::iter::once("head".into()))
+        .collect();
+    if got.len() != want {
+        let labels: Vec<&str> = got.iter().map(|g| g.name.as_str()).collect();
+        rep.add(
+            "version",
+            e,
+            format!(
+                "{} versions found ({}), {want} expected (the source's {})",
+                got.len(),
+                labels.join(", "),
+                sources.join(", ")
+            ),
+        );
+        return false;
+    }
+    let expected = e
+        .versions
+        .iter()
+        .map(|v| (v.size, v.sha256.as_str()))
+        .chain(std::iter::once((e.size, e.sha256.as_str())));
+    for (i, ((size, sha), g)) in expected.zip(got).enumerate() {
+        if g.size != size || g.sha256 != sha {
+            rep.add(
+                "version",
+                e,
+                format!(
+                    "version {} of {want} (source {}, repository version {}): expected {size} bytes, sha256 {}, found {} bytes, sha256 {}",
+                    i + 1,
+                    sources[i],
+                    g.name,
+                    short(sha),
+                    g.size,
+                    short(&g.sha256)
+                ),
+            );
+            return false;
+        }
+        // Its metadata, where the repository keeps it per version (Alfresco, CMIS).
+        if g.props.is_empty() {
+            continue;
+        }
+        let label = e.versions.get(i).map(|v| v.label.as_str());
+        let shadow = e
+            .source
+            .as_deref()
+            .and_then(|s| metadata::shadow_of(s, label));
+        let wants = metadata::expected(expect, e, shadow.as_ref());
+        if let Some(d) = metadata::first_difference(&wants, &g.props) {
+            rep.add(
+                "version",
+                e,
+                format!(
+                    "version {} of {want} (source {}, repository version {}): metadata {d}",
+                    i + 1,
+                    sources[i],
+                    g.name
+                ),
+            );
+            return false;
+        }
+    }
+    rep.versions_ok += e.versions.len() as u64;
+    true
+}
+
 /// What to check against, besides the manifest.
 pub struct Expect {
     pub protocol: ProtocolKind,
@@ -185,41 +288,14 @@ fn check_one(
         rep.add("corrupt", e, detail);
         return;
     }
-    // A real file sent with its own bulk-import shadow metadata (Alfresco): its content is
-    // checked above; the shadow values carry no types to compare by, so they are not.
-    if expect.protocol == ProtocolKind::Alfresco
-        && e.source.as_ref().is_some_and(|s| {
-            std::path::Path::new(&format!("{s}{}", crate::fixtures::shadow::SUFFIX)).is_file()
-        })
-    {
-        rep.ok += 1;
+    let shadow = e
+        .source
+        .as_deref()
+        .and_then(|s| metadata::shadow_of(s, None));
+    let wants = metadata::expected(expect, e, shadow.as_ref());
+    if let Some(d) = metadata::first_difference(&wants, &got.props) {
+        rep.add("metadata", e, d);
         return;
-    }
-    for p in expect.profile.values(expect.seed, e.index, &e.marker) {
-        let want: Vec<String> = if expect.protocol == ProtocolKind::Liferay && p.name == "title" {
-            p.values
-                .iter()
-                .map(|v| crate::protocol::liferay::unique_title(v, &e.name))
-                .collect()
-        } else {
-            p.values.clone()
-        };
-        let same = got.props.get(&p.name).is_some_and(|have| {
-            have.len() == want.len() && want.iter().zip(have).all(|(a, b)| same_value(p.ty, a, b))
-        });
-        if !same {
-            rep.add(
-                "metadata",
-                e,
-                format!(
-                    "{}: sent {:?}, found {:?}",
-                    p.name,
-                    want,
-                    got.props.get(&p.name)
-                ),
-            );
-            return;
-        }
     }
     rep.ok += 1;
 }
@@ -261,10 +337,25 @@ pub async fn verify(
                     .get(e.cell.as_deref().unwrap_or(""))
                     .or_else(|| repos.values().next())
                     .expect("a client");
-                match repo.fetch(e.id.as_deref().unwrap_or("")).await {
-                    Ok(Some(got)) => check_one(&expect, e, &got, &mut rep),
-                    Ok(None) => rep.add("missing", e, "not found by id".into()),
-                    Err(m) => rep.add("error", e, m),
+                let id = e.id.as_deref().unwrap_or("");
+                let history = if e.versions.is_empty() {
+                    Ok(None)
+                } else {
+                    repo.fetch_versions(id).await
+                };
+                match (repo.fetch(id).await, history) {
+                    (Ok(Some(got)), Ok(Some(h))) => {
+                        if check_versions(&expect, e, &h, &mut rep) {
+                            check_one(&expect, e, &got, &mut rep)
+                        }
+                    }
+                    (Ok(Some(got)), Ok(None)) if e.versions.is_empty() => {
+                        check_one(&expect, e, &got, &mut rep)
+                    }
+                    (Ok(None), _) | (Ok(Some(_)), Ok(None)) => {
+                        rep.add("missing", e, "not found by id".into())
+                    }
+                    (Err(m), _) | (_, Err(m)) => rep.add("error", e, m),
                 }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(p) = &progress

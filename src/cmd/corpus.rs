@@ -77,6 +77,13 @@ pub fn summary(d: &CorpusDescription) -> String {
         d.largest_folder.as_deref().unwrap_or("-"),
         d.largest_folder_documents
     );
+    if d.directories > 0 {
+        let _ = writeln!(
+            o,
+            "  tree: {} folders below the root (an import recreating it creates them)",
+            d.directories
+        );
+    }
     let sh = &d.shadow;
     if sh.metadata_files + sh.version_files > 0 {
         let _ = writeln!(
@@ -88,11 +95,32 @@ pub fn summary(d: &CorpusDescription) -> String {
             sh.version_files
         );
     }
+    if sh.documents_with_versions > 0 {
+        let hist: Vec<String> = sh
+            .versions_histogram
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  versions: {} documents have {} versions ({}), at most {} each; documents by versions {}",
+            sh.documents_with_versions,
+            sh.version_content_files,
+            human_bytes(sh.version_bytes),
+            sh.max_versions,
+            hist.join(", ")
+        );
+    }
     for (what, p) in [
         ("symlinks skipped", &d.symlinks_skipped),
         ("unreadable", &d.unreadable),
         ("malformed listing lines", &d.malformed_lines),
         ("broken shadow metadata files", &d.broken_shadow_files),
+        (
+            "version files without a head file (not imported)",
+            &d.orphan_version_files,
+        ),
+        ("documents whose version numbers skip", &d.version_gaps),
     ] {
         if p.count > 0 {
             let _ = writeln!(

@@ -56,6 +56,16 @@ pub fn table(e: &Estimate) -> String {
         e.documents,
         human_bytes(e.bytes)
     );
+    if e.versions + e.folders > 0 {
+        let _ = writeln!(
+            o,
+            "  with {} versions ({}) and {} folders to create: {} requests besides one upload per document",
+            e.versions,
+            human_bytes(e.version_bytes),
+            e.folders,
+            e.extra_requests
+        );
+    }
     let _ = writeln!(o, "  answer: {}", e.answer);
     let _ = writeln!(
         o,

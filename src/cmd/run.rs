@@ -90,6 +90,7 @@ fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     a.corpus = p.corpus.as_ref().map(PathBuf::from);
     if a.corpus.as_ref().is_some_and(|c| c.is_dir()) {
         a.sample = Some(p.docs);
+        a.flatten = !p.corpus_tree;
     }
     a.common.profile = Some(
         p.profile

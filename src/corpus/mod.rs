@@ -78,6 +78,26 @@ pub struct ShadowSummary {
     pub aspects: BTreeMap<String, u64>,
     /// Property names, with the number of shadow files that set them.
     pub properties: BTreeMap<String, u64>,
+    /// Documents with at least one version file (imported as that many versions before the
+    /// head file: a document with 5 versions is 6 uploads).
+    #[serde(default)]
+    pub documents_with_versions: u64,
+    /// Version files of content (`<file>.vN`, not their metadata) and their bytes.
+    #[serde(default)]
+    pub version_content_files: u64,
+    #[serde(default)]
+    pub version_bytes: u64,
+    /// The most versions one document has.
+    #[serde(default)]
+    pub max_versions: u64,
+    /// Documents by number of versions (`"0"`, `"1"`, ..., `"10+"`).
+    #[serde(default)]
+    pub versions_histogram: BTreeMap<String, u64>,
+    /// Times a document's metadata changes from one version to the next (a version with its
+    /// own `.metadata.properties.xml.vN` and the ones after it): Alfresco's properties
+    /// updates between versions.
+    #[serde(default)]
+    pub version_property_updates: u64,
 }
 
 /// `corpus.json`: what a corpus holds, as far as an import's duration is concerned.
@@ -105,6 +125,17 @@ pub struct CorpusDescription {
     pub unreadable: Problem,
     pub malformed_lines: Problem,
     pub broken_shadow_files: Problem,
+    /// Folders below the root, empty ones included: what an import that recreates the tree
+    /// creates (a directory corpus; 0 for a listing, whose folders are `folders`).
+    #[serde(default)]
+    pub directories: u64,
+    /// Version files whose head file is missing (`b.pdf.v1` without `b.pdf`): not imported.
+    #[serde(default)]
+    pub orphan_version_files: Problem,
+    /// Documents whose version numbers skip (v1, v3): imported in number order, as the
+    /// bulk-import tool does; listed so the source can be checked.
+    #[serde(default)]
+    pub version_gaps: Problem,
 }
 
 /// Accumulates a description, one document at a time, in constant memory.
@@ -139,6 +170,9 @@ impl Describer {
                 unreadable: Problem::default(),
                 malformed_lines: Problem::default(),
                 broken_shadow_files: Problem::default(),
+                directories: 0,
+                orphan_version_files: Problem::default(),
+                version_gaps: Problem::default(),
             },
             hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 50, 3)
                 .expect("1 B to 1 PiB at 3 significant figures"),
@@ -192,6 +226,49 @@ impl Describer {
     }
     pub fn malformed(&mut self, line: u64, why: &str) {
         self.d.malformed_lines.add(|| format!("line {line}: {why}"));
+    }
+    /// A document with `versions` version files (of content) holding `bytes`; `numbers`
+    /// their version numbers, sorted.
+    pub fn versions(&mut self, path: &Path, numbers: &[Vec<u64>], bytes: u64) {
+        let n = numbers.len() as u64;
+        let s = &mut self.d.shadow;
+        let key = if n >= 10 {
+            "10+".to_string()
+        } else {
+            n.to_string()
+        };
+        *s.versions_histogram.entry(key).or_default() += 1;
+        if n == 0 {
+            return;
+        }
+        s.documents_with_versions += 1;
+        s.version_content_files += n;
+        s.version_bytes += bytes;
+        s.max_versions = s.max_versions.max(n);
+        // Whole numbers that are not 1, 2, 3, ...: a gap (dotted numbers such as 1.1 are
+        // minor versions, whose numbering skips by design).
+        let gap = numbers.iter().all(|v| v.len() == 1)
+            && numbers
+                .iter()
+                .enumerate()
+                .any(|(i, v)| v[0] != i as u64 + 1);
+        if gap {
+            let labels: Vec<String> = numbers
+                .iter()
+                .map(|v| crate::fixtures::shadow::version_label(v))
+                .collect();
+            self.d
+                .version_gaps
+                .add(|| format!("{}: versions {}", path.display(), labels.join(", ")));
+        }
+    }
+    pub fn orphan_version(&mut self, path: &Path) {
+        self.d
+            .orphan_version_files
+            .add(|| format!("{}: no head file beside it", path.display()));
+    }
+    pub fn directory(&mut self) {
+        self.d.directories += 1;
     }
     pub fn broken_shadow(&mut self, path: &Path, why: &str) {
         self.d

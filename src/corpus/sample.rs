@@ -2,8 +2,8 @@
 //! strata are the log2 size buckets of the corpus's description, each gets its share of the
 //! sample (largest remainder), and within a stratum files are drawn by reservoir sampling
 //! over a walk in sorted order, so memory is the sample's size whatever the corpus's. Each
-//! drawn file is hashed and sniffed, and its bulk-import shadow metadata read, before the
-//! measurement starts.
+//! drawn file is hashed and sniffed, and its bulk-import shadow metadata and version files
+//! (each hashed, with its own shadow metadata) read, before the measurement starts.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 
 use super::{CorpusDescription, scan, sniff};
 use crate::fixtures::shadow::{self, Role};
-use crate::fixtures::{Rng, SampledFile};
+use crate::fixtures::{Rng, SampledFile, SampledVersion, VersionRecord};
 
 /// The bucket index of a size: its bit length (as in the description's histogram).
 fn bucket(size: u64) -> usize {
@@ -100,11 +100,12 @@ pub fn sample(root: &Path, n: u64, seed: u64) -> Result<(Vec<SampledFile>, Corpu
         }
     });
     let picked: Vec<(PathBuf, u64)> = reservoirs.into_iter().flatten().collect();
-    Ok((finish(picked, &mut rng), d))
+    Ok((finish(root, picked, &mut rng), d))
 }
 
 /// Up to `n` files of the tree whose size is in `lo..hi`, drawn uniformly with `seed` (a
-/// sweep's size class of a real corpus).
+/// sweep's size class of a real corpus). Without their version files: a sweep measures what
+/// a document costs at a size, and `estimate` adds the corpus's versions to that.
 pub fn sample_range(root: &Path, n: u64, seed: u64, lo: u64, hi: u64) -> Vec<SampledFile> {
     let mut rng = Rng::new(seed ^ lo.rotate_left(17) ^ 0x5A3_91F);
     let mut r: Vec<(PathBuf, u64)> = Vec::new();
@@ -123,16 +124,20 @@ pub fn sample_range(root: &Path, n: u64, seed: u64, lo: u64, hi: u64) -> Vec<Sam
             }
         }
     });
-    finish(r, &mut rng)
+    let mut files = finish(root, r, &mut rng);
+    for f in &mut files {
+        f.versions.clear();
+    }
+    files
 }
 
 /// Sorts the drawn files, hashes, types and reads the metadata of each, then shuffles them
 /// with the seed so sizes mix across the workers' shares.
-fn finish(mut picked: Vec<(PathBuf, u64)>, rng: &mut Rng) -> Vec<SampledFile> {
+fn finish(root: &Path, mut picked: Vec<(PathBuf, u64)>, rng: &mut Rng) -> Vec<SampledFile> {
     picked.sort();
     let mut files = Vec::with_capacity(picked.len());
     for (path, size) in picked {
-        match describe_file(&path, size) {
+        match describe_file(root, &path, size) {
             Ok(f) => files.push(f),
             Err(e) => eprintln!("warning: {}: left out of the sample: {e}", path.display()),
         }
@@ -144,8 +149,8 @@ fn finish(mut picked: Vec<(PathBuf, u64)>, rng: &mut Rng) -> Vec<SampledFile> {
     files
 }
 
-/// Hash, type and shadow metadata of one drawn file.
-fn describe_file(path: &Path, size: u64) -> std::io::Result<SampledFile> {
+/// SHA-256, size and first 512 bytes of a file, streamed.
+fn hash_file(path: &Path) -> std::io::Result<(String, u64, Vec<u8>)> {
     use sha2::Digest;
     let mut f = std::fs::File::open(path)?;
     let mut h = sha2::Sha256::new();
@@ -163,6 +168,61 @@ fn describe_file(path: &Path, size: u64) -> std::io::Result<SampledFile> {
         h.update(&buf[..n]);
         total += n as u64;
     }
+    Ok((crate::fixtures::body::hex(&h.finalize()), total, head))
+}
+
+/// The shadow metadata at `path`, if there is a file: a broken one is said on stderr and
+/// left out (the profile's metadata is sent instead), as `corpus` counts it.
+fn shadow_at(path: &Path) -> Option<shadow::ShadowMetadata> {
+    if !path.is_file() {
+        return None;
+    }
+    match shadow::load(path) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!(
+                "warning: {}: broken shadow metadata ({e}); the profile's metadata is used",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// The version files of the document `name` in `dir`, oldest first (by number).
+fn versions_of(dir: &Path, name: &str) -> std::io::Result<Vec<SampledVersion>> {
+    let mut found: Vec<(Vec<u64>, String, PathBuf)> = Vec::new();
+    for e in std::fs::read_dir(dir)?.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if let Some(v) = shadow::version_name(&n)
+            && !v.metadata
+            && v.head == name
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            found.push((v.number, v.label.to_string(), e.path()));
+        }
+    }
+    found.sort();
+    let mut out = Vec::with_capacity(found.len());
+    for (_, label, path) in found {
+        let (sha256, size, _) = hash_file(&path)?;
+        let meta = dir.join(format!("{name}{}.v{label}", shadow::SUFFIX));
+        out.push(SampledVersion {
+            record: VersionRecord {
+                label,
+                size,
+                sha256,
+            },
+            shadow: shadow_at(&meta),
+            path,
+        });
+    }
+    Ok(out)
+}
+
+/// Hash, type, shadow metadata and version files of one drawn file.
+fn describe_file(root: &Path, path: &Path, size: u64) -> std::io::Result<SampledFile> {
+    let (sha256, total, head) = hash_file(path)?;
     if total != size {
         return Err(std::io::Error::other(
             "its size changed while it was sampled",
@@ -172,27 +232,26 @@ fn describe_file(path: &Path, size: u64) -> std::io::Result<SampledFile> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let shadow_path = PathBuf::from(format!("{}{}", path.display(), shadow::SUFFIX));
-    let shadow = if shadow_path.is_file() {
-        match shadow::load(&shadow_path) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!(
-                    "warning: {}: broken shadow metadata ({e}); the profile's metadata is used",
-                    shadow_path.display()
-                );
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let dir = path.parent().unwrap_or(root);
+    let rel_dir = dir
+        .strip_prefix(root)
+        .unwrap_or(Path::new(""))
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
     Ok(SampledFile {
         path: path.to_path_buf(),
         size,
-        sha256: crate::fixtures::body::hex(&h.finalize()),
+        sha256,
         mime: sniff::content_type(&head, &name),
-        shadow,
+        shadow: shadow_at(&PathBuf::from(format!(
+            "{}{}",
+            path.display(),
+            shadow::SUFFIX
+        ))),
+        versions: versions_of(dir, &name)?,
+        rel_dir,
     })
 }
 

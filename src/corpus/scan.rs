@@ -1,9 +1,10 @@
 //! Walks a directory tree of real files, one directory at a time (only the directory being
 //! read and the stack of directories still to read are held), sniffing each document's
 //! first bytes. Symlinks are not followed (counted); unreadable files and directories are
-//! counted with their error; shadow metadata and version files are counted as such.
+//! counted with their error; shadow metadata and version files are counted as such, versions
+//! per document, orphan version files and gaps in version numbers too.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,11 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         let mut documents = 0u64;
+        // Per head file: its versions (number, label), their bytes, the labels with
+        // metadata of their own.
+        type Versions = (Vec<(Vec<u64>, String)>, u64, Vec<String>);
+        let mut versions: HashMap<String, Versions> = HashMap::new();
+        let mut heads: Vec<String> = Vec::new();
         for e in entries {
             let path = e.path();
             let meta = match std::fs::symlink_metadata(&path) {
@@ -47,6 +53,7 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
                 continue;
             }
             if meta.is_dir() {
+                d.directory();
                 stack.push((path, depth + 1));
                 continue;
             }
@@ -55,7 +62,19 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
             }
             let name = e.file_name().to_string_lossy().into_owned();
             match shadow::role(&name, |n| names.contains(n)) {
-                Role::Version => d.shadow().version_files += 1,
+                Role::Version => {
+                    d.shadow().version_files += 1;
+                    if let Some(v) = shadow::version_name(&name) {
+                        let slot = versions.entry(v.head.to_string()).or_default();
+                        if v.metadata {
+                            slot.2.push(v.label.to_string());
+                        } else {
+                            slot.0.push((v.number, v.label.to_string()));
+                            slot.1 += meta.len();
+                        }
+                    }
+                }
+                Role::OrphanVersion => d.orphan_version(&path),
                 Role::Metadata => metadata_file(&mut d, &path),
                 Role::Document => {
                     let n = match std::fs::File::open(&path).and_then(|f| read_head(f, &mut head)) {
@@ -67,8 +86,24 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
                     };
                     d.document(meta.len(), sniff::content_type(&head[..n], &name));
                     documents += 1;
+                    heads.push(name);
                 }
             }
+        }
+        for h in heads {
+            let (mut found, bytes, own) = versions.remove(&h).unwrap_or_default();
+            found.sort();
+            // The metadata each step carries (its own file, else the head's): a change
+            // between steps is a properties update on Alfresco.
+            let carried: Vec<Option<&str>> = found
+                .iter()
+                .map(|(_, l)| own.iter().any(|o| o == l).then_some(l.as_str()))
+                .chain(std::iter::once(None))
+                .collect();
+            let updates = carried.windows(2).filter(|w| w[0] != w[1]).count() as u64;
+            let numbers: Vec<Vec<u64>> = found.into_iter().map(|(n, _)| n).collect();
+            d.versions(&dir.join(&h), &numbers, bytes);
+            d.shadow().version_property_updates += updates;
         }
         let rel = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
         d.folder(if rel.is_empty() { "." } else { &rel }, documents, depth);

@@ -1,10 +1,10 @@
 //! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
-//! node (and `?relativePath=`), get content, list children with paging, delete. Status codes,
+//! node (and `?relativePath=`), get content, list children with paging, delete; updates and
+//! version history in `alfresco_versions`; tickets and who a request is in `alfresco_auth`. Status codes,
 //! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 
 use std::sync::Arc;
 
-use base64::Engine;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
@@ -13,6 +13,8 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::State;
+use super::alfresco_auth::{authenticate, tickets};
+use super::alfresco_versions as versions;
 use super::model::valid_name;
 use super::multipart;
 use super::store::{COMPANY_HOME, NewNode, Node, SHARED, Store, StoreError, USER_HOMES};
@@ -23,7 +25,7 @@ const AUTH: &str = "/alfresco/api/-default-/public/authentication/versions/1/";
 
 type Resp = Response<Full<Bytes>>;
 
-fn json_resp(status: u16, v: &Value) -> Resp {
+pub(super) fn json_resp(status: u16, v: &Value) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(v).expect("json"))));
     *r.status_mut() = hyper::StatusCode::from_u16(status).expect("status");
     r.headers_mut().insert(
@@ -49,7 +51,7 @@ pub fn error(status: u16, key: &str, summary: &str) -> Resp {
     )
 }
 
-fn unauthorized() -> Resp {
+pub(super) fn unauthorized() -> Resp {
     let mut r = error(
         401,
         "framework.exception.ApiDefault",
@@ -62,7 +64,7 @@ fn unauthorized() -> Resp {
     r
 }
 
-fn not_found(id: &str) -> Resp {
+pub(super) fn not_found(id: &str) -> Resp {
     error(
         404,
         "framework.exception.EntityNotFound",
@@ -70,7 +72,7 @@ fn not_found(id: &str) -> Resp {
     )
 }
 
-fn store_failure(e: StoreError) -> Resp {
+pub(super) fn store_failure(e: StoreError) -> Resp {
     match e {
         StoreError::ParentNotFound => error(
             404,
@@ -93,7 +95,7 @@ fn store_failure(e: StoreError) -> Resp {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     store: &Arc<Store>,
     f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
@@ -139,54 +141,6 @@ fn pct_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The authenticated user, from Basic user:password, a ticket in Basic, or `alf_ticket`.
-async fn authenticate(state: &State, parts: &Parts, query: &[(String, String)]) -> Option<String> {
-    let ticket_user = |t: String| async move {
-        if let Some(u) = state.tickets.lock().expect("tickets").get(&t) {
-            return Some(u.clone());
-        }
-        let u = blocking(&state.store, move |s| s.ticket_user(&t))
-            .await
-            .ok()
-            .flatten()?;
-        Some(u)
-    };
-    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
-        return ticket_user(t.clone()).await;
-    }
-    let h = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let b64 = h
-        .strip_prefix("Basic ")
-        .or_else(|| h.strip_prefix("basic "))?;
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
-    match raw.split_once(':') {
-        None => ticket_user(raw).await,
-        Some(("", t)) | Some(("ROLE_TICKET", t)) => ticket_user(t.to_string()).await,
-        Some((user, pass)) => {
-            let ok = state
-                .users
-                .get(user)
-                .is_some_and(|p| constant_eq(p.expose(), pass));
-            ok.then(|| user.to_string())
-        }
-    }
-}
-
-fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
-
 pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
     let path = parts.uri.path().to_string();
     let query = query_params(parts.uri.query());
@@ -211,111 +165,20 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         ("GET", ["nodes", id]) => get_node(state, &user, id, &query).await,
         ("GET", ["nodes", id, "content"]) => content(state, &user, id).await,
         ("DELETE", ["nodes", id]) => delete(state, &user, id).await,
+        ("PUT", ["nodes", id]) => versions::update_node(state, &user, id, body).await,
+        ("PUT", ["nodes", id, "content"]) => {
+            versions::put_content(state, &user, id, &query, body).await
+        }
+        ("GET", ["nodes", id, "versions"]) => versions::list(state, &user, id, &query).await,
+        ("GET", ["nodes", id, "versions", vid]) => versions::one(state, &user, id, vid).await,
+        ("GET", ["nodes", id, "versions", vid, "content"]) => {
+            versions::content(state, &user, id, vid).await
+        }
         _ => error(
             405,
             "framework.exception.UnsupportedResourceOperation",
             &format!("{method} is not supported for {path}"),
         ),
-    }
-}
-
-async fn tickets(
-    state: &State,
-    parts: &Parts,
-    method: &str,
-    rest: &str,
-    query: &[(String, String)],
-    body: Bytes,
-) -> Resp {
-    match (method, rest) {
-        ("POST", "tickets") => {
-            let v: Value = match serde_json::from_slice(&body) {
-                Ok(v) => v,
-                Err(_) => {
-                    return error(
-                        400,
-                        "framework.exception.InvalidArgument",
-                        "Could not read content from HTTP request body",
-                    );
-                }
-            };
-            let (Some(user), Some(pass)) = (
-                v.get("userId").and_then(Value::as_str),
-                v.get("password").and_then(Value::as_str),
-            ) else {
-                return error(
-                    400,
-                    "framework.exception.InvalidArgument",
-                    "Invalid login details",
-                );
-            };
-            if !state
-                .users
-                .get(user)
-                .is_some_and(|p| constant_eq(p.expose(), pass))
-            {
-                return error(403, "framework.exception.PermissionDenied", "Login failed");
-            }
-            let ticket = format!("TICKET_{}", uuid::Uuid::new_v4().simple());
-            let (t2, u2) = (ticket.clone(), user.to_string());
-            if let Err(e) = blocking(&state.store, move |s| s.put_ticket(&t2, &u2)).await {
-                return store_failure(e);
-            }
-            state
-                .tickets
-                .lock()
-                .expect("tickets")
-                .insert(ticket.clone(), user.to_string());
-            state
-                .logins
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            json_resp(201, &json!({"entry": {"id": ticket, "userId": user}}))
-        }
-        ("GET", "tickets/-me-") | ("DELETE", "tickets/-me-") => {
-            let Some(user) = authenticate(state, parts, query).await else {
-                return unauthorized();
-            };
-            let ticket = presented_ticket(parts, query);
-            if method == "GET" {
-                return json_resp(
-                    200,
-                    &json!({"entry": {"id": ticket.unwrap_or_default(), "userId": user}}),
-                );
-            }
-            if let Some(t) = ticket {
-                state.tickets.lock().expect("tickets").remove(&t);
-                let _ = blocking(&state.store, move |s| s.delete_ticket(&t)).await;
-            }
-            Response::builder()
-                .status(204)
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        }
-        _ => error(
-            404,
-            "framework.exception.ApiDefault",
-            &format!("Unknown API path {rest}"),
-        ),
-    }
-}
-
-fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String> {
-    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
-        return Some(t.clone());
-    }
-    let h = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(h.strip_prefix("Basic ")?.trim())
-        .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
-    match raw.split_once(':') {
-        None => Some(raw),
-        Some(("", t)) | Some(("ROLE_TICKET", t)) => Some(t.to_string()),
-        _ => None,
     }
 }
 
@@ -332,7 +195,7 @@ async fn resolve_alias(state: &State, user: &str, id: &str) -> Result<String, St
     }
 }
 
-fn mime_for(name: &str) -> (&'static str, &'static str) {
+pub(super) fn mime_for(name: &str) -> (&'static str, &'static str) {
     let ext = name
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
@@ -347,7 +210,7 @@ fn mime_for(name: &str) -> (&'static str, &'static str) {
     }
 }
 
-fn node_json(n: &Node) -> Value {
+pub(super) fn node_json(n: &Node) -> Value {
     let created = timefmt::alfresco_datetime_ms(n.created_at_ms);
     let user = json!({"id": n.creator, "displayName": n.creator});
     let mut props: serde_json::Map<String, Value> =
@@ -379,7 +242,7 @@ fn node_json(n: &Node) -> Value {
     v
 }
 
-fn bad(summary: &str) -> Resp {
+pub(super) fn bad(summary: &str) -> Resp {
     error(400, "framework.exception.InvalidArgument", summary)
 }
 
@@ -670,7 +533,7 @@ fn json_str(v: &Value) -> String {
     }
 }
 
-async fn lookup(
+pub(super) async fn lookup(
     state: &State,
     user: &str,
     id: &str,
@@ -763,8 +626,24 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
     if !n.is_folder {
         return bad(&format!("Node {id} is not a folder"));
     }
+    // `where`: only the file/folder filters are emulated; anything else is refused, not
+    // ignored (a listing that quietly ignored it would count the wrong nodes).
+    let kind = match query
+        .iter()
+        .find(|(k, _)| k == "where")
+        .map(|(_, v)| v.as_str())
+    {
+        None => None,
+        Some("(isFile=true)") | Some("(isFolder=false)") => Some(false),
+        Some("(isFolder=true)") | Some("(isFile=false)") => Some(true),
+        Some(w) => return bad(&format!("The embedded target does not emulate where={w}")),
+    };
     let nid = n.id.clone();
-    match blocking(&state.store, move |s| s.children(&nid, skip, max)).await {
+    let listed = blocking(&state.store, move |s| match kind {
+        None => s.children(&nid, skip, max),
+        Some(folders) => s.children_of_kind(&nid, folders, skip, max),
+    });
+    match listed.await {
         Ok((nodes, total)) => {
             let entries: Vec<Value> = nodes
                 .iter()

@@ -5,6 +5,7 @@
 //! property in the `document` part is 400; an expired or unknown bearer token makes the
 //! caller Guest, so writes get 403 and lists come back empty, never 401; an unknown document
 //! type is dropped silently. Shapes follow `tests/specs/liferay/headless-delivery-documents.yaml`.
+//! File versions (`PUT /documents/{id}` and reading them back) are in `liferay_versions`.
 
 // Handlers return a ready error response as `Err`: it is the early return of a route, not a
 // value passed around, so its size does not matter.
@@ -29,6 +30,10 @@ use crate::timefmt;
 
 pub const API: &str = "/o/headless-delivery/v1.0/";
 pub const TOKEN: &str = "/o/oauth2/token";
+/// The portal's JSON web service listing a document's file versions.
+pub const JSONWS_VERSIONS: &str = "/api/jsonws/dlfileversion/get-file-versions/";
+/// The portal's document servlet (a version's bytes).
+pub const SERVLET: &str = "/documents/";
 /// The one site: group id 20117, key `guest`.
 const SITE_ID: i64 = 20117;
 /// The store folder holding the site's document library.
@@ -74,7 +79,7 @@ const DOCUMENT_FIELDS: &[&str] = &[
 
 type Resp = Response<Full<Bytes>>;
 
-fn json_resp(status: u16, v: &Value) -> Resp {
+pub(super) fn json_resp(status: u16, v: &Value) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(v).expect("json"))));
     *r.status_mut() = hyper::StatusCode::from_u16(status).expect("status");
     r.headers_mut()
@@ -103,7 +108,7 @@ fn no_content() -> Resp {
         .expect("response")
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     store: &Arc<Store>,
     f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
@@ -113,7 +118,7 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
 }
 
-fn store_failure(e: StoreError) -> Resp {
+pub(super) fn store_failure(e: StoreError) -> Resp {
     match e {
         StoreError::Duplicate(n) => problem(
             409,
@@ -132,7 +137,7 @@ fn store_failure(e: StoreError) -> Resp {
 }
 
 /// Who is calling.
-enum Caller {
+pub(super) enum Caller {
     User(String),
     /// No credentials, or an expired/unknown token: Liferay runs the request as Guest.
     Guest,
@@ -140,7 +145,7 @@ enum Caller {
     BadCredentials,
 }
 
-fn caller(state: &State, parts: &Parts) -> Caller {
+pub(super) fn caller(state: &State, parts: &Parts) -> Caller {
     let Some(h) = parts
         .headers
         .get(hyper::header::AUTHORIZATION)
@@ -249,7 +254,7 @@ async fn folder_num(state: &State, parent: Option<&String>) -> i64 {
     }
 }
 
-async fn document_json(state: &State, n: &Node, with_content: bool) -> Value {
+pub(super) async fn document_json(state: &State, n: &Node, with_content: bool) -> Value {
     let meta: Value = serde_json::from_str(&n.properties).unwrap_or(json!({}));
     let created = timefmt::datetime_ms(n.created_at_ms);
     let folder = folder_num(state, n.parent_id.as_ref()).await;
@@ -267,7 +272,12 @@ async fn document_json(state: &State, n: &Node, with_content: bool) -> Value {
         "encodingFormat": n.mime.clone().unwrap_or_else(|| "application/octet-stream".into()),
         "fileExtension": ext,
         "sizeInBytes": n.size,
-        "contentUrl": format!("/documents/{SITE_ID}/{folder}/{}/{}?version=1.0", n.name, n.id),
+        "contentUrl": format!(
+            "/documents/{SITE_ID}/{folder}/{}/{}?version={}",
+            n.name,
+            n.id,
+            meta.get(super::liferay_versions::LABEL).and_then(Value::as_str).unwrap_or("1.0")
+        ),
         "documentFolderId": folder,
         "siteId": SITE_ID,
         "dateCreated": created,
@@ -361,7 +371,7 @@ async fn folder_by_num(state: &State, num: &str) -> Result<Node, Resp> {
     }
 }
 
-async fn document_by_num(state: &State, num: &str) -> Result<Node, Resp> {
+pub(super) async fn document_by_num(state: &State, num: &str) -> Result<Node, Resp> {
     let Ok(n) = num.parse::<i64>() else {
         return Err(problem(
             404,
@@ -387,6 +397,12 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         } else {
             problem(405, "Method not allowed")
         };
+    }
+    if let Some(rest) = path.strip_prefix(JSONWS_VERSIONS) {
+        return super::liferay_versions::file_versions(state, parts, rest).await;
+    }
+    if let Some(rest) = path.strip_prefix(SERVLET) {
+        return super::liferay_versions::servlet(state, parts, rest).await;
     }
     let Some(rest) = path.strip_prefix(API) else {
         return problem(404, &format!("No resource at {path}"));
@@ -468,6 +484,9 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             }
             Err(r) => r,
         },
+        ("PUT", ["documents", id]) => {
+            super::liferay_versions::put_document(state, parts, &user, id, body).await
+        }
         ("DELETE", ["documents", id]) => match document_by_num(state, id).await {
             Ok(d) => delete(state, d.id).await,
             Err(r) => r,
@@ -638,16 +657,19 @@ async fn create_document(
 
 /// The optional `document` JSON part of an upload, checked as Liferay maps it: only
 /// Document's fields, strings where strings go, keywords and customFields in their shapes.
-struct DocumentPart {
+pub(super) struct DocumentPart {
     json: serde_json::Map<String, Value>,
-    file_name: String,
-    title: String,
+    pub(super) file_name: String,
+    pub(super) title: String,
     description: Option<String>,
     erc: Option<String>,
 }
 
 impl DocumentPart {
-    fn parse(part: Option<&multipart::Part>, file: &multipart::Part) -> Result<DocumentPart, Resp> {
+    pub(super) fn parse(
+        part: Option<&multipart::Part>,
+        file: &multipart::Part,
+    ) -> Result<DocumentPart, Resp> {
         let json: serde_json::Map<String, Value> = match part {
             None => serde_json::Map::new(),
             Some(p) => match serde_json::from_slice::<Value>(&p.data) {
@@ -697,8 +719,10 @@ impl DocumentPart {
 
     /// What the store keeps besides name, title and ERC: description, keywords, custom
     /// fields, viewableBy, and the document type when it is a known one.
-    fn stored_metadata(&self) -> Value {
+    pub(super) fn stored_metadata(&self) -> Value {
         let mut meta = serde_json::Map::new();
+        // Every Liferay document is versioned: its first file version is 1.0.
+        meta.insert(super::liferay_versions::LABEL.into(), json!("1.0"));
         meta.insert(
             "description".into(),
             json!(self.description.clone().unwrap_or_default()),

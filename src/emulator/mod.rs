@@ -6,8 +6,11 @@
 //! `--url` is given, and in-process by tests. It must stay as strict as the real servers.
 
 mod alfresco;
+mod alfresco_auth;
+mod alfresco_versions;
 mod content;
 mod liferay;
+mod liferay_versions;
 pub mod model;
 pub mod multipart;
 pub mod store;
@@ -483,9 +486,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Fu
     };
     let len = body.len();
     let path = parts.uri.path();
-    let liferay = path.starts_with("/o/");
-    let is_upload = parts.method == hyper::Method::POST
-        && (path.ends_with("/children") || (liferay && path.ends_with("/documents")));
+    let liferay = path.starts_with("/o/")
+        || path.starts_with(liferay::JSONWS_VERSIONS)
+        || path.starts_with(liferay::SERVLET);
+    // Uploads, and new versions of a document (its content replaced): where faults strike.
+    let is_upload = (parts.method == hyper::Method::POST
+        && (path.ends_with("/children") || (liferay && path.ends_with("/documents"))))
+        || (parts.method == hyper::Method::PUT
+            && (path.ends_with("/content") || (liferay && path.contains("/documents/"))));
     let fault = if is_upload && state.faults.any() {
         state.faults.pick(
             state

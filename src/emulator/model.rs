@@ -298,6 +298,17 @@ impl Dictionary {
         node_type: &str,
         raw: &[(String, Vec<String>)],
     ) -> Result<(serde_json::Map<String, Value>, Vec<String>), Refusal> {
+        let (props, aspects) = self.convert_update(raw)?;
+        self.check_mandatory(node_type, &props)?;
+        Ok((props, aspects))
+    }
+
+    /// [`Dictionary::convert`] of an update (`PUT nodes/{id}`): the properties sent,
+    /// typed, and the aspects they bring; mandatory ones are already set on the node.
+    pub fn convert_update(
+        &self,
+        raw: &[(String, Vec<String>)],
+    ) -> Result<(serde_json::Map<String, Value>, Vec<String>), Refusal> {
         let mut props = serde_json::Map::new();
         let mut aspects: Vec<String> = Vec::new();
         for (name, values) in raw {
@@ -350,6 +361,14 @@ impl Dictionary {
                 aspects.push(def.owner.clone());
             }
         }
+        Ok((props, aspects))
+    }
+
+    fn check_mandatory(
+        &self,
+        node_type: &str,
+        props: &serde_json::Map<String, Value>,
+    ) -> Result<(), Refusal> {
         // Mandatory properties of the type and its ancestors (checked at commit: 422).
         let mut cur = Some(node_type.to_string());
         while let Some(t) = cur {
@@ -370,7 +389,7 @@ impl Dictionary {
                 cur = None;
             }
         }
-        Ok((props, aspects))
+        Ok(())
     }
 }
 

@@ -1,7 +1,8 @@
 //! The embedded target's durable store: an SQLite database (nodes, tickets) plus one file per
 //! document's content under `<data-dir>/content/`. Several target processes may open the same
 //! directory at once (a cluster sharing one store): SQLite serializes the writers, and name
-//! uniqueness per folder (case-insensitive, as in Alfresco) is a database constraint.
+//! uniqueness per folder (case-insensitive, as in Alfresco) is a database constraint. Version
+//! histories live in `versions` (this module's child).
 //! Blocking calls: run them off the async runtime.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +11,9 @@ use std::sync::Mutex;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension, params};
+
+mod versions;
+pub use versions::{ContentUpdate, Increase, Version};
 
 pub const COMPANY_HOME: &str = "8f2105b4-daaf-4874-9e8a-2152569d109b";
 pub const SHARED: &str = "c4b2f0e5-1a3d-4f6b-9c70-3a8e5d2b1f04";
@@ -167,6 +171,8 @@ impl Store {
         let conn = store.connect()?;
         conn.execute_batch(SCHEMA)
             .context("creating the store schema")?;
+        conn.execute_batch(versions::SCHEMA)
+            .context("creating the store's version table")?;
         // Stores made before the Liferay columns existed get them now.
         let has_title: bool = conn
             .prepare("SELECT 1 FROM pragma_table_info('nodes') WHERE name = 'title_key'")?
@@ -439,21 +445,29 @@ impl Store {
 
     /// Deletes a node and its subtree with their content; returns how many nodes went.
     pub fn delete_tree(&self, id: &str) -> Result<u64, StoreError> {
-        let ids: Vec<(String, i64)> = self.with(|c| {
+        let ids: (Vec<(String, i64)>, Vec<String>) = self.with(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(internal)?;
-            let ids = {
+            let ids: Vec<(String, i64)> = {
                 let mut st = tx
                     .prepare("WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id) SELECT nodes.id, nodes.is_folder FROM nodes JOIN sub ON nodes.id = sub.id")
                     .map_err(internal)?;
                 let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get(1)?))).map_err(internal)?;
                 rows.collect::<rusqlite::Result<Vec<_>>>().map_err(internal)?
             };
-            for (nid, _) in &ids {
+            let mut kept = Vec::new();
+            for (nid, folder) in &ids {
                 tx.execute("DELETE FROM nodes WHERE id = ?1", [nid]).map_err(internal)?;
+                if *folder == 0 {
+                    kept.extend(Store::drop_versions(&tx, nid.as_str())?);
+                }
             }
             tx.commit().map_err(internal)?;
-            Ok(ids)
+            Ok((ids, kept))
         })?;
+        let (ids, kept) = ids;
+        for key in &kept {
+            self.content.remove(key);
+        }
         for (nid, folder) in &ids {
             if *folder == 0 {
                 self.content.remove(nid);

@@ -217,7 +217,7 @@ impl ResumePoint {
                     .marker
                     .split_once('-')
                     .and_then(|(t, _)| u64::from_str_radix(t, 16).ok());
-                folder = e.folder.rsplit_once('/').map(|(f, _)| f.to_string());
+                folder = run_folder_of(&e.folder);
             }
             if e.ok {
                 done.insert(e.index);
@@ -229,6 +229,20 @@ impl ResumePoint {
             run_tag,
             todo: (0..docs).filter(|i| !done.contains(i)).collect(),
         })
+    }
+}
+
+/// The run folder (`…/run-N`) of a document's folder: its numbered folder's parent, or the
+/// top of the corpus tree below it (the first `run-N` element; the tree lies below it).
+fn run_folder_of(folder: &str) -> Option<String> {
+    let segs: Vec<&str> = folder.split('/').collect();
+    let at = segs.iter().position(|s| {
+        s.strip_prefix("run-")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    match at {
+        Some(i) => Some(segs[..=i].join("/")),
+        None => folder.rsplit_once('/').map(|(f, _)| f.to_string()),
     }
 }
 
@@ -247,13 +261,19 @@ pub async fn run_cell<P: Protocol>(
     let barrier = Arc::new(Barrier::new(part.works.len() + 1));
     let part_workers = part.works.len() as u64;
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
-    let folders = Arc::new(FolderTable::new(run_folder.clone(), plan.docs_per_folder));
-    // Count mode: every folder exists before the start, so the run holds uploads only.
-    // Steady state: the first folder does; each later one is made when the run reaches it,
-    // once per --docs-per-folder documents, as an import would.
-    // A shard makes the folders of its own documents.
+    let folders = Arc::new(FolderTable::new(
+        run_folder.clone(),
+        plan.docs_per_folder,
+        fixtures.tree().cloned(),
+    ));
+    // Count mode: every numbered folder exists before the start, so the run holds uploads
+    // only. Steady state: the first folder does; each later one is made when the run reaches
+    // it, once per --docs-per-folder documents, as an import would. A shard makes the folders
+    // of its own documents. A corpus tree is made as the run reaches each folder: creating it
+    // is part of the import measured.
     let first = part.range.start / plan.docs_per_folder;
     let before_start = match plan.window {
+        _ if folders.is_tree() => first,
         None => part.range.end.div_ceil(plan.docs_per_folder),
         Some(_) => first + 1,
     };
@@ -275,7 +295,7 @@ pub async fn run_cell<P: Protocol>(
     } else {
         0
     };
-    let warm = WarmupShare::new(plan, &run_folder, run_tag);
+    let warm = WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned());
     let ok_so_far = Arc::new(AtomicU64::new(0));
     let marks = Arc::new(Marks::new(if plan.window.is_some() {
         0
@@ -371,6 +391,7 @@ pub async fn run_cell<P: Protocol>(
     }
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
+    merged.folders_created = folders.created().await;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let stopped = live.stop.load(Ordering::Relaxed);
     let duration = match plan.window {
@@ -498,7 +519,12 @@ struct WarmupShare {
 }
 
 impl WarmupShare {
-    fn new(plan: &CellPlan, run_folder: &str, run_tag: u64) -> WarmupShare {
+    fn new(
+        plan: &CellPlan,
+        run_folder: &str,
+        run_tag: u64,
+        tree: Option<Arc<crate::fixtures::Tree>>,
+    ) -> WarmupShare {
         let quotas = match plan.warmup {
             Warmup::Docs(n) => split_quota(n, plan.threads),
             Warmup::Seconds(_) | Warmup::Steady | Warmup::Auto => Vec::new(),
@@ -507,6 +533,7 @@ impl WarmupShare {
             folders: Arc::new(FolderTable::new(
                 CellPlan::warmup_folder(run_folder, plan.attempt),
                 plan.docs_per_folder,
+                tree,
             )),
             tag: CellPlan::warmup_tag(run_tag, plan.attempt),
             warmup: plan.warmup,
@@ -560,6 +587,22 @@ impl WarmupShare {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_folder_of_a_tree_folder() {
+        assert_eq!(
+            run_folder_of("ingestbench/x/run-2/0003").as_deref(),
+            Some("ingestbench/x/run-2")
+        );
+        assert_eq!(
+            run_folder_of("ingestbench/x/run-1/a/run-9/b").as_deref(),
+            Some("ingestbench/x/run-1")
+        );
+        assert_eq!(
+            run_folder_of("ingestbench/x/run-1").as_deref(),
+            Some("ingestbench/x/run-1")
+        );
+    }
 
     #[test]
     fn quota_split_with_remainder() {

@@ -95,22 +95,56 @@ impl Work {
     }
 }
 
-/// The numbered folders of a run (`<base>/0000`, …), created once each, before the start in
-/// count mode and on first use in steady-state mode and warm-up. Workers keep their current
-/// folder and come here only when it changes (every `docs_per_folder / T` documents).
+/// The folders of a run: numbered (`<base>/0000`, …, one per `docs_per_folder`
+/// documents), or a corpus's own tree below `<base>` ([`crate::fixtures::Tree`]). Numbered
+/// folders are made before the start in count mode and on first use in steady-state mode and
+/// warm-up; a tree's on first use, always, so the import's folder creation is timed with it.
+/// Workers keep their current folder and come here only when it changes.
 pub(super) struct FolderTable {
     base: String,
     per: u64,
-    made: tokio::sync::Mutex<HashMap<u64, Arc<(String, String)>>>,
+    tree: Option<Arc<crate::fixtures::Tree>>,
+    made: tokio::sync::Mutex<Made>,
+}
+
+/// The folders made so far, and every folder path below the base they created (a tree's
+/// intermediate folders count once each).
+#[derive(Default)]
+struct Made {
+    by_key: HashMap<u64, Arc<(String, String)>>,
+    paths: std::collections::HashSet<String>,
 }
 
 impl FolderTable {
-    pub(super) fn new(base: String, per: u64) -> FolderTable {
+    pub(super) fn new(
+        base: String,
+        per: u64,
+        tree: Option<Arc<crate::fixtures::Tree>>,
+    ) -> FolderTable {
         FolderTable {
             base,
             per: per.max(1),
-            made: tokio::sync::Mutex::new(HashMap::new()),
+            tree,
+            made: tokio::sync::Mutex::new(Made::default()),
         }
+    }
+
+    /// Does the run recreate a corpus tree (folders made on first use, timed)?
+    pub(super) fn is_tree(&self) -> bool {
+        self.tree.is_some()
+    }
+
+    /// The key of the folder of document `index`.
+    fn key(&self, index: u64) -> u64 {
+        match &self.tree {
+            Some(t) => t.key(index),
+            None => index / self.per,
+        }
+    }
+
+    /// Folders created below the base so far (each path element once).
+    pub(super) async fn created(&self) -> u64 {
+        self.made.lock().await.paths.len() as u64
     }
 
     /// The folder of document `index`: (path for the manifest, the protocol's reference).
@@ -119,18 +153,35 @@ impl FolderTable {
         proto: &P,
         index: u64,
     ) -> Result<Arc<(String, String)>> {
-        let k = index / self.per;
+        let k = self.key(index);
         let mut made = self.made.lock().await;
-        if let Some(f) = made.get(&k) {
+        if let Some(f) = made.by_key.get(&k) {
             return Ok(f.clone());
         }
-        let path = format!("{}/{k:04}", self.base);
+        let path = match &self.tree {
+            Some(t) => t.path(&self.base, k),
+            None => format!("{}/{k:04}", self.base),
+        };
         let reference = proto
             .prepare_folder(&path)
             .await
             .with_context(|| format!("creating the folder {path}"))?;
+        let below = path
+            .strip_prefix(&self.base)
+            .unwrap_or("")
+            .trim_start_matches('/');
+        let mut sofar = String::new();
+        for seg in below.split('/').filter(|s| !s.is_empty()) {
+            if !sofar.is_empty() {
+                sofar.push('/');
+            }
+            sofar.push_str(seg);
+            if !made.paths.contains(&sofar) {
+                made.paths.insert(sofar.clone());
+            }
+        }
         let f = Arc::new((path, reference));
-        made.insert(k, f.clone());
+        made.by_key.insert(k, f.clone());
         Ok(f)
     }
 }
@@ -143,7 +194,7 @@ pub(super) struct FolderCursor {
 
 impl FolderCursor {
     async fn of<P: Protocol>(&mut self, proto: &P, index: u64) -> Result<Arc<(String, String)>> {
-        let k = index / self.table.per;
+        let k = self.table.key(index);
         if let Some((ck, f)) = &self.current
             && *ck == k
         {
@@ -211,7 +262,8 @@ pub(super) struct WorkerOut {
 
 /// What one upload came to.
 enum Outcome {
-    Ok,
+    /// Stored, with this many versions before its head.
+    Ok(u64),
     /// Its class and HTTP status.
     Failed(ErrorClass, Option<u16>),
     /// The worker must stop (no folder could be made).
@@ -257,10 +309,14 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         {
             break;
         }
+        let mut versions = 0;
         let (failure, latency, size, done) =
             match upload_one(&mut ctx, index, &mut state, &mut out.rec).await {
                 (Outcome::Stop, ..) => break,
-                (Outcome::Ok, lat, size, done) => (None, lat, size, done),
+                (Outcome::Ok(v), lat, size, done) => {
+                    versions = v;
+                    (None, lat, size, done)
+                }
                 (Outcome::Failed(c, s), lat, size, done) => (Some((c, s)), lat, size, done),
             };
         let ok = failure.is_none();
@@ -287,6 +343,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
             out.late += 1;
         } else if ok {
             out.rec.record_ok(latency, size, done.into_std());
+            out.rec.versions_ok += versions;
             ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
@@ -386,7 +443,7 @@ async fn upload_one<P: Protocol>(
     .await;
     let done = Instant::now();
     let latency = done - t0;
-    let size = doc.len();
+    let size = doc.upload_bytes();
     match result {
         Ok((up, adopted)) => {
             if let Some(n) = &up.node {
@@ -397,10 +454,21 @@ async fn upload_one<P: Protocol>(
                 ctx.manifest
                     .ok(ctx.run, &doc, folder, &up.id, up.node.as_deref());
             }
-            (Outcome::Ok, latency, size, done)
+            (
+                Outcome::Ok(doc.versions().len() as u64),
+                latency,
+                size,
+                done,
+            )
         }
         Err(e) => {
-            if fatal_rejection(e.class, e.status) && ctx.ok_so_far.load(Ordering::Relaxed) == 0 {
+            // A corpus document's own metadata is its own: a property the repository refuses
+            // there is that document's failure (counted), not the whole input's.
+            let own_metadata = doc.file().is_some_and(|f| f.shadow.is_some());
+            if fatal_rejection(e.class, e.status)
+                && !own_metadata
+                && ctx.ok_so_far.load(Ordering::Relaxed) == 0
+            {
                 let _ = ctx.fatal.set(e.message.clone());
                 ctx.live.stop.store(true, Ordering::Relaxed);
             }
@@ -433,9 +501,23 @@ async fn upload_with_retries<P: Protocol>(
 ) -> Result<(crate::protocol::Uploaded, bool), crate::metrics::UploadError> {
     let mut attempt = 0u32;
     let mut ambiguous_before = false;
+    // A document found stored after an ambiguous failure: what the next attempt does is
+    // complete it (the versions it lacks, if any), not upload it again.
+    let mut found: Option<String> = None;
     loop {
-        let err = match proto.upload(doc, folder, state).await {
-            Ok(up) => return Ok((up, false)),
+        let tried = match &found {
+            Some(id) => proto.complete(doc, id, state).await.map(|()| {
+                rec.recovered += 1;
+                let up = crate::protocol::Uploaded {
+                    id: id.clone(),
+                    node: None,
+                };
+                (up, true)
+            }),
+            None => proto.upload(doc, folder, state).await.map(|up| (up, false)),
+        };
+        let err = match tried {
+            Ok(done) => return Ok(done),
             Err(e) => e,
         };
         // A name clash on a retry, or on finishing an interrupted run, is the same document
@@ -443,6 +525,8 @@ async fn upload_with_retries<P: Protocol>(
         let clash_after_retry = (attempt > 0 || resuming) && err.status == Some(409);
         if (!err.retryable() && !clash_after_retry) || attempt >= retries {
             if clash_after_retry && let Ok(Some(id)) = proto.lookup(doc, folder).await {
+                // Stored, perhaps stopped between its versions: the rest go up now.
+                proto.complete(doc, &id, state).await?;
                 rec.recovered += 1;
                 return Ok((crate::protocol::Uploaded { id, node: None }, true));
             }
@@ -452,9 +536,11 @@ async fn upload_with_retries<P: Protocol>(
         attempt += 1;
         rec.retries += 1;
         tokio::time::sleep(backoff(doc.index, attempt)).await;
-        if ambiguous_before && let Ok(Some(id)) = proto.lookup(doc, folder).await {
-            rec.recovered += 1;
-            return Ok((crate::protocol::Uploaded { id, node: None }, true));
+        if found.is_none()
+            && ambiguous_before
+            && let Ok(Some(id)) = proto.lookup(doc, folder).await
+        {
+            found = Some(id);
         }
     }
 }

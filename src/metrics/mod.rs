@@ -177,6 +177,11 @@ pub struct Recorder {
     pub retries: u64,
     /// Documents found already stored by the lookup after an ambiguous failure.
     pub recovered: u64,
+    /// Earlier versions uploaded before the head of acknowledged documents (a corpus's
+    /// `.vN` files): a document with 5 versions is one document and 5 versions here.
+    pub versions_ok: u64,
+    /// Folders the run created (a recreated corpus tree, or the numbered folders).
+    pub folders_created: u64,
 }
 
 impl Default for Recorder {
@@ -198,6 +203,8 @@ impl Recorder {
             nodes: BTreeMap::new(),
             retries: 0,
             recovered: 0,
+            versions_ok: 0,
+            folders_created: 0,
         }
     }
 
@@ -236,6 +243,8 @@ impl Recorder {
         self.bytes_ok += other.bytes_ok;
         self.retries += other.retries;
         self.recovered += other.recovered;
+        self.versions_ok += other.versions_ok;
+        self.folders_created += other.folders_created;
         self.last_done = match (self.last_done, other.last_done) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

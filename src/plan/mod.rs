@@ -348,6 +348,8 @@ pub struct RunPlan {
     pub target_data_dir: Option<PathBuf>,
     /// `--corpus`: a size mix to follow, or real files to upload.
     pub corpus: Option<CorpusInput>,
+    /// `--flatten`: a corpus directory's files go into numbered folders, renamed.
+    pub flatten: bool,
 }
 
 /// What `run --corpus` uploads.
@@ -386,7 +388,8 @@ impl RunPlan {
                 crate::fixtures::Fixtures::mix(&corpus.size_mix(), c.seed, c.profile.clone())
             }
             Some(CorpusInput::Files(_, files)) => {
-                crate::fixtures::Fixtures::files(files.to_vec(), c.seed, c.profile.clone())
+                let f = crate::fixtures::Fixtures::files(files.to_vec(), c.seed, c.profile.clone());
+                if self.flatten { f } else { f.with_tree() }
             }
             None => crate::fixtures::Fixtures::new(
                 self.size,
@@ -418,6 +421,7 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             retries: c.retries,
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
+            corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
             measure: c.measure,
         }
     }
@@ -543,6 +547,7 @@ impl TryFrom<&RunFlags> for RunPlan {
             results_dir: a.results_dir.clone(),
             target_data_dir: a.target_data_dir.clone(),
             corpus,
+            flatten: a.flatten,
         })
     }
 }

@@ -1,6 +1,8 @@
 //! Alfresco Content Services public REST API v1: ticket or Basic auth, create-node multipart
 //! uploads (`filedata`, `name`, `nodeType`, `relativePath`, one field per property), error
-//! bodies, and the read-back calls verification needs. Contract:
+//! bodies, and the read-back calls verification needs. A corpus document's versions: created
+//! from its first, then each next one as `PUT nodes/{id}/content` (after `PUT nodes/{id}` with
+//! its properties when they changed), read back from `nodes/{id}/versions`. Contract:
 //! `tests/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml` (in-repo copies, see
 //! `tests/specs/README.md`). Never sends `autoRename`.
 
@@ -14,8 +16,9 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 
 use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, document_body, multipart_content_type};
+use super::multipart::{MultipartHead, first_body, multipart_content_type};
 use super::readback::unreachable_err;
+use super::versions;
 use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -92,7 +95,22 @@ pub fn upload_body(
     folder: &str,
     versioning: bool,
 ) -> Result<ChunkBody, UploadError> {
-    let shadow = doc.file().and_then(|f| f.shadow.as_ref());
+    create_body(profile, doc, folder, versioning, None)
+}
+
+/// [`upload_body`], or for a document with versions the body that creates it from its first
+/// version (`first`: its bytes and metadata), always versioned, as a major version 1.0.
+fn create_body(
+    profile: &crate::fixtures::Profile,
+    doc: &Doc<'_>,
+    folder: &str,
+    versioning: bool,
+    first: Option<&versions::Step<'_>>,
+) -> Result<ChunkBody, UploadError> {
+    let shadow = match first {
+        Some(s) => s.shadow,
+        None => doc.file().and_then(|f| f.shadow.as_ref()),
+    };
     let node_type = shadow
         .and_then(|s| s.node_type.as_deref())
         .unwrap_or(&profile.node_type);
@@ -100,15 +118,21 @@ pub fn upload_body(
     head.text("name", &doc.name)
         .text("nodeType", node_type)
         .text("relativePath", folder);
-    if !versioning {
+    if first.is_some() {
+        head.text("majorVersion", "true");
+    } else if !versioning {
         head.text("versioningEnabled", "false");
     }
     match shadow {
         // A bulk-import source's own metadata, as its shadow file gives it.
         Some(s) => {
             for (name, values) in &s.properties {
-                for v in values {
-                    head.text(name, v);
+                if profile.multiple(name) {
+                    for v in values {
+                        head.text(name, v);
+                    }
+                } else {
+                    head.text(name, &values.join(","));
                 }
             }
         }
@@ -117,7 +141,7 @@ pub fn upload_body(
         }),
     }
     let head = head.file("filedata", &doc.name, doc.mime());
-    document_body(doc, head)
+    first_body(doc, head, first)
 }
 
 impl Alfresco {
@@ -216,8 +240,9 @@ impl Alfresco {
         folder: &str,
         header: &HeaderValue,
         lane: &mut crate::transport::fast::Lane,
+        first: Option<&versions::Step<'_>>,
     ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
-        let body = upload_body(&self.opts.profile, doc, folder, self.opts.versioning)?;
+        let body = create_body(&self.opts.profile, doc, folder, self.opts.versioning, first)?;
         self.opts
             .route
             .send_upload(
@@ -236,6 +261,128 @@ impl Alfresco {
 }
 
 impl Alfresco {
+    /// Uploads `steps[from..]` onto the node `id`, in order: for each, its metadata when it
+    /// changed (`PUT nodes/{id}`, properties only), then its bytes as a new version
+    /// (`PUT nodes/{id}/content?majorVersion=…&comment=…`).
+    async fn add_versions(
+        &self,
+        id: &str,
+        steps: &[versions::Step<'_>],
+        from: usize,
+        header: &HeaderValue,
+    ) -> Result<(), UploadError> {
+        for (i, s) in steps.iter().enumerate().skip(from) {
+            let prev = i.checked_sub(1).and_then(|p| steps[p].shadow);
+            if versions::metadata_changed(prev, s.shadow)
+                && let Some(shadow) = s.shadow
+            {
+                let req = self
+                    .client
+                    .put(format!("{}/nodes/{id}", self.core))
+                    .header(AUTHORIZATION, header.clone())
+                    .json(&serde_json::json!({
+                        "properties": versions::properties_json(shadow, &self.opts.profile)
+                    }));
+                self.step(req, StatusCode::OK)
+                    .await
+                    .map_err(|e| versions::step_error(s, e))?;
+            }
+            let req = self
+                .client
+                .put(format!("{}/nodes/{id}/content", self.core))
+                .query(&[
+                    ("majorVersion", if s.major() { "true" } else { "false" }),
+                    ("comment", &s.comment()),
+                ])
+                .header(AUTHORIZATION, header.clone())
+                .header(CONTENT_TYPE, "application/octet-stream")
+                .body(reqwest::Body::wrap(s.body()?));
+            self.step(req, StatusCode::OK)
+                .await
+                .map_err(|e| versions::step_error(s, e))?;
+        }
+        Ok(())
+    }
+
+    /// Sends one version step; anything but `want` is the step's failure.
+    async fn step(
+        &self,
+        req: reqwest::RequestBuilder,
+        want: StatusCode,
+    ) -> Result<(), UploadError> {
+        let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        if status == want {
+            return Ok(());
+        }
+        Err(UploadError::http(
+            status.as_u16(),
+            error_message(status.as_u16(), &body),
+        ))
+    }
+
+    /// The node's version history, oldest first (`GET nodes/{id}/versions`, newest first
+    /// on the wire): each version's label and properties.
+    async fn history(&self, id: &str) -> Result<Option<Vec<serde_json::Value>>, String> {
+        let req = self
+            .client
+            .get(format!("{}/nodes/{id}/versions", self.core))
+            .query(&[("maxItems", "1000"), ("include", "properties")])
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        let Some(v) = super::readback::read_json(req, error_message).await? else {
+            return Ok(None);
+        };
+        let mut out: Vec<serde_json::Value> = v["list"]["entries"]
+            .as_array()
+            .map(|a| a.iter().map(|e| e["entry"].clone()).collect())
+            .unwrap_or_default();
+        out.reverse();
+        Ok(Some(out))
+    }
+
+    /// A document adopted after a stop between its versions: the steps it lacks are
+    /// uploaded (its history says how many it has; they went up in order).
+    pub async fn complete_versions(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        let Some(steps) = versions::of(doc) else {
+            return Ok(());
+        };
+        let have = self
+            .history(id)
+            .await
+            .map_err(UploadError::protocol)?
+            .map_or(0, |h| h.len());
+        let header = worker.auth.header().clone();
+        self.add_versions(id, &steps, have.max(1), &header).await
+    }
+
+    /// Every version of a node, oldest first, read back: size, hash and properties.
+    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<super::Fetched>>, String> {
+        let Some(history) = self.history(id).await? else {
+            return Ok(None);
+        };
+        let header = self.auth.cache().header().clone();
+        let mut out = Vec::with_capacity(history.len());
+        for v in history {
+            let vid = v["id"].as_str().unwrap_or_default();
+            let content = super::readback::read(
+                self.client
+                    .get(format!("{}/nodes/{id}/versions/{vid}/content", self.core))
+                    .header(AUTHORIZATION, header.clone()),
+                error_message,
+            )
+            .await?
+            .ok_or_else(|| format!("version {vid}: content not found"))?;
+            out.push(super::readback::fetched(vid, &content, &v["properties"]));
+        }
+        Ok(Some(out))
+    }
+
     /// Reads a node back by id: name, size, content hash, properties.
     pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
         let header = self.auth.cache().header().clone();
@@ -281,12 +428,17 @@ impl Alfresco {
             .map(|r| r.is_some())
     }
 
-    /// Children of the folder at `path` below the parent (a DB query, not search).
+    /// Documents (not subfolders: a corpus tree has both) in the folder at `path` below the
+    /// parent (a DB query, not search).
     pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let list = self
             .client
             .get(format!("{}/nodes/{}/children", self.core, self.opts.parent))
-            .query(&[("relativePath", path), ("maxItems", "1")])
+            .query(&[
+                ("relativePath", path),
+                ("maxItems", "1"),
+                ("where", "(isFile=true)"),
+            ])
             .header(AUTHORIZATION, self.auth.cache().header().clone());
         Ok(super::readback::read_json(list, error_message)
             .await?
@@ -307,9 +459,11 @@ impl Protocol for Alfresco {
         let mut header = worker.auth.header().clone();
         let mut seen = worker.auth.generation;
         let mut relogged = false;
+        let steps = versions::of(doc);
         loop {
+            let first = steps.as_deref().and_then(<[_]>::first);
             let (status, node, body) = self
-                .send_once(doc, folder, &header, &mut worker.lane)
+                .send_once(doc, folder, &header, &mut worker.lane, first)
                 .await?;
             match status {
                 StatusCode::CREATED => {
@@ -317,6 +471,9 @@ impl Protocol for Alfresco {
                         .map_err(|e| UploadError::protocol(format!("201 without entry.id: {e}")))?;
                     if e.entry.id.is_empty() {
                         return Err(UploadError::protocol("201 with an empty entry.id"));
+                    }
+                    if let Some(steps) = &steps {
+                        self.add_versions(&e.entry.id, steps, 1, &header).await?;
                     }
                     return Ok(Uploaded {
                         id: e.entry.id,
@@ -373,6 +530,15 @@ impl Protocol for Alfresco {
     /// Alfresco creates missing folders itself (`relativePath`), so the path is the reference.
     async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
         Ok(path.to_string())
+    }
+
+    async fn complete(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        self.complete_versions(doc, id, worker).await
     }
 
     fn worker(&self) -> WorkerState {

@@ -2,7 +2,8 @@
 //! embeds): repository discovery from the service URL (`rootFolderUrl`), folders per run via
 //! `cmisaction=createFolder`, documents via `cmisaction=createDocument` with indexed
 //! `propertyId[i]` / `propertyValue[i]` controls and `succinct=true`; success is **201** with
-//! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. The
+//! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. A corpus
+//! document's versions are checked out and in one by one after its first (`add_versions`). The
 //! contract is OASIS CMIS 1.1 §5 (browser binding), checked against real OpenCMIS in tests.
 
 use std::collections::HashMap;
@@ -14,8 +15,9 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
 use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, document_body, multipart_content_type};
+use super::multipart::{MultipartHead, first_body, multipart_content_type};
 use super::readback::unreachable_err;
+use super::versions;
 use super::{Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -284,21 +286,28 @@ impl Cmis {
 
 impl Cmis {
     /// Reads an object back by id: name, size, content hash, succinct properties.
+    /// The latest version of the series (`returnVersion=latest`): a document uploaded with
+    /// versions is recorded by its first version's id; without versions, itself.
     pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
-        let get = |selector: &'static str| {
+        let get = |selector: &'static str, id: &str| {
+            let mut q = vec![
+                ("objectId", id),
+                ("cmisselector", selector),
+                ("succinct", "true"),
+            ];
+            if selector == "object" {
+                q.push(("returnVersion", "latest"));
+            }
             self.client
                 .get(&self.root_folder_url)
-                .query(&[
-                    ("objectId", id),
-                    ("cmisselector", selector),
-                    ("succinct", "true"),
-                ])
+                .query(&q)
                 .header(AUTHORIZATION, self.header())
         };
-        let Some(v) = super::readback::read_json(get("object"), error_message).await? else {
+        let Some(v) = super::readback::read_json(get("object", id), error_message).await? else {
             return Ok(None);
         };
-        let content = super::readback::read(get("content"), error_message)
+        let latest = object_id(&v).unwrap_or_else(|| id.to_string());
+        let content = super::readback::read(get("content", &latest), error_message)
             .await?
             .ok_or("content not found")?;
         let p = &v["succinctProperties"];
@@ -348,18 +357,267 @@ impl Cmis {
             path.trim_matches('/')
         );
         let url = format!("{}/{}", self.root_folder_url, full.trim_matches('/'));
-        let list = self
+        // Documents only (a corpus tree's folders hold subfolders too): the children are
+        // paged through and counted by base type.
+        let mut documents = 0u64;
+        let mut skip = 0u64;
+        loop {
+            let list = self
+                .client
+                .get(&url)
+                .query(&[
+                    ("cmisselector", "children"),
+                    ("maxItems", "1000"),
+                    ("skipCount", &skip.to_string()),
+                    ("filter", "cmis:baseTypeId"),
+                    ("succinct", "true"),
+                ])
+                .header(AUTHORIZATION, self.header());
+            let Some(v) = super::readback::read_json(list, error_message).await? else {
+                return Ok(None);
+            };
+            let objects = v["objects"].as_array().cloned().unwrap_or_default();
+            documents += objects
+                .iter()
+                .filter(|o| {
+                    o.pointer("/object/succinctProperties/cmis:baseTypeId")
+                        .and_then(Value::as_str)
+                        == Some("cmis:document")
+                })
+                .count() as u64;
+            skip += objects.len() as u64;
+            if objects.is_empty() || v["hasMoreItems"].as_bool() != Some(true) {
+                return Ok(Some(documents));
+            }
+        }
+    }
+}
+
+/// A version's succinct property.
+fn prop<'a>(v: &'a Value, name: &str) -> &'a Value {
+    &v["succinctProperties"][name]
+}
+
+impl Cmis {
+    /// The profile's properties as indexed controls from `propertyId[offset]` on, a
+    /// multi-valued one as `propertyValue[i][j]`; values from `shadow` where the profile maps
+    /// them. At offset 2 (an upload, after the type and the name) the names made at connect
+    /// time are used, so an upload formats none.
+    fn write_properties(
+        &self,
+        head: &mut MultipartHead,
+        doc: &Doc<'_>,
+        shadow: Option<&crate::fixtures::ShadowMetadata>,
+        offset: usize,
+    ) {
+        let profile = &self.opts.profile;
+        let mut last: Option<(usize, usize)> = None;
+        let fast = offset == 2;
+        profile.each_value_with(
+            doc.seed,
+            doc.index,
+            doc.marker_str(),
+            shadow,
+            |k, spec, v| {
+                let f = &self.fields[k];
+                let i = k + offset;
+                let j = match last {
+                    Some((lk, j)) if lk == k => j + 1,
+                    _ => {
+                        if fast {
+                            head.text(&f.id, &spec.name);
+                        } else {
+                            head.text(&format!("propertyId[{i}]"), &spec.name);
+                        }
+                        0
+                    }
+                };
+                last = Some((k, j));
+                match (spec.multiple, fast) {
+                    (false, true) => {
+                        head.text(&f.value, v);
+                    }
+                    (false, false) => {
+                        head.text(&format!("propertyValue[{i}]"), v);
+                    }
+                    (true, true) if j < f.values.len() => {
+                        head.text(&f.values[j], v);
+                    }
+                    (true, _) => {
+                        head.text(&format!("propertyValue[{i}][{j}]"), v);
+                    }
+                }
+            },
+        );
+    }
+
+    /// Sends one browser-binding call; anything but 200/201 is the failure.
+    async fn call(&self, req: reqwest::RequestBuilder) -> Result<Value, UploadError> {
+        let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+        if !matches!(status, StatusCode::OK | StatusCode::CREATED) {
+            return Err(UploadError::http(
+                status.as_u16(),
+                error_message(status.as_u16(), &bytes),
+            ));
+        }
+        if bytes.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| UploadError::protocol(format!("an answer that is not JSON: {e}")))
+    }
+
+    /// A form-encoded action on object `id`.
+    fn action(
+        &self,
+        id: &str,
+        pairs: &[(&str, &str)],
+        header: &reqwest::header::HeaderValue,
+    ) -> reqwest::RequestBuilder {
+        self.client
+            .post(&self.root_folder_url)
+            .query(&[("objectId", id)])
+            .header(AUTHORIZATION, header.clone())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(form(pairs))
+    }
+
+    /// Uploads `steps[from..]` as new versions of the document whose latest version is
+    /// `latest`: for each, `checkOut` (the private working copy), then `checkIn` of that copy
+    /// with the step's bytes (`major`, `checkinComment`). OpenCMIS versions nothing on
+    /// `setContentStream` of a version that is not checked out (it refuses it), so check-out
+    /// and check-in is the mechanism every CMIS repository supports.
+    async fn add_versions(
+        &self,
+        latest: &str,
+        doc: &Doc<'_>,
+        steps: &[versions::Step<'_>],
+        from: usize,
+        header: &reqwest::header::HeaderValue,
+    ) -> Result<(), UploadError> {
+        let mut cur = latest.to_string();
+        for s in steps.iter().skip(from) {
+            let pwc = self
+                .call(self.action(
+                    &cur,
+                    &[("cmisaction", "checkOut"), ("succinct", "true")],
+                    header,
+                ))
+                .await
+                .and_then(|v| {
+                    object_id(&v)
+                        .ok_or_else(|| UploadError::protocol("checkOut without cmis:objectId"))
+                })
+                .map_err(|e| versions::step_error(s, e))?;
+            let mut head = MultipartHead::new();
+            head.text("cmisaction", "checkIn")
+                .text("major", if s.major() { "true" } else { "false" })
+                .text("checkinComment", &s.comment())
+                .text("succinct", "true");
+            // The version's own metadata (its shadow file's, else the head's).
+            self.write_properties(&mut head, doc, s.shadow, 0);
+            let head = head.file("content", &doc.name, doc.mime());
+            let body = first_body(doc, head, Some(s))?;
+            let req = self
+                .client
+                .post(&self.root_folder_url)
+                .query(&[("objectId", pwc.as_str())])
+                .header(AUTHORIZATION, header.clone())
+                .header(CONTENT_TYPE, multipart_content_type())
+                .body(reqwest::Body::wrap(body));
+            cur = self
+                .call(req)
+                .await
+                .and_then(|v| {
+                    object_id(&v)
+                        .ok_or_else(|| UploadError::protocol("checkIn without cmis:objectId"))
+                })
+                .map_err(|e| versions::step_error(s, e))?;
+        }
+        Ok(())
+    }
+
+    /// The versions of the series `id` belongs to, newest first as the binding lists them
+    /// (a private working copy included when one exists).
+    async fn all_versions(&self, id: &str) -> Result<Option<Vec<Value>>, String> {
+        let req = self
             .client
-            .get(&url)
+            .get(&self.root_folder_url)
             .query(&[
-                ("cmisselector", "children"),
-                ("maxItems", "1"),
+                ("objectId", id),
+                ("cmisselector", "versions"),
                 ("succinct", "true"),
             ])
             .header(AUTHORIZATION, self.header());
-        Ok(super::readback::read_json(list, error_message)
+        Ok(super::readback::read_json(req, error_message)
             .await?
-            .and_then(|v| v["numItems"].as_u64()))
+            .map(|v| v.as_array().cloned().unwrap_or_default()))
+    }
+
+    /// Uploads the versions a document adopted after a stop still lacks: a check-out the
+    /// stop left open is cancelled first, then the steps after the versions it has go up.
+    pub async fn complete_versions(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        let Some(steps) = versions::of(doc) else {
+            return Ok(());
+        };
+        let header = worker.auth.header().clone();
+        let list = |id: String| async move {
+            self.all_versions(&id)
+                .await
+                .map_err(UploadError::protocol)
+                .map(Option::unwrap_or_default)
+        };
+        let mut all = list(id.to_string()).await?;
+        if let Some(pwc) = all
+            .iter()
+            .find(|v| prop(v, "cmis:isPrivateWorkingCopy").as_bool() == Some(true))
+            .and_then(object_id)
+        {
+            self.call(self.action(&pwc, &[("cmisaction", "cancelCheckOut")], &header))
+                .await?;
+            all = list(id.to_string()).await?;
+        }
+        let Some(latest) = all.first().and_then(object_id) else {
+            return Err(UploadError::protocol(format!("{id}: no versions listed")));
+        };
+        self.add_versions(&latest, doc, &steps, all.len().max(1), &header)
+            .await
+    }
+
+    /// Every version of a document, oldest first: `cmisselector=versions`, then each
+    /// version's content by its own object id; `name` is its `cmis:versionLabel`.
+    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<super::Fetched>>, String> {
+        let Some(mut all) = self.all_versions(id).await? else {
+            return Ok(None);
+        };
+        all.retain(|v| prop(v, "cmis:isPrivateWorkingCopy").as_bool() != Some(true));
+        all.reverse();
+        let mut out = Vec::with_capacity(all.len());
+        for v in all {
+            let vid = object_id(&v).ok_or("a version without cmis:objectId")?;
+            let content = super::readback::read(
+                self.client
+                    .get(&self.root_folder_url)
+                    .query(&[("objectId", vid.as_str()), ("cmisselector", "content")])
+                    .header(AUTHORIZATION, self.header()),
+                error_message,
+            )
+            .await?
+            .ok_or_else(|| format!("version {vid}: content not found"))?;
+            out.push(super::readback::fetched(
+                prop(&v, "cmis:versionLabel").as_str().unwrap_or(&vid),
+                &content,
+                &v["succinctProperties"],
+            ));
+        }
+        Ok(Some(out))
     }
 }
 
@@ -377,30 +635,20 @@ impl Protocol for Cmis {
             .text("propertyValue[0]", &profile.node_type)
             .text("propertyId[1]", "cmis:name")
             .text("propertyValue[1]", &doc.name);
-        // Controls 0 and 1 are the type and the name; the profile's properties follow, a
-        // multi-valued one as indexed values.
-        let mut last: Option<(usize, usize)> = None;
-        profile.each_value(doc.seed, doc.index, doc.marker_str(), |k, spec, v| {
-            let f = &self.fields[k];
-            let j = match last {
-                Some((lk, j)) if lk == k => j + 1,
-                _ => {
-                    head.text(&f.id, &spec.name);
-                    0
-                }
-            };
-            last = Some((k, j));
-            if !spec.multiple {
-                head.text(&f.value, v);
-            } else if let Some(name) = f.values.get(j) {
-                head.text(name, v);
-            } else {
-                head.text(&format!("propertyValue[{}][{j}]", k + 2), v);
-            }
-        });
+        // Controls 0 and 1 are the type and the name; the profile's properties follow.
+        let steps = versions::of(doc);
+        let shadow = match steps.as_deref() {
+            Some([first, ..]) => first.shadow,
+            _ => doc.file().and_then(|f| f.shadow.as_ref()),
+        };
+        self.write_properties(&mut head, doc, shadow, 2);
         head.text("succinct", "true");
+        if steps.is_some() {
+            // The first version of a versioned series; the others are checked in after it.
+            head.text("versioningState", "major");
+        }
         let head = head.file("content", &doc.name, doc.mime());
-        let body = document_body(doc, head)?;
+        let body = first_body(doc, head, steps.as_deref().and_then(<[_]>::first))?;
         let header = worker.auth.header().clone();
         let path = worker.folder_path.of(folder, || {
             format!("{}?objectId={}", self.root_path, pct(folder))
@@ -426,6 +674,9 @@ impl Protocol for Cmis {
                     .map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
                 let id = object_id(&v)
                     .ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))?;
+                if let Some(steps) = &steps {
+                    self.add_versions(&id, doc, steps, 1, &header).await?;
+                }
                 Ok(Uploaded { id, node })
             }
             s if s.is_success() => Err(UploadError::protocol(format!(
@@ -490,6 +741,15 @@ impl Protocol for Cmis {
             parent_path = format!("{parent_path}/{seg}");
         }
         Ok(parent_id)
+    }
+
+    async fn complete(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        self.complete_versions(doc, id, worker).await
     }
 
     fn worker(&self) -> WorkerState {

@@ -6,7 +6,10 @@
 //! 403, because Liferay answers an expired token as Guest: 403 on writes, never 401).
 //! Contract: `tests/specs/liferay/headless-delivery-documents.yaml` (in-repo copy, see
 //! `tests/specs/README.md`); the traps are the ones named above. The `document` JSON itself
-//! is written by `liferay_json`.
+//! is written by `liferay_json`. A corpus document's versions: created from its first, then
+//! each next one as `PUT /documents/{id}` (a new file version); read back through the portal's
+//! JSON web service `dlfileversion/get-file-versions` and the document servlet `?version=`,
+//! as headless-delivery lists no versions.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,8 +24,9 @@ use serde_json::{Value, json};
 
 use super::auth::{SharedAuth, basic_header};
 use super::liferay_json::Fields;
-use super::multipart::{MultipartHead, document_body, multipart_content_type};
+use super::multipart::{MultipartHead, first_body, multipart_content_type};
 use super::readback::unreachable_err;
+use super::versions;
 use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -400,6 +404,133 @@ impl Liferay {
     }
 }
 
+impl Liferay {
+    /// Uploads `steps[from..]` onto document `id`, in order: each a `PUT /documents/{id}`
+    /// with the same `document` JSON and the step's bytes, which Liferay keeps as a new
+    /// file version.
+    async fn add_versions(
+        &self,
+        id: &str,
+        doc: &Doc<'_>,
+        steps: &[versions::Step<'_>],
+        from: usize,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        for s in steps.iter().skip(from) {
+            // The step's own metadata; the folder is not changed by an update (0: ignored).
+            self.fields
+                .write_with(&self.opts.profile, doc, 0, s.shadow, &mut worker.scratch);
+            let mut head = MultipartHead::new();
+            head.typed("document", "application/json", &worker.scratch[0]);
+            let head = head.file("file", &doc.name, doc.mime());
+            let body = first_body(doc, head, Some(s))?;
+            let resp = self
+                .client
+                .put(format!("{}/documents/{id}", self.api))
+                .header(AUTHORIZATION, worker.auth.header().clone())
+                .header(CONTENT_TYPE, multipart_content_type())
+                .body(reqwest::Body::wrap(body))
+                .send()
+                .await
+                .map_err(|e| versions::step_error(s, UploadError::transport(&e)))?;
+            let status = resp.status();
+            let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+            if status != StatusCode::OK {
+                return Err(versions::step_error(
+                    s,
+                    UploadError::http(status.as_u16(), error_message(status.as_u16(), &bytes)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The portal's root (`--url`), for the calls outside headless-delivery.
+    fn root(&self) -> &str {
+        self.opts.url.as_str().trim_end_matches('/')
+    }
+
+    /// The file versions of document `id`, oldest first: headless-delivery lists none, so
+    /// they come from the portal's JSON web service `dlfileversion/get-file-versions`
+    /// (status -1: any), sorted by version number.
+    async fn history(&self, id: &str) -> Result<Option<Vec<Value>>, String> {
+        let req = self
+            .client
+            .get(format!(
+                "{}/api/jsonws/dlfileversion/get-file-versions/file-entry-id/{id}/status/-1",
+                self.root()
+            ))
+            .header(AUTHORIZATION, self.auth.cache().header().clone());
+        let Some(v) = super::readback::read_json(req, error_message).await? else {
+            return Ok(None);
+        };
+        let mut out: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+        let number = |v: &Value| -> Vec<u64> {
+            v["version"]
+                .as_str()
+                .unwrap_or("")
+                .split('.')
+                .map(|p| p.parse().unwrap_or(0))
+                .collect()
+        };
+        out.sort_by_key(number);
+        Ok(Some(out))
+    }
+
+    /// Uploads the versions a document adopted after a stop still lacks.
+    pub async fn complete_versions(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        let Some(steps) = versions::of(doc) else {
+            return Ok(());
+        };
+        let have = self
+            .history(id)
+            .await
+            .map_err(UploadError::protocol)?
+            .map_or(0, |h| h.len());
+        self.add_versions(id, doc, &steps, have.max(1), worker)
+            .await
+    }
+
+    /// Every version of a document, oldest first: the list from [`Liferay::history`], each
+    /// version's bytes from the document's `contentUrl` with `?version=` (the portal's
+    /// document servlet). Per-version metadata is not readable this way (none is compared).
+    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<super::Fetched>>, String> {
+        let header = self.auth.cache().header().clone();
+        let get = self
+            .client
+            .get(format!("{}/documents/{id}", self.api))
+            .header(AUTHORIZATION, header.clone());
+        let Some(d) = super::readback::read_json(get, error_message).await? else {
+            return Ok(None);
+        };
+        let url = d["contentUrl"].as_str().unwrap_or("");
+        let base = url.split_once('?').map_or(url, |(b, _)| b).to_string();
+        let Some(history) = self.history(id).await? else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(history.len());
+        for v in history {
+            let label = v["version"].as_str().unwrap_or("").to_string();
+            let content = super::readback::read(
+                self.client
+                    .get(format!("{}{base}", self.root()))
+                    .query(&[("version", label.as_str())])
+                    .header(AUTHORIZATION, header.clone()),
+                error_message,
+            )
+            .await?
+            .ok_or_else(|| format!("version {label}: content not found"))?;
+            out.push(super::readback::fetched(&label, &content, &Value::Null));
+        }
+        Ok(Some(out))
+    }
+}
+
 impl Protocol for Liferay {
     async fn upload(
         &self,
@@ -418,8 +549,18 @@ impl Protocol for Liferay {
         let path = worker.folder_path.of(folder, || {
             format!("{}/document-folders/{folder_id}/documents", self.api_path)
         });
-        self.fields
-            .write(&self.opts.profile, doc, folder_id, &mut worker.scratch);
+        let steps = versions::of(doc);
+        let shadow = match steps.as_deref() {
+            Some([first, ..]) => first.shadow,
+            _ => doc.file().and_then(|f| f.shadow.as_ref()),
+        };
+        self.fields.write_with(
+            &self.opts.profile,
+            doc,
+            folder_id,
+            shadow,
+            &mut worker.scratch,
+        );
         let mut retried = false;
         loop {
             let header = worker.auth.header().clone();
@@ -427,7 +568,7 @@ impl Protocol for Liferay {
             let mut head = MultipartHead::new();
             head.typed("document", "application/json", &worker.scratch[0]);
             let head = head.file("file", &doc.name, doc.mime());
-            let body = document_body(doc, head)?;
+            let body = first_body(doc, head, steps.as_deref().and_then(<[_]>::first))?;
             let (status, node, bytes) = self
                 .opts
                 .route
@@ -448,6 +589,10 @@ impl Protocol for Liferay {
                     let d: WithId = serde_json::from_slice(&bytes).map_err(|e| {
                         UploadError::protocol(format!("200 without a document id: {e}"))
                     })?;
+                    if let Some(steps) = &steps {
+                        self.add_versions(&d.id.to_string(), doc, steps, 1, worker)
+                            .await?;
+                    }
                     return Ok(Uploaded {
                         id: d.id.to_string(),
                         node,
@@ -539,6 +684,15 @@ impl Protocol for Liferay {
             parent = Some(id);
         }
         parent.map(|id| id.to_string()).context("empty folder path")
+    }
+
+    async fn complete(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        self.complete_versions(doc, id, worker).await
     }
 
     fn worker(&self) -> WorkerState {

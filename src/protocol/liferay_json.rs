@@ -74,6 +74,19 @@ impl Fields {
         folder_id: i64,
         parts: &mut [Vec<u8>; 3],
     ) {
+        self.write_with(profile, doc, folder_id, None, parts)
+    }
+
+    /// [`Fields::write`] with a corpus document's shadow metadata: properties the profile
+    /// maps to shadow properties (`shadow = "acme:caseNumber"`) take the shadow's values.
+    pub fn write_with(
+        &self,
+        profile: &Profile,
+        doc: &Doc<'_>,
+        folder_id: i64,
+        shadow: Option<&crate::fixtures::ShadowMetadata>,
+        parts: &mut [Vec<u8>; 3],
+    ) {
         let [out, custom, content] = parts;
         out.clear();
         custom.clear();
@@ -101,15 +114,21 @@ impl Fields {
             count: 0,
             start: 0,
         };
-        profile.each_value(doc.seed, doc.index, doc.marker_str(), |k, spec, v| {
-            if k != w.current {
-                w.close(self);
-                w.current = k;
-                w.count = 0;
-            }
-            w.count += 1;
-            w.value(&self.fields[k], spec.ty, v, &doc.name);
-        });
+        profile.each_value_with(
+            doc.seed,
+            doc.index,
+            doc.marker_str(),
+            shadow,
+            |k, spec, v| {
+                if k != w.current {
+                    w.close(self);
+                    w.current = k;
+                    w.count = 0;
+                }
+                w.count += 1;
+                w.value(&self.fields[k], spec.ty, v, &doc.name);
+            },
+        );
         w.close(self);
         if !custom.is_empty() {
             key(out, "customFields");

@@ -12,6 +12,7 @@ pub mod liferay;
 pub mod liferay_json;
 pub mod multipart;
 pub mod readback;
+pub mod versions;
 
 use std::future::Future;
 
@@ -111,6 +112,18 @@ impl Protocol for Repo {
             Repo::Cmis(r) => r.worker(),
         }
     }
+    async fn complete(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        match self {
+            Repo::Alfresco(r) => r.complete(doc, id, worker).await,
+            Repo::Liferay(r) => r.complete(doc, id, worker).await,
+            Repo::Cmis(r) => r.complete(doc, id, worker).await,
+        }
+    }
 }
 
 /// A document read back by id, for verification.
@@ -131,6 +144,16 @@ impl Repo {
             Repo::Alfresco(r) => r.fetch(id).await,
             Repo::Liferay(r) => r.fetch(id).await,
             Repo::Cmis(r) => r.fetch(id).await,
+        }
+    }
+    /// Every version of a document, oldest first (the head last), read back by id: each
+    /// one's size, hash and properties (`name` is the repository's version label); None
+    /// when the document is gone.
+    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<Fetched>>, String> {
+        match self {
+            Repo::Alfresco(r) => r.fetch_versions(id).await,
+            Repo::Liferay(r) => r.fetch_versions(id).await,
+            Repo::Cmis(r) => r.fetch_versions(id).await,
         }
     }
     /// Documents in the run folder at `path` (relative to the parent); None when missing.
@@ -191,6 +214,16 @@ pub trait Protocol: Send + Sync + 'static {
 
     /// A fresh per-worker state (auth cache, no connection yet).
     fn worker(&self) -> WorkerState;
+
+    /// After `lookup` adopted a stored document with versions (a stop or an ambiguous
+    /// failure between its versions): uploads the versions it still lacks, in order.
+    /// Nothing for a document without versions.
+    fn complete(
+        &self,
+        doc: &Doc<'_>,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> impl Future<Output = Result<(), UploadError>> + Send;
 }
 
 /// What one upload worker keeps between its uploads: its copy of the auth header and its own

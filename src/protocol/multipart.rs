@@ -117,6 +117,25 @@ pub fn document_body(doc: &Doc<'_>, head: Bytes) -> Result<ChunkBody, crate::met
     }
 }
 
+/// [`document_body`], or for a document with versions the body that creates it: its first
+/// version's bytes (`first`) in place of the head file's.
+pub fn first_body(
+    doc: &Doc<'_>,
+    head: Bytes,
+    first: Option<&super::versions::Step<'_>>,
+) -> Result<ChunkBody, crate::metrics::UploadError> {
+    match first {
+        None => document_body(doc, head),
+        Some(s) => ChunkBody::file(head, s.path, s.size, multipart_tail(doc)).map_err(|e| {
+            crate::metrics::UploadError {
+                class: crate::metrics::ErrorClass::Io,
+                status: None,
+                message: format!("{}: {e}", s.path.display()),
+            }
+        }),
+    }
+}
+
 pub fn multipart_content_type() -> HeaderValue {
     HeaderValue::from_static("multipart/form-data; boundary=ingestbench-7d3f1a9c2b6e4058")
 }

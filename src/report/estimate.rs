@@ -7,7 +7,8 @@
 //! cell gives one observation `t = 1 / (docs/s)` at that cell's document size; `a` and `c` are
 //! the least-squares line through the cells' mean `t` over their sizes (sweeps with several
 //! size classes, or `sweep --corpus` which takes its sizes from the corpus). The corpus then
-//! takes `T = N·a + c·B` (N documents, B bytes). `T` is linear in the cells' means, so its
+//! takes `T = N·a + c·B` (N documents, B bytes; versions and folders add requests to N and
+//! their bytes to B, see [`work`]). `T` is linear in the cells' means, so its
 //! variance is the weighted sum of their variances (run-to-run spread / runs), and the 95 %
 //! interval uses Student's t with Welch–Satterthwaite degrees of freedom. With one size
 //! measured, every document is assumed to cost what that size costs (and this is flagged).
@@ -101,6 +102,45 @@ pub struct Estimate {
     /// How cost grows with the documents stored, fitted from the sweep's runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub growth: Option<super::growth::Growth>,
+    /// The corpus's versions (`.vN` files, uploaded before their heads) and their bytes.
+    #[serde(default)]
+    pub versions: u64,
+    #[serde(default)]
+    pub version_bytes: u64,
+    /// Folders the import creates (the corpus's tree below the import's folder).
+    #[serde(default)]
+    pub folders: u64,
+    /// Requests the import makes besides one upload per document (see [`work`]), each
+    /// costed as a document's fixed cost `a`; the versions' bytes at the per-byte cost.
+    #[serde(default)]
+    pub extra_requests: u64,
+}
+
+/// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
+/// One upload per document, plus per version one upload of its bytes (CMIS: a check-out and
+/// a check-in, 2 requests; Alfresco: also a properties update where the metadata changes
+/// from one version to the next) and per folder one request (Liferay, CMIS; Alfresco creates a folder in
+/// the upload that first needs it, at no request of its own). A document with 5 versions
+/// thus costs what 6 uploads cost, and more where the API needs more calls per version.
+pub fn work(corpus: &CorpusDescription, protocol: crate::api::ProtocolKind) -> (f64, f64, u64) {
+    use crate::api::ProtocolKind;
+    let sh = &corpus.shadow;
+    let versions = sh.version_content_files;
+    let folders = if corpus.kind == "directory" {
+        corpus.directories
+    } else {
+        corpus.folders
+    };
+    let extra = match protocol {
+        ProtocolKind::Alfresco => versions + sh.version_property_updates,
+        ProtocolKind::Liferay => versions + folders,
+        ProtocolKind::Cmis => 2 * versions + folders,
+    };
+    (
+        corpus.documents as f64 + extra as f64,
+        (corpus.bytes + sh.version_bytes) as f64,
+        extra,
+    )
 }
 
 /// A cell's observations: its document size, one `t = 1/rate` per run, and its drift.
@@ -126,6 +166,7 @@ fn weights(sizes: &[f64]) -> (Vec<f64>, Vec<f64>) {
 /// The estimate for one option from its points.
 fn option(
     corpus: &CorpusDescription,
+    protocol: crate::api::ProtocolKind,
     key: &(String, ConnectionPolicy, u64),
     points: &[Point],
     growth: Option<(&super::growth::Growth, f64)>,
@@ -142,7 +183,8 @@ fn option(
         .collect();
     let a: f64 = alpha.iter().zip(&stats).map(|(w, s)| w * s.0).sum();
     let c: f64 = gamma.iter().zip(&stats).map(|(w, s)| w * s.0).sum();
-    let (n, b) = (corpus.documents as f64, corpus.bytes as f64);
+    // Documents, versions and folders as requests at `a` each; all their bytes at `c`.
+    let (n, b, _) = work(corpus, protocol);
     let w: Vec<f64> = alpha
         .iter()
         .zip(&gamma)
@@ -390,6 +432,10 @@ pub fn estimate(
         }
     }
     let n_docs = corpus.documents as f64;
+    let protocol = sweeps
+        .first()
+        .map_or(crate::api::ProtocolKind::Alfresco, |(p, _)| p.protocol);
+    let (_, _, extra_requests) = work(corpus, protocol);
     let mut overheads: BTreeMap<(String, ConnectionPolicy, u64), Vec<(f64, f64)>> = BTreeMap::new();
     for (_, runs) in sweeps {
         for r in runs {
@@ -438,7 +484,7 @@ pub fn estimate(
             let g = fits.get(k);
             let lever = g.map(|g| g.lever(n_docs, existing_docs as f64));
             let o = overheads.get(k).map_or(&[][..], Vec::as_slice);
-            option(corpus, k, pts, g.zip(lever), o)
+            option(corpus, protocol, k, pts, g.zip(lever), o)
         })
         .collect();
     options.sort_by(|x, y| x.duration_s.total_cmp(&y.duration_s));
@@ -473,9 +519,18 @@ pub fn estimate(
             "the repository, access path and client are the ones measured, and the server stays in the regime the sample saw (a server that crosses a threshold during the import, a heap's collection threshold, a cache that no longer holds the working set, changes its cost in a step no earlier sample can see)".into(),
             "document cost is linear in its size between and beyond the measured sizes (flagged where extrapolated)".into(),
             format!("what the sample cannot measure (its generated documents and short runs against the import's real files, folders and hours) is within ± {:.0} % (95 %), as calibrated on a target whose model is known", 196.0 * MODEL_ERROR),
+            "each version costs what uploading its bytes costs (its API's calls for a version, each at a document's fixed cost) and each folder one request: what the repository adds per version beyond that (its version store) is not in a sample of documents without versions".into(),
         ],
         existing_docs,
         growth,
+        versions: corpus.shadow.version_content_files,
+        version_bytes: corpus.shadow.version_bytes,
+        folders: if corpus.kind == "directory" {
+            corpus.directories
+        } else {
+            corpus.folders
+        },
+        extra_requests,
     }
 }
 
@@ -661,6 +716,24 @@ fn findings(options: &[OptionEstimate], shares: &[BucketShare]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_and_folders_are_requests_and_bytes() {
+        use crate::api::ProtocolKind;
+        let mut d = crate::corpus::Describer::new("t", "directory");
+        for _ in 0..10 {
+            d.document(1000, "text/plain");
+        }
+        for _ in 0..3 {
+            d.directory();
+        }
+        d.versions(std::path::Path::new("x"), &[vec![1], vec![2]], 1500);
+        d.shadow().version_property_updates = 2;
+        let c = d.finish();
+        assert_eq!(work(&c, ProtocolKind::Alfresco), (14.0, 11_500.0, 4));
+        assert_eq!(work(&c, ProtocolKind::Liferay), (15.0, 11_500.0, 5));
+        assert_eq!(work(&c, ProtocolKind::Cmis), (17.0, 11_500.0, 7));
+    }
 
     #[test]
     fn least_squares_weights_recover_a_line() {

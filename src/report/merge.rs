@@ -98,6 +98,8 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         rec.bytes_ok += x.bytes_ok;
         rec.retries += x.retries;
         rec.recovered += x.recovered;
+        rec.versions_ok += x.versions_ok;
+        rec.folders_created += x.folders_created;
         rec.add_errors(&x.errors);
         for (n, c) in &x.node_split {
             *nodes.entry(n.clone()).or_insert(0) += c;

@@ -399,7 +399,7 @@ fn generated_pdfs_pass_pdfinfo() {
 }
 
 /// Waits until the run directory below `results` has `lines` manifest lines; returns it.
-fn wait_for_manifest_lines(
+pub(crate) fn wait_for_manifest_lines(
     results: &Path,
     lines: usize,
     child: &mut std::process::Child,

@@ -23,3 +23,5 @@ mod measure;
 mod prometheus;
 mod shards;
 mod sweep;
+mod versions;
+mod versions_cmis;

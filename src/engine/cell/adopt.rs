@@ -52,7 +52,8 @@ pub(super) async fn adopt_earlier_warmups<P: Protocol>(
         let base = CellPlan::warmup_folder(run_folder, attempt);
         let tag = CellPlan::warmup_tag(run_tag, attempt);
         let lines = earlier.warmup_lines.get(&base).unwrap_or(&none);
-        let folders = FolderTable::new(base.clone(), plan.docs_per_folder);
+        let folders =
+            FolderTable::new(base.clone(), plan.docs_per_folder, fixtures.tree().cloned());
         for (w, kind) in
             shard_workers(plan.threads, plan.shard).flat_map(|w| kinds.iter().map(move |k| (w, *k)))
         {
@@ -76,6 +77,18 @@ pub(super) async fn adopt_earlier_warmups<P: Protocol>(
                 match found {
                     Some(id) if earlier.known_ids.contains(&id) || seen.contains(&id) => misses = 0,
                     Some(id) => {
+                        // A warm-up document stopped between its versions gets the rest.
+                        let mut state = proto.worker();
+                        proto
+                            .complete(&doc, &id, &mut state)
+                            .await
+                            .map_err(|e| anyhow::anyhow!("{}: {}", e.class.name(), e.message))
+                            .with_context(|| {
+                                format!(
+                                    "--resume: completing the versions of {} in {}",
+                                    doc.name, f.0
+                                )
+                            })?;
                         seen.insert(id.clone());
                         writer.ok(run, &doc, &f.0, &id, None);
                         adopted += 1;
