@@ -58,6 +58,7 @@ impl From<&RunArgs> for RunFlags {
             target_data_dir: a.target_data_dir.clone(),
             corpus: a.corpus.clone(),
             sample: a.sample,
+            flatten: a.flatten,
             common: CommonFlags::from(&a.common),
         }
     }

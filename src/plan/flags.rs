@@ -63,6 +63,7 @@ pub struct RunFlags {
     pub target_data_dir: Option<PathBuf>,
     pub corpus: Option<PathBuf>,
     pub sample: Option<u64>,
+    pub flatten: bool,
     pub common: CommonFlags,
 }
 
