@@ -6,6 +6,10 @@
 //! caller Guest, so writes get 403 and lists come back empty, never 401; an unknown document
 //! type is dropped silently. Shapes follow `tests/specs/liferay/headless-delivery-documents.yaml`.
 //! File versions (`PUT /documents/{id}` and reading them back) are in `liferay_versions`.
+//!
+//! Over 600 lines on purpose: the headless-delivery surface the tool uses (routes, token, folders,
+//! documents, the `document` part and its shape checks) is one API read top to bottom; its
+//! versions are in `liferay_versions`.
 
 // Handlers return a ready error response as `Err`: it is the early return of a route, not a
 // value passed around, so its size does not matter.

@@ -11,6 +11,8 @@
 //! JSON web service `dlfileversion/get-file-versions` and the document servlet `?version=`,
 //! as headless-delivery lists no versions.
 
+mod versions_io;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -401,133 +403,6 @@ impl Liferay {
             parent = Some(self.find_folder(parent, seg).await.ok()?);
         }
         parent
-    }
-}
-
-impl Liferay {
-    /// Uploads `steps[from..]` onto document `id`, in order: each a `PUT /documents/{id}`
-    /// with the same `document` JSON and the step's bytes, which Liferay keeps as a new
-    /// file version.
-    async fn add_versions(
-        &self,
-        id: &str,
-        doc: &Doc<'_>,
-        steps: &[versions::Step<'_>],
-        from: usize,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        for s in steps.iter().skip(from) {
-            // The step's own metadata; the folder is not changed by an update (0: ignored).
-            self.fields
-                .write_with(&self.opts.profile, doc, 0, s.shadow, &mut worker.scratch);
-            let mut head = MultipartHead::new();
-            head.typed("document", "application/json", &worker.scratch[0]);
-            let head = head.file("file", &doc.name, doc.mime());
-            let body = first_body(doc, head, Some(s))?;
-            let resp = self
-                .client
-                .put(format!("{}/documents/{id}", self.api))
-                .header(AUTHORIZATION, worker.auth.header().clone())
-                .header(CONTENT_TYPE, multipart_content_type())
-                .body(reqwest::Body::wrap(body))
-                .send()
-                .await
-                .map_err(|e| versions::step_error(s, UploadError::transport(&e)))?;
-            let status = resp.status();
-            let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-            if status != StatusCode::OK {
-                return Err(versions::step_error(
-                    s,
-                    UploadError::http(status.as_u16(), error_message(status.as_u16(), &bytes)),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The portal's root (`--url`), for the calls outside headless-delivery.
-    fn root(&self) -> &str {
-        self.opts.url.as_str().trim_end_matches('/')
-    }
-
-    /// The file versions of document `id`, oldest first: headless-delivery lists none, so
-    /// they come from the portal's JSON web service `dlfileversion/get-file-versions`
-    /// (status -1: any), sorted by version number.
-    async fn history(&self, id: &str) -> Result<Option<Vec<Value>>, String> {
-        let req = self
-            .client
-            .get(format!(
-                "{}/api/jsonws/dlfileversion/get-file-versions/file-entry-id/{id}/status/-1",
-                self.root()
-            ))
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
-        let Some(v) = super::readback::read_json(req, error_message).await? else {
-            return Ok(None);
-        };
-        let mut out: Vec<Value> = v.as_array().cloned().unwrap_or_default();
-        let number = |v: &Value| -> Vec<u64> {
-            v["version"]
-                .as_str()
-                .unwrap_or("")
-                .split('.')
-                .map(|p| p.parse().unwrap_or(0))
-                .collect()
-        };
-        out.sort_by_key(number);
-        Ok(Some(out))
-    }
-
-    /// Uploads the versions a document adopted after a stop still lacks.
-    pub async fn complete_versions(
-        &self,
-        doc: &Doc<'_>,
-        id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        let Some(steps) = versions::of(doc) else {
-            return Ok(());
-        };
-        let have = self
-            .history(id)
-            .await
-            .map_err(UploadError::protocol)?
-            .map_or(0, |h| h.len());
-        self.add_versions(id, doc, &steps, have.max(1), worker)
-            .await
-    }
-
-    /// Every version of a document, oldest first: the list from [`Liferay::history`], each
-    /// version's bytes from the document's `contentUrl` with `?version=` (the portal's
-    /// document servlet). Per-version metadata is not readable this way (none is compared).
-    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<super::Fetched>>, String> {
-        let header = self.auth.cache().header().clone();
-        let get = self
-            .client
-            .get(format!("{}/documents/{id}", self.api))
-            .header(AUTHORIZATION, header.clone());
-        let Some(d) = super::readback::read_json(get, error_message).await? else {
-            return Ok(None);
-        };
-        let url = d["contentUrl"].as_str().unwrap_or("");
-        let base = url.split_once('?').map_or(url, |(b, _)| b).to_string();
-        let Some(history) = self.history(id).await? else {
-            return Ok(None);
-        };
-        let mut out = Vec::with_capacity(history.len());
-        for v in history {
-            let label = v["version"].as_str().unwrap_or("").to_string();
-            let content = super::readback::read(
-                self.client
-                    .get(format!("{}{base}", self.root()))
-                    .query(&[("version", label.as_str())])
-                    .header(AUTHORIZATION, header.clone()),
-                error_message,
-            )
-            .await?
-            .ok_or_else(|| format!("version {label}: content not found"))?;
-            out.push(super::readback::fetched(&label, &content, &Value::Null));
-        }
-        Ok(Some(out))
     }
 }
 

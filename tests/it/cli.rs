@@ -1,4 +1,7 @@
 //! Real-binary tests: help, bad input, exit codes, and that secrets never reach any output.
+//!
+//! Over 600 lines on purpose: one test per user-facing behaviour of the real binary, each
+//! short and independent; split, they would only be harder to find.
 
 use crate::common;
 

@@ -1,5 +1,7 @@
 //! Sweep tests: the acceptance sweep in-process, kill and `--resume` with the real binary,
 //! `report DIR` reproducing identical files, and exporter snapshots on fixed data.
+//!
+//! Over 600 lines on purpose: the sweep's end-to-end scenarios, each read top to bottom.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

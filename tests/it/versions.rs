@@ -5,6 +5,8 @@
 //! version by version: a tampered version or property makes verify fail naming it; failures
 //! and a SIGKILL between versions are completed, never duplicated. The generator is shared
 //! with `versions_cmis` (real OpenCMIS) and `estimate` (a versioned import's estimate).
+//!
+//! Over 600 lines on purpose: the generated corpus and the end-to-end scenarios that share it.
 
 use std::path::Path;
 
