@@ -11,7 +11,7 @@
 # Every cell shows both Tomcats' CPU (the methods list both node pids) and the front end's
 # (found from its port) beside the client's.
 #
-#   scripts/study.sh                 # 12 minutes on the project's 2-core machine
+#   scripts/study.sh                 # 13 minutes on the project's 2-core machine
 #   scripts/study.sh --quick         # the same steps with a tenth of the documents
 #
 # Writes results/study-<UTC time>/ (sweeps exp1-small, exp1-average, exp1-large, exp2-small,

@@ -1,10 +1,15 @@
 //! Alfresco REST v1 emulation: tickets, create node (multipart, or JSON for folders), get
 //! node (and `?relativePath=`), get content, list children with paging, delete; updates and
-//! version history in `alfresco_versions`; tickets and who a request is in `alfresco_auth`. Status codes,
+//! version history in `alfresco/versions.rs`; tickets and who a request is in `alfresco/auth.rs`. Status codes,
 //! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 //!
 //! Over 600 lines with its unit tests (the code ends near line 690): the REST v1 surface the
 //! tool uses, one API read top to bottom.
+
+/// Tickets and who a request is (split for size).
+mod auth;
+/// Content updates and version history (split for size).
+mod versions;
 
 use std::sync::Arc;
 
@@ -16,12 +21,11 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::State;
-use super::alfresco_auth::{authenticate, tickets};
-use super::alfresco_versions as versions;
 use super::model::valid_name;
 use super::multipart;
 use super::store::{COMPANY_HOME, NewNode, Node, SHARED, Store, StoreError, USER_HOMES};
 use crate::timefmt;
+use auth::{authenticate, tickets};
 
 const CORE: &str = "/alfresco/api/-default-/public/alfresco/versions/1/";
 const AUTH: &str = "/alfresco/api/-default-/public/authentication/versions/1/";

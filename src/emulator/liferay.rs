@@ -5,15 +5,18 @@
 //! property in the `document` part is 400; an expired or unknown bearer token makes the
 //! caller Guest, so writes get 403 and lists come back empty, never 401; an unknown document
 //! type is dropped silently. Shapes follow `tests/specs/liferay/headless-delivery-documents.yaml`.
-//! File versions (`PUT /documents/{id}` and reading them back) are in `liferay_versions`.
+//! File versions (`PUT /documents/{id}` and reading them back) are in `liferay/versions.rs`.
 //!
 //! Over 600 lines on purpose: the headless-delivery surface the tool uses (routes, token, folders,
 //! documents, the `document` part and its shape checks) is one API read top to bottom; its
-//! versions are in `liferay_versions`.
+//! versions are in `liferay/versions.rs`.
 
 // Handlers return a ready error response as `Err`: it is the early return of a route, not a
 // value passed around, so its size does not matter.
 #![allow(clippy::result_large_err)]
+
+/// File versions and the portal's JSON web service for them (split for size).
+mod versions;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -280,7 +283,7 @@ pub(super) async fn document_json(state: &State, n: &Node, with_content: bool) -
             "/documents/{SITE_ID}/{folder}/{}/{}?version={}",
             n.name,
             n.id,
-            meta.get(super::liferay_versions::LABEL).and_then(Value::as_str).unwrap_or("1.0")
+            meta.get(versions::LABEL).and_then(Value::as_str).unwrap_or("1.0")
         ),
         "documentFolderId": folder,
         "siteId": SITE_ID,
@@ -403,10 +406,10 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
         };
     }
     if let Some(rest) = path.strip_prefix(JSONWS_VERSIONS) {
-        return super::liferay_versions::file_versions(state, parts, rest).await;
+        return versions::file_versions(state, parts, rest).await;
     }
     if let Some(rest) = path.strip_prefix(SERVLET) {
-        return super::liferay_versions::servlet(state, parts, rest).await;
+        return versions::servlet(state, parts, rest).await;
     }
     let Some(rest) = path.strip_prefix(API) else {
         return problem(404, &format!("No resource at {path}"));
@@ -488,9 +491,7 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             }
             Err(r) => r,
         },
-        ("PUT", ["documents", id]) => {
-            super::liferay_versions::put_document(state, parts, &user, id, body).await
-        }
+        ("PUT", ["documents", id]) => versions::put_document(state, parts, &user, id, body).await,
         ("DELETE", ["documents", id]) => match document_by_num(state, id).await {
             Ok(d) => delete(state, d.id).await,
             Err(r) => r,
@@ -726,7 +727,7 @@ impl DocumentPart {
     pub(super) fn stored_metadata(&self) -> Value {
         let mut meta = serde_json::Map::new();
         // Every Liferay document is versioned: its first file version is 1.0.
-        meta.insert(super::liferay_versions::LABEL.into(), json!("1.0"));
+        meta.insert(versions::LABEL.into(), json!("1.0"));
         meta.insert(
             "description".into(),
             json!(self.description.clone().unwrap_or_default()),

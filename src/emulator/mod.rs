@@ -6,11 +6,8 @@
 //! `--url` is given, and in-process by tests. It must stay as strict as the real servers.
 
 mod alfresco;
-mod alfresco_auth;
-mod alfresco_versions;
 mod content;
 mod liferay;
-mod liferay_versions;
 pub mod model;
 pub mod multipart;
 pub mod store;

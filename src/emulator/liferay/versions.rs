@@ -19,13 +19,13 @@ use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
-use super::State;
-use super::liferay::{
+use super::{
     Caller, DocumentPart, blocking, caller, document_by_num, document_json, json_resp, problem,
     store_failure,
 };
-use super::multipart;
-use super::store::{ContentUpdate, Increase};
+use crate::emulator::State;
+use crate::emulator::multipart;
+use crate::emulator::store::{ContentUpdate, Increase};
 use crate::timefmt;
 
 type Resp = Response<Full<Bytes>>;
@@ -156,7 +156,7 @@ pub async fn servlet(state: &Arc<State>, parts: &Parts, rest: &str) -> Resp {
     let Some(uuid) = rest.rsplit('/').next().filter(|u| !u.is_empty()) else {
         return problem(404, "No document at this address");
     };
-    let query = super::alfresco::query_params(parts.uri.query());
+    let query = crate::emulator::alfresco::query_params(parts.uri.query());
     let (id, version) = (
         uuid.to_string(),
         query
@@ -170,7 +170,7 @@ pub async fn servlet(state: &Arc<State>, parts: &Parts, rest: &str) -> Resp {
         None => store
             .read_content(&id)
             .map(Some)
-            .map_err(|e| super::store::StoreError::Internal(e.to_string())),
+            .map_err(|e| crate::emulator::store::StoreError::Internal(e.to_string())),
     })
     .await;
     match read {

@@ -10,8 +10,8 @@ use hyper::Response;
 use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
-use super::State;
-use super::alfresco::{blocking, error, json_resp, store_failure, unauthorized};
+use super::{blocking, error, json_resp, store_failure, unauthorized};
+use crate::emulator::State;
 
 type Resp = Response<Full<Bytes>>;
 

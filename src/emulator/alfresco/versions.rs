@@ -16,11 +16,11 @@ use hyper::Response;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
-use super::State;
-use super::alfresco::{
+use super::{
     bad, blocking, error, json_resp, lookup, mime_for, node_json, not_found, store_failure,
 };
-use super::store::{ContentUpdate, Increase, Node, Version};
+use crate::emulator::State;
+use crate::emulator::store::{ContentUpdate, Increase, Node, Version};
 use crate::timefmt;
 
 type Resp = Response<Full<Bytes>>;
