@@ -193,6 +193,11 @@ pub struct RunMeasurement {
     pub go_unix_ms: Option<i64>,
     /// Merged shards: the latest shard's start minus the earliest's, ms.
     pub start_skew_ms: Option<i64>,
+    /// This process's CPU seconds (less the embedded target's) when the window opened: a
+    /// run's client CPU counts from here, not from before its warm-up, since its share is
+    /// taken over the window alone (counted from before, a 4-document run after a 3-second
+    /// warm-up showed the client at 2,289 % of the machine).
+    pub cpu_at_start_s: Option<f64>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -374,6 +379,9 @@ pub async fn run_cell<P: Protocol>(
         None => None,
     };
     barrier.wait().await;
+    let cpu_at_start_s = Some(
+        crate::host::process_cpu_seconds() - crate::metrics::servers::embedded_target_cpu_seconds(),
+    );
     let started_unix_ms = crate::timefmt::now_ms();
     // Whoever passes the barrier first fixes the one deadline all workers share.
     let started = match plan.window {
@@ -418,6 +426,7 @@ pub async fn run_cell<P: Protocol>(
         started_unix_ms,
         go_unix_ms: common.map(|c| c.go_unix_ms),
         start_skew_ms: None,
+        cpu_at_start_s,
         warmup_s: settled.as_ref().map(|s| s.seconds),
         warmup_settled: settled.map(|s| s.settled),
     })

@@ -487,7 +487,9 @@ async fn one_run(
         resume.as_ref(),
     )
     .await?;
-    let cpu = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds() - cpu0;
+    let cpu = crate::host::process_cpu_seconds()
+        - servers::embedded_target_cpu_seconds()
+        - m.cpu_at_start_s.unwrap_or(cpu0);
     // Settled or capped, the server had its chance to warm: later runs warm their own
     // connections only.
     if m.warmup_settled.is_some() {

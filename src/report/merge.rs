@@ -141,6 +141,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         None => Duration::from_millis((end - start).max(0) as u64),
     };
     Ok(RunMeasurement {
+        cpu_at_start_s: None,
         run,
         duration,
         recorder: rec,
