@@ -125,11 +125,19 @@ impl<'a> SweepJob<'a> {
         {
             return 0;
         }
+        // Of the earlier lines, those of the runs still to do (a resumed sweep reads its
+        // whole manifest; `run` tags none of its lines: one cell).
+        let todo: HashSet<(Option<String>, u32)> = self
+            .work
+            .schedule
+            .iter()
+            .map(|(c, r)| (self.work.tag_manifest.then(|| c.tag()), *r))
+            .collect();
         let done = self
             .work
             .earlier
             .iter()
-            .filter(|e| e.ok && !e.warmup)
+            .filter(|e| e.ok && !e.warmup && todo.contains(&(e.cell.clone(), e.run)))
             .count() as u64;
         (self.work.schedule.len() as u64 * self.work.docs).saturating_sub(done)
     }
