@@ -597,26 +597,8 @@ async fn create_document(
     folder: Option<String>,
     body: Bytes,
 ) -> Resp {
-    let ct = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let Some(boundary) = multipart::boundary(ct) else {
-        return problem(415, "Content type must be multipart/form-data");
-    };
-    let mparts = match multipart::parse(&body, &boundary) {
-        Ok(p) => p,
-        Err(m) => return problem(400, &format!("Unable to read the multipart body: {m}")),
-    };
-    let Some(file) = mparts
-        .iter()
-        .find(|p| p.name == "file" && p.filename.is_some())
-    else {
-        return problem(400, "No file part (`file`) in the request");
-    };
-    let doc = match DocumentPart::parse(mparts.iter().find(|p| p.name == "document"), file) {
-        Ok(d) => d,
+    let (file, doc) = match upload_request(parts, &body) {
+        Ok(x) => x,
         Err(r) => return r,
     };
     // The folder: the path's, else documentFolderId, else the site root.
@@ -658,6 +640,32 @@ async fn create_document(
         Ok(n) => json_resp(200, &document_json(state, &n, false).await),
         Err(e) => store_failure(e),
     }
+}
+
+/// An upload's multipart body as Liferay reads it, for a new document or a new file version:
+/// its `file` part and its checked `document` part; otherwise the error response.
+pub(super) fn upload_request(
+    parts: &Parts,
+    body: &Bytes,
+) -> Result<(multipart::Part, DocumentPart), Resp> {
+    let ct = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let Some(boundary) = multipart::boundary(ct) else {
+        return Err(problem(415, "Content type must be multipart/form-data"));
+    };
+    let mut mparts = multipart::parse(body, &boundary)
+        .map_err(|m| problem(400, &format!("Unable to read the multipart body: {m}")))?;
+    let Some(i) = mparts
+        .iter()
+        .position(|p| p.name == "file" && p.filename.is_some())
+    else {
+        return Err(problem(400, "No file part (`file`) in the request"));
+    };
+    let doc = DocumentPart::parse(mparts.iter().find(|p| p.name == "document"), &mparts[i])?;
+    Ok((mparts.swap_remove(i), doc))
 }
 
 /// The optional `document` JSON part of an upload, checked as Liferay maps it: only

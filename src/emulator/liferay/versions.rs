@@ -20,11 +20,9 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::{
-    Caller, DocumentPart, blocking, caller, document_by_num, document_json, json_resp, problem,
-    store_failure,
+    Caller, blocking, caller, document_by_num, document_json, json_resp, problem, store_failure,
 };
 use crate::emulator::State;
-use crate::emulator::multipart;
 use crate::emulator::store::{ContentUpdate, Increase};
 use crate::timefmt;
 
@@ -45,26 +43,8 @@ pub async fn put_document(
         Ok(n) => n,
         Err(r) => return r,
     };
-    let ct = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let Some(boundary) = multipart::boundary(ct) else {
-        return problem(415, "Content type must be multipart/form-data");
-    };
-    let mparts = match multipart::parse(&body, &boundary) {
-        Ok(p) => p,
-        Err(m) => return problem(400, &format!("Unable to read the multipart body: {m}")),
-    };
-    let Some(file) = mparts
-        .iter()
-        .find(|p| p.name == "file" && p.filename.is_some())
-    else {
-        return problem(400, "No file part (`file`) in the request");
-    };
-    let doc = match DocumentPart::parse(mparts.iter().find(|p| p.name == "document"), file) {
-        Ok(d) => d,
+    let (file, doc) = match super::upload_request(parts, &body) {
+        Ok(x) => x,
         Err(r) => return r,
     };
     if doc.file_name != node.name || Some(&doc.title) != node.title.as_ref() {
