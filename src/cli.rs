@@ -2,8 +2,8 @@
 //! value names. Raw flags become validated plans in `plan`, nowhere else (`cmd/flags.rs`
 //! copies them into `plan::flags`; nothing below `cmd/` imports this file).
 //!
-//! Over 600 lines on purpose: it is the whole `--help` of every subcommand, one argument
-//! struct each; split across files, the help a user reads would be scattered too.
+//! It is the whole `--help` of every subcommand, one argument struct each, kept in one file
+//! so the help a user reads is in one place.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -24,10 +24,9 @@
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 //!
-//! Over 600 lines with its unit tests (the code ends near line 590): the timing rules are kept
-//! in this one file on purpose.
+//! The timing rules are kept together in this file, so they read as one definition.
 
-/// Part of running a cell (`--resume`'s lost warm-up documents), kept apart for its size.
+/// Part of running a cell: `--resume`'s adoption of the warm-up documents a hard stop left.
 mod adopt;
 
 use std::sync::Arc;

@@ -26,9 +26,9 @@
 //! sample run can show (generated documents in short runs against one long import of real
 //! files) joins the interval as a relative model error (`MODEL_ERROR`, calibrated).
 //!
-//! Over 600 lines on purpose: the model (weighted fits, the interval, growth, the overhead
-//! correction) and the sentences that state it (answer, findings, bucket shares) are checked
-//! against each other and read together; the last ~40 lines are unit tests.
+//! The model (weighted fits, the interval, growth, the overhead correction) and the sentences
+//! that state it (answer, findings, bucket shares) live together: they are checked against
+//! each other and read together.
 
 use std::collections::BTreeMap;
 

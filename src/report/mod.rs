@@ -156,7 +156,7 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
 
 /// The human summary, hyperfine-style.
 pub fn summary_text(r: &RunResult) -> String {
-    // Over 80 lines on purpose: the human summary laid out line by line as it prints.
+    // The human summary, laid out line by line as it prints.
     use std::fmt::Write;
     let mut s = String::new();
     let p = &r.plan;

@@ -8,7 +8,6 @@ use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
 pub fn fixed_summary() -> SweepSummary {
-    // Over 80 lines on purpose: fixture data written out, not logic.
     let methods = ["direct", "https-lb"];
     let plan = SweepPlan {
         schema_version: 1,
