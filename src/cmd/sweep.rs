@@ -47,13 +47,20 @@ struct Prepared {
 /// A new sweep from the flags, or an interrupted one from its directory (`--resume`).
 async fn prepare(a: &SweepArgs) -> Result<Prepared> {
     if let Some(dir) = &a.resume {
-        if !crate::plan::sweep::is_sweep_dir(dir) {
+        if !dir.join("plan.json").is_file() {
             bail!(
                 "--resume {}: not a sweep results directory (no plan.json)",
                 dir.display()
             );
         }
         let (plan, done) = results::load_dir(dir)?;
+        if plan.kind == crate::records::PlanKind::Run {
+            bail!(
+                "--resume {}: a run's results; finish it with `ingestbench run --resume {}`",
+                dir.display(),
+                dir.display()
+            );
+        }
         let spec =
             SweepPlanSpec::from_record(&SweepFlags::from(a), &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
@@ -201,7 +208,7 @@ impl RunObserver for Recorder<'_> {
 }
 
 /// docs/sec of the runs done, by cell (for `--precision` on `--resume`).
-fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
+pub(super) fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
     let mut h: HashMap<CellKey, Vec<(u32, f64)>> = HashMap::new();
     for r in done {
         let rate = if r.record.duration_s > 0.0 {
@@ -329,7 +336,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     .await?;
     drop(session);
     let (outcome, summary) = report(&p, end, &manifest, &live)?;
-    let crossed = crate::threshold::check_sweep(&p.spec.common.thresholds, &summary);
+    let (_, runs) = results::load_dir(&p.dir)?;
+    let crossed = crate::threshold::check_results(&p.spec.common.thresholds, &p.plan, &runs);
     Ok((super::gate(outcome, &crossed), summary))
 }
 

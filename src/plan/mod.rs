@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
-use crate::records::{CellKey, MeasurePolicy, PlanRecord, Warmup};
+use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 use flags::{CommonFlags, RunFlags};
@@ -400,29 +400,44 @@ impl RunPlan {
         }
     }
 
-    pub fn record(&self) -> PlanRecord {
+    /// The plan as recorded in `plan.json` (no secrets): a sweep of one cell, `direct` to
+    /// `url` (the redacted URL it reached), under the run's `id`.
+    pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
         let c = &self.common;
-        PlanRecord {
+        SweepPlan {
+            schema_version: crate::records::SCHEMA_VERSION,
+            tool: crate::records::Tool {
+                name: "ingestbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            id: id.to_string(),
+            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
+            seed: c.seed,
+            methods: vec![MethodRecord::run(url, embedded)],
+            connections: vec![ConnectionPolicy::Reuse],
+            sizes: vec![(self.size, self.doc_size())],
+            threads: vec![self.threads],
+            docs: self.docs,
+            runs: self.runs,
+            order: crate::records::Order::Interleaved,
+            baseline: "direct".into(),
+            corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
+            measure: c.measure,
             protocol: c.protocol,
             auth: c.auth,
             user: c.user.clone(),
             parent: c.parent.clone(),
-            size_class: self.size,
-            doc_size_bytes: self.doc_size(),
-            docs: self.docs,
-            threads: self.threads,
-            runs: self.runs,
-            seed: c.seed,
             profile: c.profile.source.clone(),
             node_type: c.profile.node_type.clone(),
-            properties_per_doc: c.profile.properties.len(),
             docs_per_folder: c.docs_per_folder,
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
+            host: crate::host::facts(),
+            shard: c.shard.as_ref().map(ShardPlan::record),
+            kind: crate::records::PlanKind::Run,
+            properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
-            corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
-            measure: c.measure,
         }
     }
 }
@@ -435,27 +450,7 @@ impl RunPlan {
             .url
             .as_ref()
             .map_or_else(|| "embedded:http".to_string(), |u| u.to_string());
-        AccessMethod {
-            name: "direct".into(),
-            description: "run: straight to --url".into(),
-            source: PathBuf::from(format!(
-                "--url {}",
-                self.url.as_ref().map_or("(embedded target)".into(), redact)
-            )),
-            url,
-            http_version: HttpVersion::Http1,
-            connection: ConnectionPolicy::Reuse,
-            tls: TlsSettings {
-                ca_cert: self.ca_cert.clone(),
-                ..TlsSettings::default()
-            },
-            headers: Default::default(),
-            node_header: Some(crate::emulator::NODE_HEADER.to_string()),
-            protocol: Some(self.common.protocol),
-            node_cookie: None,
-            server_metrics: Vec::new(),
-            server_pids: Vec::new(),
-        }
+        direct_method(url, self.ca_cert.clone(), self.common.protocol)
     }
 
     /// The one cell `run` measures.
@@ -471,6 +466,40 @@ impl RunPlan {
     /// Its runs, in order.
     pub fn schedule(&self) -> Vec<(CellKey, u32)> {
         (1..=self.runs).map(|r| (self.cell(), r)).collect()
+    }
+}
+
+/// `run`'s access method: `direct` to `url` (`embedded:http` for the embedded target),
+/// keep-alive, trusting `ca_cert`, the serving node named by the emulator's header.
+pub fn direct_method(
+    url: String,
+    ca_cert: Option<PathBuf>,
+    protocol: crate::api::ProtocolKind,
+) -> AccessMethod {
+    AccessMethod {
+        name: "direct".into(),
+        description: "run: straight to --url".into(),
+        source: PathBuf::from(if url.starts_with("embedded:") {
+            "--url (embedded target)".to_string()
+        } else {
+            format!(
+                "--url {}",
+                reqwest::Url::parse(&url).map_or(url.clone(), |u| redact(&u))
+            )
+        }),
+        url,
+        http_version: HttpVersion::Http1,
+        connection: ConnectionPolicy::Reuse,
+        tls: TlsSettings {
+            ca_cert,
+            ..TlsSettings::default()
+        },
+        headers: Default::default(),
+        node_header: Some(crate::emulator::NODE_HEADER.to_string()),
+        protocol: Some(protocol),
+        node_cookie: None,
+        server_metrics: Vec::new(),
+        server_pids: Vec::new(),
     }
 }
 

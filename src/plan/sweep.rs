@@ -282,6 +282,10 @@ impl SweepPlanSpec {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(super::ShardPlan::record),
+            kind: crate::records::PlanKind::Sweep,
+            properties_per_doc: c.profile.properties.len(),
+            retries: c.retries,
+            corpus_tree: false,
         }
     }
 
@@ -524,11 +528,6 @@ pub fn method_record(m: &AccessMethod, connections: Vec<ConnectionPolicy>) -> Me
         embedded: m.is_embedded(),
         connections,
     }
-}
-
-/// Is `dir` a sweep results directory?
-pub fn is_sweep_dir(dir: &Path) -> bool {
-    dir.join("plan.json").is_file()
 }
 
 #[cfg(test)]

@@ -66,6 +66,18 @@ pub struct CellSummary {
     /// What most likely limited the cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<super::limits::Bottleneck>,
+    /// Extra attempts over the cell's runs (`--retries`), and documents a lookup found
+    /// already stored after an ambiguous failure.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recovered: u64,
+    /// Earlier versions uploaded before the heads, over the cell's runs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub versions_ok: u64,
+    /// Folders created, over the cell's runs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folders_created: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -73,6 +85,11 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl CellSummary {
+    /// The summary of a cell without runs.
+    pub fn empty(key: &CellKey) -> CellSummary {
+        cell_summary(key, &[], 1)
+    }
+
     /// `(run number, docs/sec)` of each run; summaries written before run numbers were kept
     /// number them in order.
     pub fn runs_numbered(&self) -> Vec<(u32, f64)> {
@@ -171,7 +188,14 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
     let mut warnings = cell_warnings(plan, &cells);
     let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
-        warnings.push(format!("incomplete sweep: {} of {planned} runs done; `ingestbench sweep --resume DIR` finishes it", runs.len()));
+        let what = match plan.kind {
+            crate::records::PlanKind::Run => "run",
+            crate::records::PlanKind::Sweep => "sweep",
+        };
+        warnings.push(format!(
+            "incomplete {what}: {} of {planned} runs done; `ingestbench {what} --resume DIR` finishes it",
+            runs.len()
+        ));
     }
     warnings.extend(budget_warning(plan, &relative, runs.len() as u64));
     SweepSummary {
@@ -445,22 +469,31 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     warnings
 }
 
-fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
-    let mut runs: Vec<&CellRun> = runs.to_vec();
-    runs.sort_by_key(|r| r.record.run);
+/// The latency histograms of `runs` added bucket by bucket (exact: the percentiles of every
+/// upload, never an average of percentiles); `None` when no run has one.
+pub fn merged_histogram(runs: &[&CellRun]) -> Option<hdrhistogram::Histogram<u64>> {
     let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
-    let mut errors: BTreeMap<(crate::metrics::ErrorClass, Option<u16>), ErrorSummary> =
-        BTreeMap::new();
-    let mut nodes = BTreeMap::new();
-    let (mut ok, mut failed, mut bytes, mut dur, mut cpu) = (0u64, 0u64, 0u64, 0.0f64, 0.0f64);
-    let mut conns = 0u64;
-    for r in &runs {
+    for r in runs {
         if let Ok(h) = decode_hist(&r.latency_histogram_us) {
             match &mut hist {
                 Some(acc) => acc.add(&h).expect("same bounds"),
                 None => hist = Some(h),
             }
         }
+    }
+    hist
+}
+
+fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
+    let mut runs: Vec<&CellRun> = runs.to_vec();
+    runs.sort_by_key(|r| r.record.run);
+    let hist = merged_histogram(&runs);
+    let mut errors: BTreeMap<(crate::metrics::ErrorClass, Option<u16>), ErrorSummary> =
+        BTreeMap::new();
+    let mut nodes = BTreeMap::new();
+    let (mut ok, mut failed, mut bytes, mut dur, mut cpu) = (0u64, 0u64, 0u64, 0.0f64, 0.0f64);
+    let mut conns = 0u64;
+    for r in &runs {
         for e in &r.record.errors {
             errors
                 .entry((e.class, e.status))
@@ -531,6 +564,10 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         docs_after_window: runs.iter().map(|r| r.record.docs_after_window).sum(),
         bottleneck: any_probe.then(|| super::limits::bottleneck(client_share, &servers)),
         servers,
+        retries: runs.iter().map(|r| r.record.retries).sum(),
+        recovered: runs.iter().map(|r| r.record.recovered).sum(),
+        versions_ok: runs.iter().map(|r| r.record.versions_ok).sum(),
+        folders_created: runs.iter().map(|r| r.record.folders_created).sum(),
     }
 }
 

@@ -36,6 +36,10 @@ pub fn fixed_summary() -> SweepSummary {
         runs: 3,
         order: crate::records::Order::Interleaved,
         baseline: "direct".into(),
+        kind: Default::default(),
+        properties_per_doc: 0,
+        retries: 0,
+        corpus_tree: false,
         corpus: None,
         measure: crate::records::MeasurePolicy {
             warmup: crate::records::Warmup::Auto,
