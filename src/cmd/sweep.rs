@@ -18,7 +18,6 @@ use crate::engine::{
 };
 use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
-use crate::plan::flags::SweepFlags;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
@@ -62,7 +61,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             );
         }
         let spec =
-            SweepPlanSpec::from_record(&SweepFlags::from(a), &plan, results::load_methods(dir)?)?;
+            SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -70,7 +69,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = SweepPlanSpec::build(&SweepFlags::from(a)).await?;
+    let spec = SweepPlanSpec::build(a).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (
