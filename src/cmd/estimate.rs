@@ -9,7 +9,7 @@ use super::write_file;
 use crate::Outcome;
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
-use crate::report::estimate::{Estimate, estimate, human_bytes, human_hours};
+use crate::analysis::estimate::{Estimate, estimate, human_bytes, human_hours};
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     let corpus = CorpusDescription::load_or_describe(&a.corpus)?;
