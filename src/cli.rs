@@ -1,9 +1,10 @@
 //! Command-line interface (clap derive). Doc comments are the `--help` text; units are in
-//! value names. Raw flags become validated plans in `plan`, nowhere else (`cmd/flags.rs`
-//! copies them into `plan::flags`; nothing below `cmd/` imports this file).
+//! value names. These derive structs are the options the plans are built from, in one
+//! conversion each (`plan`: `CommonPlan`, `RunPlan`, `SweepPlanSpec`), nowhere else; a
+//! resumed plan comes from its record, never from flags rebuilt as strings.
 //!
-//! Over 600 lines on purpose: it is the whole `--help` of every subcommand, one argument
-//! struct each; split across files, the help a user reads would be scattered too.
+//! It is the whole `--help` of every subcommand, one argument struct each, kept in one file
+//! so the help a user reads is in one place.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -467,7 +468,7 @@ pub struct SweepArgs {
 }
 
 /// The run order is a domain type (recorded in every sweep's plan); the flag takes it as is.
-pub use crate::records::Order;
+pub use crate::results::records::Order;
 
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {

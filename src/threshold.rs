@@ -12,7 +12,7 @@
 use anyhow::{Result, bail};
 
 use crate::compare::{Cell, Change, Comparison};
-use crate::metrics::stats::Verdict;
+use crate::analysis::stats::Verdict;
 
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,18 +215,13 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
     c.verdict == Some(Verdict::Slower) && t.op.holds(worse_pct, t.value)
 }
 
-/// A finished `run`'s crossings (its one cell).
-pub fn check_run(thresholds: &[Threshold], r: &crate::records::RunResult) -> Vec<Crossing> {
-    check(thresholds, &[Cell::from_run(r)], None)
-}
-
-/// A finished `sweep`'s crossings, cell by cell.
-pub fn check_sweep(
+/// A finished `run`'s or `sweep`'s crossings, cell by cell.
+pub fn check_results(
     thresholds: &[Threshold],
-    s: &crate::report::sweep::SweepSummary,
+    plan: &crate::results::records::SweepPlan,
+    runs: &[crate::results::records::CellRun],
 ) -> Vec<Crossing> {
-    let cells: Vec<Cell> = s.cells.iter().map(|c| Cell::from_summary(c, &[])).collect();
-    check(thresholds, &cells, None)
+    check(thresholds, &crate::compare::cells_of(plan, runs), None)
 }
 
 /// Checks `thresholds` against `cells` (absolute metrics) and, when given, `cmp` (relative

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 mod metadata;
 
 use crate::fixtures::{Profile, PropType};
-use crate::manifest::ManifestEntry;
+use crate::results::manifest::ManifestEntry;
 use crate::protocol::{ProtocolKind, Repo};
 use crate::timefmt;
 

@@ -9,15 +9,15 @@ use super::write_file;
 use crate::Outcome;
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
-use crate::report::estimate::{Estimate, estimate, human_bytes, human_hours};
+use crate::analysis::estimate::{Estimate, estimate, human_bytes, human_hours};
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     let corpus = CorpusDescription::load_or_describe(&a.corpus)?;
     let mut sweeps = Vec::new();
     for d in &a.dirs {
-        if !crate::plan::sweep::is_sweep_dir(d) {
+        if !crate::results::is_results_dir(d) {
             bail!(
-                "{}: not a sweep results directory (no plan.json); give results/sweep-<id> directories",
+                "{}: not a results directory (no plan.json); give results/sweep-<id> directories",
                 d.display()
             );
         }

@@ -1,6 +1,7 @@
-//! `ingestbench merge`: the shards' results directories in, one results directory out
-//! (result.json from `report::merge`, or a sweep's plan, runs and reports; the manifests
-//! concatenated), so verify, cleanup, report and estimate see one run or one sweep.
+//! `ingestbench merge`: the shards' results directories in (a run's or a sweep's, older run
+//! directories too), one results directory out: the plan, the runs merged by
+//! `results::merge`, the reports (a run's `result.json` too) and the manifests concatenated,
+//! so verify, cleanup, report and estimate see one run or one sweep.
 
 use std::io::Write;
 
@@ -8,43 +9,59 @@ use anyhow::{Context, Result, bail};
 
 use crate::Outcome;
 use crate::cli::MergeArgs;
-use crate::report::{self, RunResult};
+use crate::results::records::PlanKind;
+use crate::report;
 
 pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
-    if a.dirs.iter().any(|d| crate::plan::sweep::is_sweep_dir(d)) {
-        return merge_sweeps(a);
-    }
-    let mut shards: Vec<RunResult> = Vec::new();
+    let mut shards = Vec::new();
     for d in &a.dirs {
-        let p = d.join("result.json");
-        let text = std::fs::read_to_string(&p).with_context(|| {
-            format!(
-                "merge {}: no result.json there (give results/run-<plan-id>-shard-<K>of<N> directories)",
+        if !crate::results::is_results_dir(d) {
+            bail!(
+                "merge {}: not a shard's results directory (no plan.json or result.json); give every results/<run|sweep>-<plan-id>-shard-<K>of<N> directory, and only those",
                 d.display()
-            )
-        })?;
-        shards.push(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not an ingestbench run result", p.display()))?,
-        );
+            );
+        }
+        shards.push(crate::results::load_dir(d)?);
     }
-    let merged = report::merge::merge(shards)?;
+    let methods = crate::results::load_methods(&a.dirs[0])?;
+    let (plan, runs) = crate::results::merge::merge_sweep(shards)?;
     new_output(a)?;
     concat_manifests(a)?;
-    crate::results::write_atomic(
-        &a.output.join("result.json"),
-        &serde_json::to_string_pretty(&merged)?,
-    )?;
-    print!("{}", report::summary_text(&merged));
-    for r in &merged.runs {
-        println!(
-            "  run {}: start skew between shards {} ms",
-            r.run,
-            r.start_skew_ms.unwrap_or(0)
-        );
+    crate::results::create_dir(&a.output, &plan, &methods)?;
+    for r in &runs {
+        crate::results::write_cell_run(&a.output, r)?;
     }
-    println!("  merged: {}", a.output.join("result.json").display());
-    Ok(if merged.docs_failed > 0 {
+    let summary = crate::results::summary_of(&a.output, &plan, &runs)?;
+    let mut written = crate::results::write_reports(&a.output, &summary)?;
+    written.extend(crate::results::rewrite_result(&a.output, &plan, &runs)?);
+    if plan.kind == PlanKind::Run {
+        let result = crate::report::result::run_result(&plan, &runs, Default::default());
+        print!("{}", report::summary_text(&result));
+    } else {
+        for line in crate::report::answers::terminal(&summary) {
+            println!("{line}");
+        }
+    }
+    let mut skews: Vec<(u32, i64)> = runs
+        .iter()
+        .map(|r| (r.record.run, r.record.start_skew_ms.unwrap_or(0)))
+        .collect();
+    skews.sort_unstable();
+    if plan.kind == PlanKind::Run {
+        for (run, skew) in &skews {
+            println!("  run {run}: start skew between shards {skew} ms");
+        }
+    }
+    println!(
+        "  {} runs of {} shards merged; start skew between shards: max {} ms",
+        runs.len(),
+        a.dirs.len(),
+        skews.iter().map(|s| s.1).max().unwrap_or(0)
+    );
+    for p in &written {
+        println!("  wrote {}", p.display());
+    }
+    Ok(if summary.cells.iter().any(|c| c.docs_failed > 0) {
         Outcome::Failures
     } else {
         Outcome::Success
@@ -77,47 +94,4 @@ fn concat_manifests(a: &MergeArgs) -> Result<()> {
     }
     m.sync_all()?;
     Ok(())
-}
-
-/// The shards of one sweep: plan.json, methods.json and runs/ of the whole sweep, the
-/// manifests concatenated, then the reports rendered from the merged runs.
-fn merge_sweeps(a: &MergeArgs) -> Result<Outcome> {
-    let mut shards = Vec::new();
-    for d in &a.dirs {
-        if !crate::plan::sweep::is_sweep_dir(d) {
-            bail!(
-                "merge {}: not a sweep's results directory (no plan.json); give every results/sweep-<plan-id>-shard-<K>of<N> directory, and only those",
-                d.display()
-            );
-        }
-        shards.push(crate::results::load_dir(d)?);
-    }
-    let methods = crate::results::load_methods(&a.dirs[0])?;
-    let (plan, runs) = report::merge::merge_sweep(shards)?;
-    new_output(a)?;
-    concat_manifests(a)?;
-    crate::results::create_dir(&a.output, &plan, &methods)?;
-    for r in &runs {
-        crate::results::write_cell_run(&a.output, r)?;
-    }
-    let summary = crate::results::load_summary(&a.output)?;
-    let written = crate::results::write_reports(&a.output, &summary)?;
-    for line in crate::report::answers::terminal(&summary) {
-        println!("{line}");
-    }
-    let skews: Vec<i64> = runs.iter().filter_map(|r| r.record.start_skew_ms).collect();
-    println!(
-        "  {} runs of {} shards merged; start skew between shards: max {} ms",
-        runs.len(),
-        plan.shard.as_ref().map_or(a.dirs.len() as u64, |s| s.count),
-        skews.iter().max().unwrap_or(&0)
-    );
-    for p in &written {
-        println!("  wrote {}", p.display());
-    }
-    Ok(if summary.cells.iter().any(|c| c.docs_failed > 0) {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
 }

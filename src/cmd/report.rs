@@ -1,5 +1,6 @@
-//! `ingestbench report DIR`: re-render a sweep's reports from its saved plan and runs (and
-//! its import estimate, when there is one).
+//! `ingestbench report DIR`: re-render a results directory's reports (a run's or a sweep's,
+//! older run directories too) from its saved plan and runs (and its import estimate, when
+//! there is one).
 
 use anyhow::{Result, bail};
 
@@ -7,14 +8,16 @@ use crate::Outcome;
 use crate::cli::ReportArgs;
 
 pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
-    if !crate::plan::sweep::is_sweep_dir(&a.dir) {
+    if !crate::results::is_results_dir(&a.dir) {
         bail!(
-            "report {}: not a sweep results directory (no plan.json); give a results/sweep-<id> directory",
+            "report {}: not a results directory (no plan.json or result.json); give a results/run-<id> or results/sweep-<id> directory",
             a.dir.display()
         );
     }
-    let summary = crate::results::load_summary(&a.dir)?;
-    let written = crate::results::write_reports(&a.dir, &summary)?;
+    let (plan, runs) = crate::results::load_dir(&a.dir)?;
+    let summary = crate::results::summary_of(&a.dir, &plan, &runs)?;
+    let mut written = crate::results::write_reports(&a.dir, &summary)?;
+    written.extend(crate::results::rewrite_result(&a.dir, &plan, &runs)?);
     for f in written {
         println!("{}", f.display());
     }

@@ -1,4 +1,7 @@
-//! `ingestbench run`: one measured cell against a URL or the embedded target.
+//! `ingestbench run`: one measured cell against a URL or the embedded target: a sweep of one
+//! cell, written by the one results writer (`plan.json`, `runs/`, `manifest.jsonl`, the
+//! reports) and resumed as a sweep is, from the runs its directory holds; `result.json` is
+//! exported from them.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,156 +13,113 @@ use anyhow::{Context, Result, bail};
 use super::{Progress, password, rand_u64, write_file};
 use crate::cli::RunArgs;
 use crate::engine::{
-    self, Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
+    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
 };
-use crate::manifest::{Manifest, ManifestEntry};
+use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::plan::{self, RunPlan};
+use crate::results::records::{CellRun, PlanKind, RunResult, SweepPlan};
 use crate::transport::ConnectionPolicy;
-use crate::{Outcome, host, report, timefmt};
+use crate::{Outcome, report, timefmt};
 
-/// For `--resume DIR`: the interrupted run's own plan (flags from its result.json, the URL
-/// and credentials from this command line), its id, what its manifest shows done, and which
-/// attempt this is (k for the k-th resume: the interrupted results kept as result.k.json).
-type Resumed = (RunArgs, String, Vec<ManifestEntry>, u32);
-
-/// Did the run whose final result this is upload every planned document (count mode)? Then
-/// a `--resume` (after a stop at its very end) has nothing to do and keeps its result.
-fn finished(r: &report::RunResult, entries: &[ManifestEntry]) -> bool {
-    let p = &r.plan;
-    if r.in_progress || p.measure.duration_s.is_some() || p.measure.precision_pct.is_some() {
-        return false;
-    }
-    let quotas: u64 = r.worker_quotas.iter().sum();
-    let done: std::collections::HashSet<(u32, u64)> = entries
-        .iter()
-        .filter(|e| e.ok && !e.warmup)
-        .map(|e| (e.run, e.index))
-        .collect();
-    done.len() as u64 >= quotas * u64::from(p.runs)
+/// For `--resume DIR`: the interrupted run's directory, its recorded plan and the runs it
+/// finished.
+struct Resumed {
+    dir: PathBuf,
+    plan: SweepPlan,
+    done: Vec<CellRun>,
 }
 
-/// `--resume` of a run that had finished (stopped after its final result was written): its
-/// result, kept as it is.
-fn already_finished(args: &RunArgs) -> Result<Option<report::RunResult>> {
-    let Some(dir) = &args.resume else {
-        return Ok(None);
-    };
-    let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else {
-        return Ok(None);
-    };
-    let Ok(r) = serde_json::from_str::<report::RunResult>(&text) else {
-        return Ok(None);
-    };
-    let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
-    Ok(finished(&r, &entries).then_some(r))
+/// A run directory written before `plan.json` and `runs/` keeps only the runs its result
+/// shows complete (count mode: every planned document attempted); the rest are finished from
+/// the manifest, as a sweep's are.
+fn complete_runs(plan: &SweepPlan, runs: Vec<CellRun>) -> Vec<CellRun> {
+    if plan.measure.duration_s.is_some() {
+        return runs;
+    }
+    let quota: u64 = crate::engine::shard_quotas(
+        plan.docs,
+        plan.threads.first().copied().unwrap_or(1),
+        plan.shard.as_ref().map(|s| (s.index, s.count)),
+    )
+    .iter()
+    .sum();
+    runs.into_iter()
+        .filter(|r| r.record.docs_ok + r.record.docs_failed >= quota)
+        .collect()
 }
 
 fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     let Some(dir) = &args.resume else {
         return Ok(None);
     };
-    let path = dir.join("result.json");
-    if !path.exists() && dir.join("manifest.jsonl").exists() {
-        bail!(
-            "--resume {}: the run stopped before its first upload (no result.json yet): nothing was uploaded; start a new run",
-            dir.display()
-        );
-    }
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "--resume {}: no result.json there (give a results/run-<id> directory)",
-            dir.display()
-        )
-    })?;
-    let r: report::RunResult = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not an ingestbench run result", path.display()))?;
-    let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
-    let mut a = args.clone();
-    let p = &r.plan;
-    a.docs = p.docs;
-    a.threads = p.threads;
-    a.runs = p.runs;
-    a.size = p.size_class;
-    let bytes = p.doc_size_bytes.to_string();
-    match a.size {
-        crate::fixtures::SizeClass::Small => a.common.small_size = bytes,
-        crate::fixtures::SizeClass::Average => a.common.average_size = bytes,
-        crate::fixtures::SizeClass::Large => a.common.large_size = bytes,
-    }
-    a.common.seed = p.seed;
-    a.corpus = p.corpus.as_ref().map(PathBuf::from);
-    if a.corpus.as_ref().is_some_and(|c| c.is_dir()) {
-        a.sample = Some(p.docs);
-        a.flatten = !p.corpus_tree;
-    }
-    a.common.profile = Some(
-        p.profile
-            .strip_prefix("built-in:")
-            .unwrap_or(&p.profile)
-            .to_string(),
-    );
-    a.common.protocol = p.protocol;
-    a.common.parent = Some(p.parent.clone());
-    a.common.user = p.user.clone();
-    a.common.docs_per_folder = p.docs_per_folder;
-    a.common.no_versioning = !p.versioning;
-    let m = &p.measure;
-    a.common.warmup = match m.warmup {
-        crate::records::Warmup::Auto | crate::records::Warmup::Steady => "auto".into(),
-        crate::records::Warmup::Docs(n) => n.to_string(),
-        crate::records::Warmup::Seconds(s) => format!("{s}s"),
-    };
-    a.common.duration = m.duration_s.map(|d| format!("{d}s"));
-    a.common.precision = m.precision_pct.map(|p| format!("{p}%"));
-    a.common.max_runs = Some(m.max_runs.max(1));
-    a.results_dir = dir
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    if a.url.is_none() {
-        if r.target.embedded && a.target_data_dir.is_none() {
+    if !crate::results::is_results_dir(dir) {
+        if dir.join("manifest.jsonl").exists() {
             bail!(
-                "--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into",
+                "--resume {}: the run stopped before its first upload (no plan.json yet): nothing was uploaded; start a new run",
                 dir.display()
             );
         }
-        if !r.target.embedded {
-            a.url = Some(r.target.url.clone());
-        }
+        bail!(
+            "--resume {}: no plan.json or result.json there (give a results/run-<id> directory)",
+            dir.display()
+        );
     }
-    // Keep the interrupted run's result beside the new one: a copy, so result.json stays in
-    // place until the new in-progress result replaces it (a stop in between loses nothing).
-    // The copy's number is this attempt's, on disk before its first upload.
-    let mut k = 1;
-    while dir.join(format!("result.{k}.json")).exists() {
-        k += 1;
+    let legacy = !dir.join("plan.json").exists();
+    let (plan, done) = crate::results::load_dir(dir)?;
+    if plan.kind != PlanKind::Run {
+        bail!(
+            "--resume {}: a sweep's results; finish it with `ingestbench sweep --resume {}`",
+            dir.display(),
+            dir.display()
+        );
     }
-    crate::results::write_atomic(&dir.join(format!("result.{k}.json")), &text)?;
-    Ok(Some((a, r.id, entries, k)))
+    let done = if legacy {
+        complete_runs(&plan, done)
+    } else {
+        done
+    };
+    if args.url.is_none()
+        && args.target_data_dir.is_none()
+        && plan.methods.first().is_some_and(|m| m.embedded)
+    {
+        bail!(
+            "--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into",
+            dir.display()
+        );
+    }
+    Ok(Some(Resumed {
+        dir: dir.clone(),
+        plan,
+        done,
+    }))
 }
 
-/// Collects the runs as they end (the result is written once, at the end).
-struct Runs {
-    done: Vec<RunMeasurement>,
-    cpu_s: f64,
+/// Writes each run's record the moment it ends (through the one results writer); keeps the
+/// part of a run an interrupt stopped for `result.json` (`--resume` measures it again).
+struct Runs<'a> {
+    dir: &'a Path,
+    partial: Option<CellRun>,
     /// `--json-lines`: a line per finished run.
     lines: bool,
 }
 
-impl RunObserver for Runs {
+impl RunObserver for Runs<'_> {
     fn finished(
         &mut self,
-        cell: &crate::records::CellKey,
+        cell: &crate::results::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         interrupted: bool,
     ) -> Result<()> {
-        if self.lines && !interrupted {
-            let line = report::lines::run_line(cell, &report::run_record(&m))?;
-            report::lines::emit(&line)?;
+        let run = crate::results::cell_run(cell, &m, client_cpu_s);
+        if interrupted {
+            self.partial = Some(run);
+            return Ok(());
         }
-        self.done.push(m);
-        self.cpu_s += client_cpu_s;
+        crate::results::write_cell_run(self.dir, &run)?;
+        if self.lines {
+            report::lines::emit(&report::lines::run_line(cell, &run.record)?)?;
+        }
         Ok(())
     }
 }
@@ -175,21 +135,31 @@ fn secret_for(plan: &RunPlan) -> Result<crate::protocol::Secret> {
     }
 }
 
-/// The measured runs of `run`, through the engine: one `direct` method, one cell.
+/// What a run goes on from: the runs its directory holds, what its manifest shows of the
+/// rest, and which attempt this is (0: a new run).
+struct Start<'a> {
+    done: &'a [CellRun],
+    earlier: &'a [ManifestEntry],
+    attempt: u32,
+}
+
+/// The measured runs of `run`, through the engine: one `direct` method, one cell, the runs
+/// its directory does not hold yet.
 async fn measure(
     plan: &RunPlan,
     session: &Session,
-    id: &str,
+    (id, dir): (&str, &Path),
     manifest: &Manifest,
-    resumed: Option<(&[ManifestEntry], u32)>,
+    start: &Start<'_>,
     live: &Arc<LiveCounters>,
     mut sidecars: crate::engine::Sidecars,
-) -> Result<Runs> {
-    // What the interrupted run's manifest shows (`--resume`).
-    let (earlier, attempt) = resumed.unwrap_or_default();
-    let resuming = resumed.is_some();
+) -> Result<Option<CellRun>> {
     let fixtures = HashMap::from([(plan.size, Arc::new(plan.fixtures()))]);
-    let schedule = plan.schedule();
+    let schedule: Vec<_> = plan
+        .schedule()
+        .into_iter()
+        .filter(|(_, r)| !start.done.iter().any(|d| d.record.run == *r))
+        .collect();
     let work = JobSpec {
         fixtures: &fixtures,
         schedule: &schedule,
@@ -201,10 +171,10 @@ async fn measure(
             nonce: plan.common.seed ^ crate::fixtures::hash_str(id),
         },
         tag_manifest: false,
-        resuming,
-        attempt,
-        earlier,
-        history: HashMap::new(),
+        resuming: start.attempt > 0,
+        attempt: start.attempt,
+        earlier: start.earlier,
+        history: super::sweep::history(start.done),
         baseline: None,
         paired: false,
     };
@@ -218,13 +188,12 @@ async fn measure(
     );
     let progress = Progress::start(job.docs_to_do(), plan.common.quiet, live.clone());
     let mut runs = Runs {
-        done: Vec::new(),
-        cpu_s: 0.0,
+        dir,
+        partial: None,
         lines: plan.common.json_lines,
     };
-    let end = super::drive(job, &mut runs, &progress, sidecars).await;
-    end?;
-    Ok(runs)
+    super::drive(job, &mut runs, &progress, sidecars).await?;
+    Ok(runs.partial)
 }
 
 /// With `--verify`, right after the runs: every acknowledged document read back.
@@ -253,10 +222,9 @@ async fn verify_now(
 }
 
 /// Writes result.json (and `--output`), prints the summary; returns result.json's path.
-fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> Result<PathBuf> {
-    let json = serde_json::to_string_pretty(result)?;
+fn write_result(plan: &RunPlan, results: &Path, result: &RunResult) -> Result<PathBuf> {
+    let json = crate::results::write_result(results, result)?;
     let result_path = results.join("result.json");
-    crate::results::write_atomic(&result_path, &json)?;
     if let Some(out) = &plan.output {
         write_file(out, &json).with_context(|| format!("--output {}", out.display()))?;
     }
@@ -281,88 +249,54 @@ fn write_result(plan: &RunPlan, results: &Path, result: &report::RunResult) -> R
     Ok(result_path)
 }
 
-/// Creates the results directory and the manifest, and writes the in-progress result.json
-/// (what --resume, verify and cleanup need) before the first upload; returns the manifest and
-/// the result's inputs.
-fn prepare_results(
-    plan: &RunPlan,
-    results: &Path,
-    id: &str,
-    started_at: String,
-    session: &Session,
-    direct: &engine::Connected,
-) -> Result<(Manifest, report::Inputs)> {
-    std::fs::create_dir_all(results).with_context(|| {
-        format!(
-            "--results-dir {}: cannot create {}",
-            plan.results_dir.display(),
-            results.display()
-        )
-    })?;
-    let manifest = Manifest::create(&results.join("manifest.jsonl"))?;
-    let inputs = report::Inputs {
-        id: id.to_string(),
-        started_at,
-        plan: plan.record(),
-        host: host::facts(),
-        target: report::RepositoryRecord {
-            url: plan::redact(&direct.url),
-            embedded: session.embedded.is_some(),
-            stored_docs: None,
-        },
-        worker_quotas: engine::shard_quotas(
-            plan.docs,
-            plan.threads,
-            plan.common.shard.as_ref().map(|s| (s.index, s.count)),
-        ),
-        client_cpu_s: 0.0,
-        manifest: "manifest.jsonl".into(),
-    };
-    let mut pending = report::build(inputs.clone(), &[]);
-    pending.in_progress = true;
-    pending.shard = plan
-        .common
-        .shard
-        .as_ref()
-        .map(crate::plan::ShardPlan::record);
-    crate::results::write_atomic(
-        &results.join("result.json"),
-        &serde_json::to_string_pretty(&pending)?,
-    )?;
-    Ok((manifest, inputs))
+/// `--resume` of a run whose planned runs are all recorded (count mode, stopped at its very
+/// end): nothing to upload; its result, re-exported from its runs.
+fn already_finished(r: &Resumed) -> Result<Option<RunResult>> {
+    let m = &r.plan.measure;
+    if m.duration_s.is_some()
+        || m.precision_pct.is_some()
+        || (r.done.len() as u64) < r.plan.runs_planned()
+    {
+        return Ok(None);
+    }
+    crate::results::rewrite_result(&r.dir, &r.plan, &r.done)?;
+    let text = std::fs::read_to_string(r.dir.join("result.json"))?;
+    Ok(Some(serde_json::from_str(&text)?))
 }
 
 /// `run`: returns the outcome and the result (for tests).
-pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)> {
-    if let Some(r) = already_finished(args)? {
-        let dir = args.resume.as_deref().unwrap_or(Path::new("."));
+pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
+    let resumed = resumed_args(args)?;
+    if let Some(r) = &resumed
+        && let Some(result) = already_finished(r)?
+    {
         eprintln!(
             "--resume {}: nothing to finish: all {} planned documents were uploaded and result.json is final (check them with `ingestbench verify {}`)",
-            dir.display(),
-            r.worker_quotas.iter().sum::<u64>() * u64::from(r.plan.runs),
-            dir.display()
+            r.dir.display(),
+            result.worker_quotas.iter().sum::<u64>() * u64::from(result.plan.runs),
+            r.dir.display()
         );
-        let outcome = if r.docs_failed == 0 {
+        let outcome = if result.docs_failed == 0 {
             Outcome::Success
         } else {
             Outcome::Failures
         };
         let thresholds =
             crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
-        let crossed = crate::threshold::check_run(&thresholds, &r);
-        return Ok((super::gate(outcome, &crossed), r));
+        let crossed = crate::threshold::check_results(&thresholds, &r.plan, &r.done);
+        return Ok((super::gate(outcome, &crossed), result));
     }
-    let resumed = resumed_args(args)?;
-    let args = resumed.as_ref().map_or(args, |r| &r.0);
-    let plan = RunPlan::try_from(&crate::plan::flags::RunFlags::from(args))?;
+    let plan = match &resumed {
+        Some(r) => RunPlan::resumed(args, &r.plan)?,
+        None => RunPlan::try_from(args)?,
+    };
     let shard = plan.common.shard.clone();
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {
-        (Some((_, id, _, _)), _) => id.clone(),
+        (Some(r), _) => r.plan.id.clone(),
         (None, Some(s)) => s.plan_id.clone(),
         (None, None) => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
     };
-    let started_at = timefmt::datetime_ms(timefmt::now_ms());
     let secret = secret_for(&plan)?;
     let session = Session::open(
         &plan.common,
@@ -373,23 +307,79 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
     )
     .await?;
     let direct = session.get("direct", ConnectionPolicy::Reuse)?.clone();
-    let results = plan.results_dir.join(match &shard {
-        Some(s) => format!("run-{id}-shard-{}of{}", s.index, s.count),
-        None => format!("run-{id}"),
-    });
+    let results = match &resumed {
+        Some(r) => r.dir.clone(),
+        None => plan.results_dir.join(match &shard {
+            Some(s) => format!("run-{id}-shard-{}of{}", s.index, s.count),
+            None => format!("run-{id}"),
+        }),
+    };
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
     let mut sidecars = super::start_sidecars(&plan.common).await?;
-    let (manifest, inputs) = prepare_results(&plan, &results, &id, started_at, &session, &direct)?;
-    let earlier = resumed.as_ref().map(|r| (r.2.as_slice(), r.3));
+    let (record, done) = match &resumed {
+        // Written again as recorded (an older run directory takes this layout here: its plan
+        // and the runs it finished; a hard stop may have left the methods unwritten).
+        Some(r) => {
+            crate::results::create_dir(&results, &r.plan, &[plan.method()])?;
+            for run in &r.done {
+                crate::results::write_cell_run(&results, run)?;
+            }
+            (r.plan.clone(), r.done.clone())
+        }
+        None => {
+            let record = plan.record(&id, &plan::redact(&direct.url), session.embedded.is_some());
+            crate::results::create_dir(&results, &record, &[plan.method()])
+                .with_context(|| format!("--results-dir {}", plan.results_dir.display()))?;
+            (record, Vec::new())
+        }
+    };
+    // What the interrupted attempts' manifest holds; read before this attempt appends.
+    let listed = results.join("manifest.jsonl");
+    let earlier = if resumed.is_some() && listed.exists() {
+        Manifest::read(&listed)?
+    } else {
+        Vec::new()
+    };
+    let attempt = match &resumed {
+        Some(_) => crate::results::next_attempt(&results)?,
+        None => 0,
+    };
+    let manifest = Manifest::create(&listed)?;
+    // What --resume, verify and cleanup need, before the first upload.
+    let pending = crate::report::result::Extras {
+        in_progress: true,
+        ..Default::default()
+    };
+    crate::results::write_result(
+        &results,
+        &crate::report::result::run_result(&record, &done, pending),
+    )?;
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous = crate::engine::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
-    let runs = measure(&plan, &session, &id, &manifest, earlier, &live, sidecars).await?;
+    let start = Start {
+        done: &done,
+        earlier: &earlier,
+        attempt,
+    };
+    let partial = measure(
+        &plan,
+        &session,
+        (&id, &results),
+        &manifest,
+        &start,
+        &live,
+        sidecars,
+    )
+    .await?;
+    let (_, mut runs) = crate::results::load_dir(&results)?;
+    let summary = crate::results::summary_of(&results, &record, &runs)?;
+    crate::results::write_reports(&results, &summary)?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
         && !interrupted
         && !manifest.broken()
-        && runs.done.iter().all(|o| o.fatal.is_none())
+        && runs.iter().all(|r| r.record.aborted.is_none())
     {
         Some(verify_now(&plan, direct.repo.clone(), &manifest).await?)
     } else {
@@ -407,27 +397,17 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, report::RunResult)>
         ),
         None => None,
     };
-    let mut result = report::build(
-        report::Inputs {
-            target: report::RepositoryRecord {
-                stored_docs,
-                ..inputs.target
-            },
-            client_cpu_s: runs.cpu_s,
-            ..inputs
-        },
-        &runs.done,
-    );
-    result.verify = verified;
-    result.shard = plan
-        .common
-        .shard
-        .as_ref()
-        .map(crate::plan::ShardPlan::record);
+    runs.extend(partial);
+    let extras = crate::report::result::Extras {
+        stored_docs,
+        verify: verified,
+        in_progress: false,
+    };
+    let result = crate::report::result::run_result(&record, &runs, extras);
+    let crossed = crate::threshold::check_results(&plan.common.thresholds, &record, &runs);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);
     let (outcome, result) = finish(&plan, &results, &result_path, &manifest, &live, result)?;
-    let crossed = crate::threshold::check_run(&plan.common.thresholds, &result);
     Ok((super::gate(outcome, &crossed), result))
 }
 
@@ -439,8 +419,8 @@ fn finish(
     result_path: &Path,
     manifest: &Manifest,
     live: &LiveCounters,
-    result: report::RunResult,
-) -> Result<(Outcome, report::RunResult)> {
+    result: RunResult,
+) -> Result<(Outcome, RunResult)> {
     if let Err(e) = manifest.flush() {
         bail!("{e:#}\n  partial results: {}", result_path.display());
     }

@@ -17,10 +17,9 @@ use crate::engine::{
     Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
 };
 use crate::fixtures::Fixtures;
-use crate::manifest::{Manifest, ManifestEntry};
-use crate::plan::flags::SweepFlags;
+use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::plan::sweep::{SweepPlanSpec, method_record};
-use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
 use crate::report::sweep::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
@@ -47,15 +46,22 @@ struct Prepared {
 /// A new sweep from the flags, or an interrupted one from its directory (`--resume`).
 async fn prepare(a: &SweepArgs) -> Result<Prepared> {
     if let Some(dir) = &a.resume {
-        if !crate::plan::sweep::is_sweep_dir(dir) {
+        if !dir.join("plan.json").is_file() {
             bail!(
                 "--resume {}: not a sweep results directory (no plan.json)",
                 dir.display()
             );
         }
         let (plan, done) = results::load_dir(dir)?;
+        if plan.kind == crate::results::records::PlanKind::Run {
+            bail!(
+                "--resume {}: a run's results; finish it with `ingestbench run --resume {}`",
+                dir.display(),
+                dir.display()
+            );
+        }
         let spec =
-            SweepPlanSpec::from_record(&SweepFlags::from(a), &plan, results::load_methods(dir)?)?;
+            SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -63,7 +69,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = SweepPlanSpec::build(&SweepFlags::from(a)).await?;
+    let spec = SweepPlanSpec::build(a).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (
@@ -201,7 +207,7 @@ impl RunObserver for Recorder<'_> {
 }
 
 /// docs/sec of the runs done, by cell (for `--precision` on `--resume`).
-fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
+pub(super) fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
     let mut h: HashMap<CellKey, Vec<(u32, f64)>> = HashMap::new();
     for r in done {
         let rate = if r.record.duration_s > 0.0 {
@@ -329,7 +335,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     .await?;
     drop(session);
     let (outcome, summary) = report(&p, end, &manifest, &live)?;
-    let crossed = crate::threshold::check_sweep(&p.spec.common.thresholds, &summary);
+    let (_, runs) = results::load_dir(&p.dir)?;
+    let crossed = crate::threshold::check_results(&p.spec.common.thresholds, &p.plan, &runs);
     Ok((super::gate(outcome, &crossed), summary))
 }
 

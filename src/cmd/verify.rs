@@ -10,10 +10,10 @@ use anyhow::{Context, Result, bail};
 use super::password;
 use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
-use crate::manifest::Manifest;
+use crate::results::manifest::Manifest;
 use crate::plan::CommonPlan;
 use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
-use crate::report::RunResult;
+use crate::results::records::PlanKind;
 use crate::verify::{Expect, verify};
 use crate::{Outcome, plan};
 
@@ -26,11 +26,10 @@ pub struct Recorded {
     user: String,
     auth: AuthMode,
     parent: String,
-    url: Option<String>,
     method: Option<crate::transport::AccessMethod>,
     /// The invocation's own top folder below the parent (`ingestbench/<id>`).
     pub folder: String,
-    /// Stopped hard: a run whose result is still in progress, a sweep missing runs.
+    /// Stopped hard: runs missing from the plan's.
     hard_stopped: bool,
 }
 
@@ -48,64 +47,44 @@ pub struct ResultsSource<'a> {
 
 fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
     let dir = &a.dir;
-    if dir.join("result.json").is_file() {
-        let p = dir.join("result.json");
-        let r: RunResult = serde_json::from_str(&std::fs::read_to_string(&p)?)
-            .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
-        if r.target.embedded && a.url.is_none() {
-            bail!(
+    if !crate::results::is_results_dir(dir) {
+        bail!(
+            "{}: not a results directory (no plan.json or result.json); give results/run-<id> or results/sweep-<id>",
+            dir.display()
+        );
+    }
+    let (p, runs) = crate::results::load_dir(dir)?;
+    let methods = crate::results::load_methods(dir)?;
+    let m = match &a.access_method {
+        Some(n) => methods
+            .iter()
+            .find(|m| &m.name == n)
+            .cloned()
+            .with_context(|| format!("--access-method {n}: not a method of this sweep"))?,
+        None => match methods.iter().find(|m| !m.is_embedded()) {
+            Some(m) => m.clone(),
+            None if a.url.is_some() => methods[0].clone(),
+            None if p.kind == PlanKind::Run => bail!(
                 "{}: the run used the embedded target, which stopped with it; use `run --verify`, or keep its store (--target-data-dir), serve it with `ingestbench target --data-dir DIR` and pass --url",
                 dir.display()
-            );
-        }
-        return Ok(Recorded {
-            protocol: r.plan.protocol,
-            profile: r.plan.profile.clone(),
-            seed: r.plan.seed,
-            user: r.plan.user.clone(),
-            auth: r.plan.auth,
-            parent: r.plan.parent.clone(),
-            url: Some(r.target.url.clone()),
-            method: None,
-            folder: format!("ingestbench/{}", r.id),
-            hard_stopped: r.in_progress,
-        });
-    }
-    if crate::plan::sweep::is_sweep_dir(dir) {
-        let (p, runs) = crate::results::load_dir(dir)?;
-        let methods = crate::results::load_methods(dir)?;
-        let m = match &a.access_method {
-            Some(n) => methods
-                .iter()
-                .find(|m| &m.name == n)
-                .cloned()
-                .with_context(|| format!("--access-method {n}: not a method of this sweep"))?,
-            None => match methods.iter().find(|m| !m.is_embedded()) {
-                Some(m) => m.clone(),
-                None if a.url.is_some() => methods[0].clone(),
-                None => bail!(
-                    "{}: the sweep only used the embedded target, which stopped with it; serve its store and pass --url",
-                    dir.display()
-                ),
-            },
-        };
-        return Ok(Recorded {
-            protocol: p.protocol,
-            profile: p.profile.clone(),
-            seed: p.seed,
-            user: p.user.clone(),
-            auth: p.auth,
-            parent: p.parent.clone(),
-            url: None,
-            method: Some(m),
-            folder: format!("ingestbench/{}", p.id),
-            hard_stopped: (runs.len() as u64) < p.runs_planned(),
-        });
-    }
-    bail!(
-        "{}: not a results directory (no result.json or plan.json); give results/run-<id> or results/sweep-<id>",
-        dir.display()
-    )
+            ),
+            None => bail!(
+                "{}: the sweep only used the embedded target, which stopped with it; serve its store and pass --url",
+                dir.display()
+            ),
+        },
+    };
+    Ok(Recorded {
+        protocol: p.protocol,
+        profile: p.profile.clone(),
+        seed: p.seed,
+        user: p.user.clone(),
+        auth: p.auth,
+        parent: p.parent.clone(),
+        method: Some(m),
+        folder: format!("ingestbench/{}", p.id),
+        hard_stopped: (runs.len() as u64) < p.runs_planned(),
+    })
 }
 
 /// Connects to the repository a results directory was written against.
@@ -140,12 +119,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         thresholds: Vec::new(),
     };
     let secret = password(&common)?;
-    let plain_url = a.url.or(if rec.method.is_none() {
-        rec.url.as_deref()
-    } else {
-        None
-    });
-    let (url, client) = match (plain_url, &rec.method) {
+    let (url, client) = match (a.url, &rec.method) {
         (Some(u), _) => {
             let u = plan::parse_url(u)?;
             let mut b = crate::reqwest_builder().timeout(Duration::from_secs(120));

@@ -1,27 +1,34 @@
-//! Reading one side of a comparison from disk: a run directory (`result.json`), a sweep
-//! directory (`plan.json` and `runs/`, so each run's MB/s and percentiles are there too), a
-//! `summary.json` (read through its sweep directory when it sits in one) or a `result.json`.
-//! Errors name the argument and the path and say what to give instead.
+//! Reading one side of a comparison from disk: a results directory (`plan.json` and `runs/`,
+//! so each run's MB/s and percentiles are there too; an older run directory's `result.json`
+//! through the same loader), a `summary.json` (read through its directory when it sits in
+//! one) or a run's `result.json` on its own. Errors name the argument and the path and say
+//! what to give instead.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Cell, Side};
-use crate::records::RunResult;
+use super::{Cell, Side, cells_of, named};
+use crate::results::records::RunResult;
 use crate::report::sweep::SweepSummary;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.
 pub fn load(role: &str, path: &Path) -> Result<Side> {
     let cells = if path.is_dir() {
-        load_dir(role, path)?
+        if !crate::results::is_results_dir(path) {
+            bail!(
+                "compare {role} {}: not a results directory (no plan.json or result.json there); give results/run-<id>, results/sweep-<id> or a summary.json",
+                path.display()
+            );
+        }
+        results_dir(path)?
     } else if path.is_file() {
         match path.parent() {
             Some(dir)
                 if path.file_name().is_some_and(|n| n == "summary.json")
-                    && crate::plan::sweep::is_sweep_dir(dir) =>
+                    && dir.join("plan.json").is_file() =>
             {
-                sweep_dir(dir)?
+                results_dir(dir)?
             }
             _ => load_file(role, path)?,
         }
@@ -37,37 +44,13 @@ pub fn load(role: &str, path: &Path) -> Result<Side> {
     })
 }
 
-fn load_dir(role: &str, dir: &Path) -> Result<Vec<Cell>> {
-    if crate::plan::sweep::is_sweep_dir(dir) {
-        return sweep_dir(dir);
-    }
-    for f in ["result.json", "summary.json"] {
-        let p = dir.join(f);
-        if p.is_file() {
-            return load_file(role, &p);
-        }
-    }
-    bail!(
-        "compare {role} {}: not a results directory (no plan.json, result.json or summary.json there); give results/run-<id>, results/sweep-<id> or a summary.json",
-        dir.display()
-    )
-}
-
-/// A sweep directory: its summary as `report` renders it, with each cell's run records.
-fn sweep_dir(dir: &Path) -> Result<Vec<Cell>> {
+/// A results directory: its summary as `report` renders it, with each cell's run records.
+fn results_dir(dir: &Path) -> Result<Vec<Cell>> {
     let (plan, runs) = crate::results::load_dir(dir)?;
-    let summary = crate::report::sweep::summarize(&plan, &runs);
-    // Both in plan order, one entry per cell that has runs.
-    let by_cell = plan.runs_by_cell(&runs);
-    Ok(summary
-        .cells
-        .iter()
-        .zip(&by_cell)
-        .map(|(c, (_, mine))| Cell::from_summary(c, mine))
-        .collect())
+    Ok(cells_of(&plan, &runs))
 }
 
-/// A `summary.json` (a sweep's) or a `result.json` (a run's), told apart by their fields.
+/// A `summary.json` or a run's `result.json` on its own, told apart by their fields.
 fn load_file(role: &str, p: &Path) -> Result<Vec<Cell>> {
     let text = std::fs::read_to_string(p)
         .with_context(|| format!("compare {role} {}: cannot read it", p.display()))?;
@@ -84,7 +67,11 @@ fn load_file(role: &str, p: &Path) -> Result<Vec<Cell>> {
                 p.display()
             )
         })?;
-        return Ok(s.cells.iter().map(|c| Cell::from_summary(c, &[])).collect());
+        return Ok(s
+            .cells
+            .iter()
+            .map(|c| named(s.plan.kind, Cell::from_summary(c, &[])))
+            .collect());
     }
     if v.get("runs").is_some() {
         let r: RunResult = serde_json::from_value(v).with_context(|| {
@@ -99,7 +86,8 @@ fn load_file(role: &str, p: &Path) -> Result<Vec<Cell>> {
                 p.display()
             );
         }
-        return Ok(vec![Cell::from_run(&r)]);
+        let (plan, runs) = crate::report::result::from_result(r);
+        return Ok(cells_of(&plan, &runs));
     }
     bail!(
         "compare {role} {}: neither a sweep's summary.json nor a run's result.json",

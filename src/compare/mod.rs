@@ -2,7 +2,7 @@
 //! side cell by cell (method, connection, size, threads), each change in docs/sec, MB/s and
 //! p95/p99 latency stated with its 95 % interval and called significant only when it is.
 //!
-//! The statistics are the unpaired ones of `metrics::stats` (Welch over the per-run values of
+//! The statistics are the unpaired ones of `analysis::stats` (Welch over the per-run values of
 //! each side: the two results were measured at different times, so no run of one is paired
 //! with a run of the other). A latency change is the change of the mean of the runs' own
 //! percentiles; where the per-run percentiles are not stored (a `summary.json` read on its
@@ -16,9 +16,9 @@ pub mod render;
 use serde::{Deserialize, Serialize};
 
 use crate::fixtures::SizeClass;
-use crate::metrics::stats::{self, Verdict};
+use crate::analysis::stats::{self, Verdict};
 use crate::metrics::{LatencyMs, round3};
-use crate::records::{CellRun, RunResult};
+use crate::results::records::{CellRun, PlanKind, SweepPlan};
 use crate::report::sweep::CellSummary;
 use crate::transport::ConnectionPolicy;
 
@@ -51,15 +51,6 @@ pub struct Cell {
 
 fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-fn error_pct(ok: u64, failed: u64) -> f64 {
-    let all = ok + failed;
-    if all == 0 {
-        0.0
-    } else {
-        round3(failed as f64 * 100.0 / all as f64)
-    }
 }
 
 /// `embedded-http reuse small 4 threads`.
@@ -105,26 +96,28 @@ impl Cell {
             run_p99_ms: per(|r| r.record.latency_ms.p99),
         }
     }
+}
 
-    /// A `run` result: one cell, method [`RUN_METHOD`], connections reused.
-    pub fn from_run(r: &RunResult) -> Cell {
-        let per = |f: fn(&crate::records::RunRecord) -> f64| r.runs.iter().map(f).collect();
-        Cell {
-            method: RUN_METHOD.into(),
-            connection: ConnectionPolicy::Reuse,
-            size: r.plan.size_class,
-            threads: r.plan.threads,
-            runs: r.runs.len() as u32,
-            docs_per_sec: r.docs_per_sec,
-            mb_per_sec: r.mb_per_sec,
-            latency_ms: r.latency_ms.clone(),
-            error_pct: error_pct(r.docs_ok, r.docs_failed),
-            run_docs_per_sec: per(|x| x.docs_per_sec),
-            run_mb_per_sec: per(|x| x.mb_per_sec),
-            run_p95_ms: per(|x| x.latency_ms.p95),
-            run_p99_ms: per(|x| x.latency_ms.p99),
-        }
+/// The cells of a results directory's plan and runs, as its summary states them, each with
+/// its run records; a run's one cell is named [`RUN_METHOD`].
+pub fn cells_of(plan: &SweepPlan, runs: &[CellRun]) -> Vec<Cell> {
+    let summary = crate::report::sweep::summarize(plan, runs);
+    // Both in plan order, one entry per cell that has runs.
+    let by_cell = plan.runs_by_cell(runs);
+    summary
+        .cells
+        .iter()
+        .zip(&by_cell)
+        .map(|(c, (_, mine))| named(plan.kind, Cell::from_summary(c, mine)))
+        .collect()
+}
+
+/// A cell as compare names it: a run's is [`RUN_METHOD`].
+pub fn named(kind: PlanKind, mut c: Cell) -> Cell {
+    if kind == PlanKind::Run {
+        c.method = RUN_METHOD.into();
     }
+    c
 }
 
 /// One side of a comparison: where it was read from, and its cells.
@@ -320,7 +313,7 @@ pub fn compare(base: &Side, cand: &Side) -> Comparison {
         notes.push("latency: the mean of each run's own p95/p99, with the interval of their run-to-run spread".into());
     }
     Comparison {
-        schema_version: crate::records::SCHEMA_VERSION,
+        schema_version: crate::results::records::SCHEMA_VERSION,
         baseline: base.source.clone(),
         candidate: cand.source.clone(),
         only_in_baseline: only(base, cand),

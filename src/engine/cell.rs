@@ -24,10 +24,9 @@
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
 //!   to the mean ± σ of the per-run rates.
 //!
-//! Over 600 lines with its unit tests (the code ends near line 590): the timing rules are kept
-//! in this one file on purpose.
+//! The timing rules are kept together in this file, so they read as one definition.
 
-/// Part of running a cell (`--resume`'s lost warm-up documents), kept apart for its size.
+/// Part of running a cell: `--resume`'s adoption of the warm-up documents a hard stop left.
 mod adopt;
 
 use std::sync::Arc;
@@ -42,7 +41,7 @@ use super::worker::{
     FolderCursor, FolderTable, LiveCounters, Marks, Work, WorkerCtx, WorkerWarmup, worker,
 };
 use crate::fixtures::Fixtures;
-use crate::manifest::{Manifest, ManifestEntry};
+use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::metrics::Recorder;
 use crate::protocol::Protocol;
 
@@ -53,7 +52,7 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
     (0..threads).map(|i| base + u64::from(i < extra)).collect()
 }
 
-pub use crate::records::Warmup;
+pub use crate::results::records::Warmup;
 
 /// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
 /// N's contiguous share of the T workers of all shards, with their global split.

@@ -14,7 +14,7 @@ use tokio::sync::Barrier;
 use tokio::time::Instant;
 
 use crate::fixtures::Fixtures;
-use crate::manifest::Writer;
+use crate::results::manifest::Writer;
 use crate::metrics::{ErrorClass, Recorder};
 use crate::protocol::Protocol;
 

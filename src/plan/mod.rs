@@ -2,7 +2,6 @@
 //! fills): every flag a user can get wrong is checked here with a message naming it. `run` becomes one `direct` access method
 //! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
 
-pub mod flags;
 pub mod schedule;
 pub mod sweep;
 
@@ -15,10 +14,10 @@ use anyhow::{Context, Result, bail};
 use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
-use crate::records::{CellKey, MeasurePolicy, PlanRecord, Warmup};
+use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
-use flags::{CommonFlags, RunFlags};
+use crate::cli::{CommonArgs, RunArgs};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -66,8 +65,8 @@ pub struct ShardPlan {
 
 impl ShardPlan {
     /// What the results record of this shard.
-    pub fn record(&self) -> crate::records::ShardRecord {
-        crate::records::ShardRecord {
+    pub fn record(&self) -> crate::results::records::ShardRecord {
+        crate::results::records::ShardRecord {
             plan_id: self.plan_id.clone(),
             index: self.index,
             count: self.count,
@@ -84,7 +83,7 @@ pub fn metrics_hold(secs: f64) -> Result<Duration> {
 }
 
 /// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
-fn shard_plan(a: &CommonFlags) -> Result<Option<ShardPlan>> {
+fn shard_plan(a: &CommonArgs) -> Result<Option<ShardPlan>> {
     let (index, count) = match (&a.shard, &a.shard_index_env, a.shards) {
         (Some(s), _, _) => {
             let parsed = s.split_once('/').and_then(|(k, n)| {
@@ -185,7 +184,7 @@ pub(crate) const MAX_RUNS_PRECISION: u32 = 10;
 pub(crate) const MAX_RUNS_BUDGET: u32 = 30;
 
 /// The measurement flags, checked.
-fn measure_policy(a: &CommonFlags) -> Result<MeasurePolicy> {
+fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
     let duration_s = match &a.duration {
         None => None,
         Some(d) => match parse_duration(d) {
@@ -210,7 +209,7 @@ fn measure_policy(a: &CommonFlags) -> Result<MeasurePolicy> {
 }
 
 /// `--server-metrics` and `--server-pid`, checked.
-pub(crate) fn probes(a: &CommonFlags) -> Result<Vec<Probe>> {
+pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
     let mut out = Vec::new();
     for u in &a.server_metrics {
         let url = reqwest::Url::parse(u).ok().filter(|u| {
@@ -237,10 +236,10 @@ pub(crate) fn probes(a: &CommonFlags) -> Result<Vec<Probe>> {
     Ok(out)
 }
 
-impl TryFrom<&CommonFlags> for CommonPlan {
+impl TryFrom<&CommonArgs> for CommonPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &CommonFlags) -> Result<CommonPlan> {
+    fn try_from(a: &CommonArgs) -> Result<CommonPlan> {
         let sizes = Sizes {
             small: parse_size(&a.small_size).context("--small-size")?,
             average: parse_size(&a.average_size).context("--average-size")?,
@@ -332,6 +331,49 @@ impl TryFrom<&CommonFlags> for CommonPlan {
     }
 }
 
+impl CommonPlan {
+    /// The plan of a resumed run or sweep: what its `plan.json` recorded, typed, in place of
+    /// this command line's values (never turned back into flags to parse again); from the
+    /// command line only what a record does not hold (credentials, retries, outputs, quiet,
+    /// thresholds, the sidecars). A resumed shard finishes its part without waiting for the
+    /// others.
+    pub fn resumed(a: &CommonArgs, rec: &SweepPlan) -> Result<CommonPlan> {
+        let mut a = a.clone();
+        a.protocol = rec.protocol;
+        a.auth = Some(rec.auth);
+        a.user.clone_from(&rec.user);
+        a.parent = Some(rec.parent.clone());
+        a.seed = rec.seed;
+        a.profile = Some(
+            rec.profile
+                .strip_prefix("built-in:")
+                .unwrap_or(&rec.profile)
+                .to_string(),
+        );
+        a.docs_per_folder = rec.docs_per_folder;
+        a.no_versioning = !rec.versioning;
+        a.timeout = rec.timeout_s;
+        (a.shard, a.shard_index_env, a.shards) = (None, None, None);
+        let mut c = CommonPlan::try_from(&a)?;
+        let size_of = |k: SizeClass| rec.sizes.iter().find(|(s, _)| *s == k).map(|x| x.1);
+        c.sizes = Sizes {
+            small: size_of(SizeClass::Small).unwrap_or(c.sizes.small),
+            average: size_of(SizeClass::Average).unwrap_or(c.sizes.average),
+            large: size_of(SizeClass::Large).unwrap_or(c.sizes.large),
+        };
+        c.measure = rec.measure;
+        c.shard = rec.shard.as_ref().map(|s| ShardPlan {
+            plan_id: s.plan_id.clone(),
+            index: s.index,
+            count: s.count,
+            rendezvous: None,
+            // Unused: a resumed shard meets no other.
+            timeout: Duration::try_from_secs_f64(a.rendezvous_timeout).unwrap_or_default(),
+        });
+        Ok(c)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     pub common: CommonPlan,
@@ -400,29 +442,44 @@ impl RunPlan {
         }
     }
 
-    pub fn record(&self) -> PlanRecord {
+    /// The plan as recorded in `plan.json` (no secrets): a sweep of one cell, `direct` to
+    /// `url` (the redacted URL it reached), under the run's `id`.
+    pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
         let c = &self.common;
-        PlanRecord {
+        SweepPlan {
+            schema_version: crate::results::records::SCHEMA_VERSION,
+            tool: crate::results::records::Tool {
+                name: "ingestbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            id: id.to_string(),
+            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
+            seed: c.seed,
+            methods: vec![MethodRecord::run(url, embedded)],
+            connections: vec![ConnectionPolicy::Reuse],
+            sizes: vec![(self.size, self.doc_size())],
+            threads: vec![self.threads],
+            docs: self.docs,
+            runs: self.runs,
+            order: crate::results::records::Order::Interleaved,
+            baseline: "direct".into(),
+            corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
+            measure: c.measure,
             protocol: c.protocol,
             auth: c.auth,
             user: c.user.clone(),
             parent: c.parent.clone(),
-            size_class: self.size,
-            doc_size_bytes: self.doc_size(),
-            docs: self.docs,
-            threads: self.threads,
-            runs: self.runs,
-            seed: c.seed,
             profile: c.profile.source.clone(),
             node_type: c.profile.node_type.clone(),
-            properties_per_doc: c.profile.properties.len(),
             docs_per_folder: c.docs_per_folder,
             versioning: c.versioning,
             timeout_s: c.timeout.as_secs_f64(),
+            host: crate::host::facts(),
+            shard: c.shard.as_ref().map(ShardPlan::record),
+            kind: crate::results::records::PlanKind::Run,
+            properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
-            corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
-            measure: c.measure,
         }
     }
 }
@@ -435,27 +492,7 @@ impl RunPlan {
             .url
             .as_ref()
             .map_or_else(|| "embedded:http".to_string(), |u| u.to_string());
-        AccessMethod {
-            name: "direct".into(),
-            description: "run: straight to --url".into(),
-            source: PathBuf::from(format!(
-                "--url {}",
-                self.url.as_ref().map_or("(embedded target)".into(), redact)
-            )),
-            url,
-            http_version: HttpVersion::Http1,
-            connection: ConnectionPolicy::Reuse,
-            tls: TlsSettings {
-                ca_cert: self.ca_cert.clone(),
-                ..TlsSettings::default()
-            },
-            headers: Default::default(),
-            node_header: Some(crate::emulator::NODE_HEADER.to_string()),
-            protocol: Some(self.common.protocol),
-            node_cookie: None,
-            server_metrics: Vec::new(),
-            server_pids: Vec::new(),
-        }
+        direct_method(url, self.ca_cert.clone(), self.common.protocol)
     }
 
     /// The one cell `run` measures.
@@ -471,6 +508,40 @@ impl RunPlan {
     /// Its runs, in order.
     pub fn schedule(&self) -> Vec<(CellKey, u32)> {
         (1..=self.runs).map(|r| (self.cell(), r)).collect()
+    }
+}
+
+/// `run`'s access method: `direct` to `url` (`embedded:http` for the embedded target),
+/// keep-alive, trusting `ca_cert`, the serving node named by the emulator's header.
+pub fn direct_method(
+    url: String,
+    ca_cert: Option<PathBuf>,
+    protocol: crate::api::ProtocolKind,
+) -> AccessMethod {
+    AccessMethod {
+        name: "direct".into(),
+        description: "run: straight to --url".into(),
+        source: PathBuf::from(if url.starts_with("embedded:") {
+            "--url (embedded target)".to_string()
+        } else {
+            format!(
+                "--url {}",
+                reqwest::Url::parse(&url).map_or(url.clone(), |u| redact(&u))
+            )
+        }),
+        url,
+        http_version: HttpVersion::Http1,
+        connection: ConnectionPolicy::Reuse,
+        tls: TlsSettings {
+            ca_cert,
+            ..TlsSettings::default()
+        },
+        headers: Default::default(),
+        node_header: Some(crate::emulator::NODE_HEADER.to_string()),
+        protocol: Some(protocol),
+        node_cookie: None,
+        server_metrics: Vec::new(),
+        server_pids: Vec::new(),
     }
 }
 
@@ -506,10 +577,50 @@ pub fn redact(url: &reqwest::Url) -> String {
     u.to_string()
 }
 
-impl TryFrom<&RunFlags> for RunPlan {
+impl RunPlan {
+    /// A resumed run's plan: its recorded plan (see [`CommonPlan::resumed`]); the URL given
+    /// on this command line, else the recorded one (none: the embedded target).
+    pub fn resumed(a: &RunArgs, rec: &SweepPlan) -> Result<RunPlan> {
+        let common = CommonPlan::resumed(&a.common, rec)?;
+        let method = rec
+            .methods
+            .first()
+            .context("plan.json: a run's plan names its method")?;
+        let url = match (&a.url, method.embedded) {
+            (Some(u), _) => Some(parse_url(u)?),
+            (None, false) => Some(parse_url(&method.url)?),
+            (None, true) => None,
+        };
+        let corpus = match rec.corpus.as_deref().map(std::path::Path::new) {
+            Some(p) if p.is_dir() => Some(sample_files(p, rec.docs, &common)?),
+            Some(p) => Some(CorpusInput::Mix(
+                p.to_path_buf(),
+                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
+            )),
+            None => None,
+        };
+        Ok(RunPlan {
+            common,
+            url,
+            size: rec.sizes.first().map_or(a.size, |s| s.0),
+            docs: rec.docs,
+            threads: rec.threads.first().copied().unwrap_or(a.threads),
+            runs: rec.runs,
+            ca_cert: a.ca_cert.clone(),
+            json: a.json,
+            output: a.output.clone(),
+            results_dir: a.results_dir.clone(),
+            target_data_dir: a.target_data_dir.clone(),
+            corpus,
+            flatten: !rec.corpus_tree,
+        })
+    }
+}
+
+impl TryFrom<&RunArgs> for RunPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &RunFlags) -> Result<RunPlan> {
+    fn try_from(a: &RunArgs) -> Result<RunPlan> {
         let url = a.url.as_deref().map(parse_url).transpose()?;
         if let Some(ca) = &a.ca_cert
             && !ca.is_file()

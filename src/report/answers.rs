@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::limits::Verdict;
+use crate::analysis::limits::Verdict;
 use super::sweep::{Relative, SweepSummary};
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;

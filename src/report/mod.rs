@@ -1,42 +1,23 @@
-//! Reports: the result of a `run` built from its measured runs (the JSON source of truth,
-//! schema in `schema/run-result.schema.json`; the record types live in `records`) and its
-//! human summary; a sweep's summary and its exporters (`sweep`, `export`, `table`, `html`,
-//! `findings`, `analysis`). Building is pure: measurements in, values out; writing files is
-//! the caller's job.
+//! Reports: a run's record from its measurement (`run_record`), the one summary of a results
+//! directory (`sweep::summarize`, every cell from its runs) and its exporters: `result`
+//! (a run's `result.json`, schema in `schema/run-result.schema.json`, and its human summary
+//! here), `export`, `table`, `html`, `findings`, `answers`, `lines`. Building is pure:
+//! records in, values out; writing files is the caller's job (`results`).
 
-pub mod analysis;
 pub mod answers;
-pub mod estimate;
 pub mod export;
 pub mod findings;
-pub mod growth;
 mod html;
-pub mod limits;
 pub mod lines;
-pub mod merge;
+pub mod result;
 pub mod sweep;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
 
 use crate::engine::RunMeasurement;
-use crate::host::HostFacts;
-use crate::metrics::{Recorder, encode_hist, mean_sd, round3};
-pub use crate::records::{
-    PlanRecord, RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool,
-};
-
-#[derive(Clone)]
-pub struct Inputs {
-    pub id: String,
-    pub started_at: String,
-    pub plan: PlanRecord,
-    pub host: HostFacts,
-    pub target: RepositoryRecord,
-    pub worker_quotas: Vec<u64>,
-    pub client_cpu_s: f64,
-    pub manifest: String,
-}
+use crate::metrics::round3;
+pub use crate::results::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
 
 fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { n / secs } else { 0.0 }
@@ -75,100 +56,25 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
         start_skew_ms: o.start_skew_ms,
         latency_histogram_us: String::new(),
-    }
-}
-
-fn runs_progress(outcomes: &[RunMeasurement]) -> impl Iterator<Item = &[f64]> {
-    outcomes.iter().map(|o| o.progress_s.as_slice())
-}
-
-pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
-    let mut all = Recorder::new();
-    let mut runs = Vec::new();
-    for o in outcomes {
-        all.merge(&o.recorder);
-        let mut r = run_record(o);
-        r.latency_histogram_us = encode_hist(&o.recorder.latency_us);
-        runs.push(r);
-    }
-    let n = outcomes.len().max(1) as f64;
-    let mean_duration: f64 = outcomes
-        .iter()
-        .map(|o| o.duration.as_secs_f64())
-        .sum::<f64>()
-        / n;
-    let mean_ok = all.docs_ok as f64 / n;
-    let rates: Vec<f64> = outcomes
-        .iter()
-        .map(|o| rate(o.recorder.docs_ok as f64, o.duration.as_secs_f64()))
-        .collect();
-    let (m, sd) = mean_sd(&rates);
-    let cpus = inp.host.cpus.max(1) as f64;
-    let total_time: f64 = outcomes.iter().map(|o| o.duration.as_secs_f64()).sum();
-    let client_share = round3(rate(inp.client_cpu_s, total_time * cpus));
-    let servers = limits::servers_of(outcomes.iter().map(|o| o.servers.as_slice()));
-    let any_probe = outcomes.iter().any(|o| !o.servers.is_empty());
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "ingestbench".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        id: inp.id,
-        started_at: inp.started_at,
-        seed: inp.plan.seed,
-        idle_workers: inp.worker_quotas.iter().filter(|q| **q == 0).count() as u64,
-        worker_quotas: inp.worker_quotas,
-        plan: inp.plan,
-        host: inp.host,
-        target: inp.target,
-        runs,
-        docs_per_sec: round3(rate(mean_ok, mean_duration)),
-        docs_per_sec_mean: round3(m),
-        docs_per_sec_stddev: round3(sd),
-        mb_per_sec: round3(rate(all.bytes_ok as f64 / 1e6 / n, mean_duration)),
-        docs_ok: all.docs_ok,
-        docs_failed: all.docs_failed,
-        retries: all.retries,
-        recovered: all.recovered,
-        versions_ok: all.versions_ok,
-        folders_created: all.folders_created,
-        mean_duration_s: (mean_duration * 1e6).round() / 1e6,
-        latency_ms: all.latency(),
-        errors: all.errors(),
-        node_split: all.nodes.clone(),
-        latency_histogram_us: encode_hist(&all.latency_us),
-        client_cpu_s: round3(inp.client_cpu_s),
-        client_cpu_share: client_share,
-        manifest: inp.manifest,
-        aborted: outcomes.iter().find_map(|o| o.fatal.clone()),
-        in_progress: false,
-        drift: analysis::Drift::of_runs(runs_progress(outcomes)),
-        verify: None,
-        cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
-        ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
-        warmup_docs: outcomes.iter().map(|o| o.warmup_ok).sum(),
-        bottleneck: any_probe.then(|| limits::bottleneck(client_share, &servers)),
-        servers,
-        shard: None,
+        aborted: o.fatal.clone(),
     }
 }
 
 /// The human summary, hyperfine-style.
 pub fn summary_text(r: &RunResult) -> String {
-    // Over 80 lines on purpose: the human summary laid out line by line as it prints.
+    // The human summary, laid out line by line as it prints.
     use std::fmt::Write;
     let mut s = String::new();
     let p = &r.plan;
     let what = match &p.corpus {
         Some(c) => format!(
             "documents of corpus {c} (mean {})",
-            estimate::human_bytes(p.doc_size_bytes)
+            crate::analysis::estimate::human_bytes(p.doc_size_bytes)
         ),
         None => format!(
             "{} documents ({})",
             p.size_class,
-            estimate::human_bytes(p.doc_size_bytes)
+            crate::analysis::estimate::human_bytes(p.doc_size_bytes)
         ),
     };
     let _ = writeln!(

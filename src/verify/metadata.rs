@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::fixtures::{PropType, ShadowMetadata, shadow};
-use crate::manifest::ManifestEntry;
+use crate::results::manifest::ManifestEntry;
 use crate::protocol::ProtocolKind;
 
 use super::{Expect, same_value};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Parser;
 use ingestbench::cli::{Cli, Command as Cmd};
 use ingestbench::compare::{self, Comparison};
-use ingestbench::metrics::stats::Verdict;
+use ingestbench::analysis::stats::Verdict;
 
 use crate::common;
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use ingestbench::manifest::{Manifest, ManifestEntry};
+use ingestbench::results::manifest::{Manifest, ManifestEntry};
 use ingestbench::report::sweep::SweepSummary;
 
 fn have(cmd: &str) -> bool {

@@ -20,6 +20,7 @@ mod labjava;
 mod liferay;
 mod malformed;
 mod measure;
+mod oldresults;
 mod prometheus;
 mod shards;
 mod sweep;

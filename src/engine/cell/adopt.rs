@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use super::{CellPlan, Warmup, shard_workers, split_quota};
 use crate::engine::worker::FolderTable;
 use crate::fixtures::Fixtures;
-use crate::manifest::Manifest;
+use crate::results::manifest::Manifest;
 use crate::protocol::Protocol;
 
 /// How many names in a row must be absent before a stream's tail is taken as found.

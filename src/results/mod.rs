@@ -1,15 +1,21 @@
-//! The results directory of a sweep on disk, and the one writer of per-run records:
+//! The results directory on disk, one layout for `run` and `sweep`, and its one writer:
 //! `plan.json` and `methods.json` before the first upload, `runs/<cell>_r<R>.json` the moment
-//! each run ends (written atomically, so a crash never leaves half a file), the reports last;
-//! and loading them back for `--resume`, `report`, `verify` and `cleanup`.
+//! each run ends (written atomically, so a crash never leaves half a file), the reports
+//! (`summary.json` and the exporters; a run's `result.json` too) last; and the one loader for
+//! `--resume`, `report`, `compare`, `verify`, `merge` and `cleanup`, which also reads run
+//! directories written before this layout (only `result.json` and the manifest).
+
+pub mod manifest;
+pub mod merge;
+pub mod records;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
-use crate::records::SCHEMA_VERSION;
-use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::results::records::SCHEMA_VERSION;
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::report::export;
 use crate::report::sweep::SweepSummary;
 use crate::transport::AccessMethod;
@@ -33,7 +39,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-/// A `sweep --resume` of `dir`: which start of the sweep this is (1 for the first resume),
+/// A `--resume` of `dir`: which start of the run or sweep this is (1 for the first resume),
 /// written to `dir/attempt` before anything is uploaded, so every attempt's warm-up
 /// documents are its own even when the attempt is stopped before its first manifest line.
 pub fn next_attempt(dir: &Path) -> Result<u32> {
@@ -47,7 +53,11 @@ pub fn next_attempt(dir: &Path) -> Result<u32> {
                 )
             })? + 1
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 1,
+        // A run directory resumed before this layout kept each attempt's result as
+        // result.<k>.json: the next attempt comes after those.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (1u32..)
+            .find(|k| !dir.join(format!("result.{k}.json")).exists())
+            .unwrap_or(1),
         Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
     };
     write_atomic(&p, &format!("{k}\n"))?;
@@ -65,8 +75,36 @@ pub fn create_dir(dir: &Path, plan: &SweepPlan, methods: &[AccessMethod]) -> Res
     )
 }
 
-/// The access methods a sweep recorded (`methods.json`).
+/// Is `dir` a results directory: `plan.json`, or an older run's `result.json`?
+pub fn is_results_dir(dir: &Path) -> bool {
+    dir.join("plan.json").is_file() || dir.join("result.json").is_file()
+}
+
+/// A run directory written before `plan.json` and `runs/`: its `result.json`.
+fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> {
+    if dir.join("plan.json").exists() {
+        return Ok(None);
+    }
+    let p = dir.join("result.json");
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return Ok(None);
+    };
+    let r: crate::results::records::RunResult = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
+    Ok(Some(r))
+}
+
+/// The access methods a results directory recorded (`methods.json`; an older run directory:
+/// `direct` to the URL its result names).
 pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
+    if let Some(r) = legacy_run(dir)? {
+        let url = if r.target.embedded {
+            "embedded:http".to_string()
+        } else {
+            r.target.url.clone()
+        };
+        return Ok(vec![crate::plan::direct_method(url, None, r.plan.protocol)]);
+    }
     let p = dir.join("methods.json");
     let text = std::fs::read_to_string(&p)
         .with_context(|| format!("{}: missing (not a complete sweep directory)", p.display()))?;
@@ -93,8 +131,12 @@ pub fn write_cell_run(dir: &Path, rec: &CellRun) -> Result<()> {
     )
 }
 
-/// Reads `plan.json` and every `runs/*.json` of a sweep directory.
+/// Reads `plan.json` and every `runs/*.json` of a results directory (an older run directory:
+/// its `result.json` as the same plan and runs).
 pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
+    if let Some(r) = legacy_run(dir)? {
+        return Ok(crate::report::result::from_result(r));
+    }
     let plan_path = dir.join("plan.json");
     let plan: SweepPlan = serde_json::from_str(
         &std::fs::read_to_string(&plan_path)
@@ -126,11 +168,16 @@ pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
     Ok((plan, runs))
 }
 
-/// The summary of a sweep directory as every report renders it: its runs, and the import
+/// The summary of a results directory as every report renders it: its runs, and the import
 /// estimate when `estimate.json` is there.
 pub fn load_summary(dir: &Path) -> Result<SweepSummary> {
     let (plan, runs) = load_dir(dir)?;
-    let mut s = crate::report::sweep::summarize(&plan, &runs);
+    summary_of(dir, &plan, &runs)
+}
+
+/// The summary of `plan` and `runs`, with the import estimate `dir` holds, if any.
+pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<SweepSummary> {
+    let mut s = crate::report::sweep::summarize(plan, runs);
     let p = dir.join("estimate.json");
     if p.is_file() {
         let text =
@@ -152,4 +199,37 @@ pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>>
         out.push(p);
     }
     Ok(out)
+}
+
+/// Writes a run's `result.json` (pretty JSON; returned too).
+pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> Result<String> {
+    let json = serde_json::to_string_pretty(result)?;
+    write_atomic(&dir.join("result.json"), &json)?;
+    Ok(json)
+}
+
+/// A run's `result.json` as it stands on disk, re-exported from `plan` and `runs` (what it
+/// recorded beside them, the embedded target's count and the verification, kept).
+pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
+    // An older run directory's result.json is its only record: kept as it is.
+    if plan.kind != crate::results::records::PlanKind::Run || !dir.join("plan.json").is_file() {
+        return Ok(None);
+    }
+    let p = dir.join("result.json");
+    let before: Option<crate::results::records::RunResult> = std::fs::read_to_string(&p)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let verify = match before.as_ref().and_then(|b| b.verify.clone()) {
+        Some(v) => Some(v),
+        None => std::fs::read_to_string(dir.join("verify.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok()),
+    };
+    let extras = crate::report::result::Extras {
+        stored_docs: before.as_ref().and_then(|b| b.target.stored_docs),
+        verify,
+        in_progress: (runs.len() as u64) < plan.runs_planned(),
+    };
+    write_result(dir, &crate::report::result::run_result(plan, runs, extras))?;
+    Ok(Some(p))
 }

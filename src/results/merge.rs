@@ -1,9 +1,9 @@
-//! The exact merge of the shards of one plan into the result a single injector would have
-//! written for the same uploads: per run, documents, bytes, errors, node splits, retries and
-//! connections summed; the run from the earliest shard's start to the latest shard's end;
-//! latency HDR histograms added bucket by bucket (so the merged p99 is the p99 of every
-//! upload, never an average of percentiles); the start skew between shards recorded. The
-//! same for sweeps, cell by cell and run by run. Pure: results in, result out. Checks that
+//! The exact merge of the shards of one plan (a run's or a sweep's) into the runs a single
+//! injector would have recorded for the same uploads, cell by cell and run by run: documents,
+//! bytes, errors, node splits, retries and connections summed; the run from the earliest
+//! shard's start to the latest shard's end; latency HDR histograms added bucket by bucket (so
+//! the merged p99 is the p99 of every upload, never an average of percentiles); the start
+//! skew between shards recorded. Pure: plans and runs in, plan and runs out. Checks that
 //! every shard is there and finished.
 
 use std::collections::BTreeMap;
@@ -11,70 +11,9 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::{Inputs, RepositoryRecord, RunResult};
 use crate::engine::RunMeasurement;
 use crate::metrics::{Recorder, decode_hist};
-use crate::records::{CellKey, CellRun, RunRecord, ShardRecord, SweepPlan};
-
-/// Merges the results of all N shards of one plan (any order).
-pub fn merge(mut shards: Vec<RunResult>) -> Result<RunResult> {
-    let records: Vec<Option<&ShardRecord>> = shards.iter().map(|r| r.shard.as_ref()).collect();
-    let s0 = check_shards(&records, "run")?;
-    if let Some(r) = shards.iter().find(|r| r.in_progress) {
-        bail!(
-            "merge: shard {} of plan {} did not finish (its result is still in progress); finish it with `ingestbench run --resume` first",
-            r.shard.as_ref().map_or(0, |s| s.index),
-            s0.plan_id
-        );
-    }
-    shards.sort_by_key(|r| r.shard.as_ref().map_or(0, |s| s.index));
-    let runs: std::collections::BTreeSet<u32> = shards
-        .iter()
-        .flat_map(|r| r.runs.iter().map(|x| x.run))
-        .collect();
-    let mut measured = Vec::new();
-    for run in runs {
-        measured.push(merge_run(&shards, run)?);
-    }
-    let first = &shards[0];
-    let inputs = Inputs {
-        id: s0.plan_id.clone(),
-        started_at: shards
-            .iter()
-            .map(|r| r.started_at.clone())
-            .min()
-            .unwrap_or_default(),
-        plan: first.plan.clone(),
-        host: first.host.clone(),
-        target: RepositoryRecord {
-            stored_docs: None,
-            ..first.target.clone()
-        },
-        worker_quotas: shards
-            .iter()
-            .flat_map(|r| r.worker_quotas.clone())
-            .collect(),
-        client_cpu_s: shards.iter().map(|r| r.client_cpu_s).sum(),
-        manifest: "manifest.jsonl".into(),
-    };
-    let mut out = super::build(inputs, &measured);
-    // Each shard's CPU share was of its own machine's cores: the merge's is their mean.
-    out.client_cpu_share =
-        shards.iter().map(|r| r.client_cpu_share).sum::<f64>() / shards.len() as f64;
-    Ok(out)
-}
-
-/// Run `run` of every shard (of a run result) as one measurement.
-fn merge_run(shards: &[RunResult], run: u32) -> Result<RunMeasurement> {
-    let mut parts = Vec::with_capacity(shards.len());
-    for (k, r) in shards.iter().enumerate() {
-        let Some(x) = r.runs.iter().find(|x| x.run == run) else {
-            bail!("merge: shard {k} has no run {run}");
-        };
-        parts.push((x, x.latency_histogram_us.as_str()));
-    }
-    merge_records(run, &parts)
-}
+use crate::results::records::{CellKey, CellRun, PlanKind, RunRecord, ShardRecord, SweepPlan};
 
 /// One run's records of every shard (each with its latency histogram) as one measurement.
 pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasurement> {
@@ -206,16 +145,20 @@ fn check_shards(records: &[Option<&ShardRecord>], what: &str) -> Result<ShardRec
     Ok((*s0).clone())
 }
 
-/// Merges the directories of all N shards of one sweep (each its plan and finished runs) into
+/// Merges the directories of all N shards of one plan (each its plan and finished runs) into
 /// the plan and runs one injector would have recorded.
 pub fn merge_sweep(shards: Vec<(SweepPlan, Vec<CellRun>)>) -> Result<(SweepPlan, Vec<CellRun>)> {
     let records: Vec<Option<&ShardRecord>> = shards.iter().map(|(p, _)| p.shard.as_ref()).collect();
-    let s0 = check_shards(&records, "sweep")?;
+    let what = match shards.first().map(|(p, _)| p.kind) {
+        Some(PlanKind::Run) => "run",
+        _ => "sweep",
+    };
+    let s0 = check_shards(&records, what)?;
     for (p, runs) in &shards {
         let planned = p.runs_planned();
         if (runs.len() as u64) < planned {
             bail!(
-                "merge: shard {} of plan {} did not finish ({} of {planned} runs); finish it with `ingestbench sweep --resume` on its directory first",
+                "merge: shard {} of plan {} did not finish ({} of {planned} runs); finish it with `ingestbench {what} --resume` on its directory first",
                 p.shard.as_ref().map_or(0, |s| s.index),
                 s0.plan_id,
                 runs.len()

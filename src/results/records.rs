@@ -1,8 +1,10 @@
-//! The records ingestbench writes to disk and reads back: a run's `result.json`, a sweep's
-//! `plan.json` and `runs/*.json`, and the pieces they share. Versioned (`SCHEMA_VERSION`),
-//! typed (the enums serialize as the same lowercase strings older results hold), with units
-//! in field names. Data only: building them is `report`'s job, writing them `results`' and
-//! the commands'.
+//! The records ingestbench writes to disk and reads back. One model for `run` and `sweep`:
+//! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
+//! `runs/<cell>_r<n>.json` ([`CellRun`]); the summary every report renders is built from them
+//! (`report::sweep::summarize`). [`RunResult`] is the format of a run's `result.json`, one
+//! exporter of that summary (`report::result`), and what older run directories hold (read
+//! back through the same exporter's inverse). Versioned (`SCHEMA_VERSION`), typed (the enums
+//! serialize as the same lowercase strings older results hold), with units in field names.
 
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +110,9 @@ pub struct RunRecord {
     /// run by run (`run` results; sweeps keep it beside the record).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub latency_histogram_us: String,
+    /// Set when the repository rejected the documents outright and the run stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -184,7 +189,7 @@ pub struct RunResult {
     pub in_progress: bool,
     /// Throughput at the end of the runs against their start (over 2 runs or more).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub drift: Option<crate::report::analysis::Drift>,
+    pub drift: Option<crate::analysis::scaling::Drift>,
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub verify: Option<crate::verify::VerifyReport>,
@@ -199,10 +204,10 @@ pub struct RunResult {
     pub warmup_docs: u64,
     /// The servers' CPU and memory over the runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<crate::report::limits::ServerSummary>,
+    pub servers: Vec<crate::analysis::limits::ServerSummary>,
     /// What most likely limited the runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<crate::report::limits::Bottleneck>,
+    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
     /// `--shard K/N`: which part of the plan this result holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord>,
@@ -286,7 +291,8 @@ impl Default for MeasurePolicy {
     }
 }
 
-/// The plan as recorded in results (no secrets).
+/// The plan as a run's `result.json` shows it (no secrets): the exporter's view of a
+/// [`SweepPlan`] of one cell.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PlanRecord {
     pub protocol: ProtocolKind,
@@ -335,6 +341,20 @@ pub struct MethodRecord {
     pub connections: Vec<ConnectionPolicy>,
 }
 
+impl MethodRecord {
+    /// `run`'s one method: `direct` to the URL it reached, connections reused.
+    pub fn run(url: &str, embedded: bool) -> MethodRecord {
+        MethodRecord {
+            name: "direct".into(),
+            description: "run: straight to --url".into(),
+            url: url.to_string(),
+            http_version: HttpVersion::Http1,
+            embedded,
+            connections: vec![ConnectionPolicy::Reuse],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPlan {
     pub schema_version: u32,
@@ -373,6 +393,44 @@ pub struct SweepPlan {
     /// whole sweep of all shards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord>,
+    /// `run` or `sweep` (absent: a sweep). A run is one cell, `direct` with connections
+    /// reused, its documents in one folder and its manifest lines untagged; it also
+    /// exports `result.json`.
+    #[serde(default, skip_serializing_if = "PlanKind::is_sweep")]
+    pub kind: PlanKind,
+    /// Metadata properties set on each document (the profile's).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub properties_per_doc: usize,
+    /// Extra attempts allowed per document (`--retries`).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub retries: u32,
+    /// `run --corpus DIR`: the files keep their names in their own folders, recreated below
+    /// each run's folder (false: `--flatten`, numbered folders).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub corpus_tree: bool,
+}
+
+fn is_zero_usize(v: &usize) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+/// Which command wrote a results directory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanKind {
+    #[default]
+    Sweep,
+    Run,
+}
+
+impl PlanKind {
+    pub fn is_sweep(&self) -> bool {
+        *self == PlanKind::Sweep
+    }
 }
 
 /// The order a sweep's runs are done in (`sweep --order`; see `plan::schedule::schedule`).

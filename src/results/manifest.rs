@@ -1,9 +1,7 @@
 //! The upload manifest: one JSON line per document attempted (run, name, folder, server id,
 //! size, sha256, or the error), written beside the results for later verification. Workers
 //! buffer lines locally and append whole buffers, so there is no lock per upload.
-//!
-//! Over 600 lines with its unit tests (the code ends near line 470; the tests compare the
-//! hand-written line writer with serde's output).
+//! The tests compare the hand-written line writer with serde's output.
 
 use std::fs::File;
 use std::io::Write;
