@@ -331,11 +331,11 @@ impl Api for Alfresco {
         self.conn.client.get(format!("{}/nodes/{id}", self.core))
     }
     fn content(&self, id: &str, _meta: &serde_json::Value) -> Result<Content, String> {
-        Ok(Content::Get(
+        Ok(Content::Get(Box::new(
             self.conn
                 .client
                 .get(format!("{}/nodes/{id}/content", self.core)),
-        ))
+        )))
     }
     fn name_and_props(meta: &serde_json::Value) -> (&str, serde_json::Value) {
         (

@@ -456,13 +456,13 @@ impl Api for Cmis {
     }
     fn content(&self, id: &str, meta: &Value) -> Result<Content, String> {
         let latest = object_id(meta).unwrap_or_else(|| id.to_string());
-        Ok(Content::Get(
+        Ok(Content::Get(Box::new(
             self.conn.client.get(&self.root_folder_url).query(&[
                 ("objectId", latest.as_str()),
                 ("cmisselector", "content"),
                 ("succinct", "true"),
             ]),
-        ))
+        )))
     }
     fn name_and_props(meta: &Value) -> (&str, Value) {
         let p = &meta["succinctProperties"];

@@ -11,7 +11,7 @@ use super::{Api, Fetched};
 /// Where a read-back document's content is.
 pub enum Content {
     /// Read with this request.
-    Get(reqwest::RequestBuilder),
+    Get(Box<reqwest::RequestBuilder>),
     /// Already in the metadata (Liferay's `contentValue`).
     Inline(Bytes),
 }
@@ -36,7 +36,7 @@ pub async fn fetch<A: Api>(api: &A, id: &str) -> Result<Option<Fetched>, String>
         return Ok(None);
     };
     let content = match api.content(id, &meta)? {
-        Content::Get(req) => read(req.header(AUTHORIZATION, header), A::ERROR_MESSAGE)
+        Content::Get(req) => read((*req).header(AUTHORIZATION, header), A::ERROR_MESSAGE)
             .await?
             .ok_or("content not found")?,
         Content::Inline(bytes) => bytes,
