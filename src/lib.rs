@@ -7,6 +7,7 @@
 //! (`results`, `report`, `records`); `compare` sets two results side by side and
 //! `threshold` checks `--fail-if` against them; `emulator` is the embedded reference target.
 
+pub mod analysis;
 pub mod api;
 pub mod cli;
 pub mod cmd;
