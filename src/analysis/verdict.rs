@@ -121,7 +121,8 @@ fn saturated(demands: &[Demand]) -> Option<(&Demand, &'static str)> {
     if let Some(d) = busiest(
         &|d| d.kind == Kind::HostCpu && d.role == Role::Host,
         HOST_NEAR,
-    ) {
+    ) && others_share(demands, d) < OTHERS
+    {
         return Some((d, "host_cpu"));
     }
     if let Some(d) = busiest(&|d| d.kind == Kind::Disk, NEAR) {
@@ -134,6 +135,43 @@ fn saturated(demands: &[Demand]) -> Option<(&Demand, &'static str)> {
         return Some((d, "remote_host"));
     }
     None
+}
+
+/// Above this share of a full host's cores outside the client and the servers, the host is
+/// full of someone else's work (another tenant, a build): the verdict says so beside its
+/// judgement of this benchmark's own resources, rather than naming the host.
+pub const OTHERS: f64 = 0.5;
+
+/// The share of this host's cores busy outside the client's and the servers' processes
+/// (the kernel's softirq and irq, and every other process).
+fn others_share(demands: &[Demand], host: &Demand) -> f64 {
+    let share = |d: &Demand| d.utilization * d.capacity / host.capacity.max(1e-9);
+    let ours: f64 = demands
+        .iter()
+        .filter(|d| d.kind == Kind::ProcessCpu && d.error.is_none())
+        .map(share)
+        .sum();
+    (host.utilization - ours).max(0.0)
+}
+
+/// A caveat when this host's CPU is full mostly of work outside the benchmark's processes.
+fn shared_host_caveat(demands: &[Demand]) -> Option<String> {
+    let host = demands
+        .iter()
+        .find(|d| d.kind == Kind::HostCpu && d.role == Role::Host && d.error.is_none())?;
+    let others = others_share(demands, host);
+    (host.utilization >= HOST_NEAR && others >= OTHERS).then(|| {
+        let delay: f64 = demands
+            .iter()
+            .filter(|d| d.kind == Kind::ProcessCpu)
+            .filter_map(|d| d.run_delay_ms)
+            .sum();
+        format!(
+            " (caution: this host's CPU was {} busy, {} of its cores outside the client and the servers: a shared machine; they waited {delay:.2} ms per document for a core)",
+            pct(host.utilization),
+            pct(others)
+        )
+    })
 }
 
 /// Who shares this host's CPU: the client, the local servers, the kernel, anyone else.
@@ -224,11 +262,19 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
             "disk" => format!("{} at {} busy", d.name, pct(d.utilization)),
             _ => format!("{} at {} of its cores", d.name, pct(d.utilization)),
         } + &bound_text;
+        if kind != "host_cpu"
+            && let Some(c) = shared_host_caveat(demands)
+        {
+            v.text.push_str(&c);
+        }
         return v;
     }
     let Some(busiest) = demands
         .iter()
         .filter(|d| d.capacity > 0.0 && d.error.is_none())
+        .filter(|d| {
+            !(d.kind == Kind::HostCpu && d.role == Role::Host && others_share(demands, d) >= OTHERS)
+        })
         .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
     else {
         v.text = "not known: no resource could be read".into();
@@ -273,6 +319,9 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
         }
     }
     v.text.push_str(&bound_text);
+    if let Some(c) = shared_host_caveat(demands) {
+        v.text.push_str(&c);
+    }
     v
 }
 
@@ -595,6 +644,48 @@ mod tests {
         assert_eq!(verdict(&idle, Some(&s)).kind, "serializing");
         assert_eq!(verdict(&idle, None).kind, "latency_or_serializing");
         assert_eq!(verdict(&[], None).kind, "unknown");
+    }
+
+    #[test]
+    fn a_host_full_of_someone_elses_work_is_a_caveat_not_the_verdict() {
+        let v = verdict(
+            &[
+                d(
+                    "embedded target",
+                    Kind::ProcessCpu,
+                    Role::Server,
+                    0.5,
+                    2.0,
+                    "host cores",
+                    0.1,
+                ),
+                d(
+                    "ingestbench (client)",
+                    Kind::ProcessCpu,
+                    Role::Client,
+                    0.5,
+                    2.0,
+                    "host cores",
+                    0.1,
+                ),
+                d(
+                    "this host's CPU",
+                    Kind::HostCpu,
+                    Role::Host,
+                    5.0,
+                    2.0,
+                    "host cores",
+                    1.0,
+                ),
+            ],
+            None,
+        );
+        assert_eq!(v.kind, "latency_or_serializing", "{}", v.text);
+        assert!(
+            v.text.contains("a shared machine") && v.text.contains("80 %"),
+            "{}",
+            v.text
+        );
     }
 
     #[test]

@@ -236,6 +236,7 @@ impl SweepJob<'_> {
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
+            resources: self.servers.get(&cell.method).map(|s| s.resources()),
             target_on_this_host: crate::transport::access::is_loopback(url),
             attempt: self.work.attempt,
             earlier: self

@@ -71,6 +71,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         window_s: o.window_s,
         docs_after_window: o.docs_after_window,
         servers: o.servers.clone(),
+        resources: o.resources.clone(),
         started_unix_ms: o.started_unix_ms,
         start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
         start_skew_ms: o.start_skew_ms,
@@ -108,6 +109,26 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
     let client_share = round3(rate(inp.client_cpu_s, total_time * cpus));
     let servers = limits::servers_of(outcomes.iter().map(|o| o.servers.as_slice()));
     let any_probe = outcomes.iter().any(|o| !o.servers.is_empty());
+    let demands = limits::cell_demands(
+        outcomes
+            .iter()
+            .map(|o| (o.recorder.docs_ok, o.resources.as_ref())),
+    );
+    let latency = all.latency();
+    let verdict = limits::judge(
+        &demands,
+        inp.plan.threads,
+        rate(mean_ok, mean_duration),
+        latency.mean,
+        None,
+    );
+    let bottleneck = match &verdict {
+        Some(v) => Some(limits::Bottleneck {
+            kind: v.kind.clone(),
+            text: v.text.clone(),
+        }),
+        None => any_probe.then(|| limits::bottleneck(client_share, &servers)),
+    };
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -148,8 +169,10 @@ pub fn build(inp: Inputs, outcomes: &[RunMeasurement]) -> RunResult {
         cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
         ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
         warmup_docs: outcomes.iter().map(|o| o.warmup_ok).sum(),
-        bottleneck: any_probe.then(|| limits::bottleneck(client_share, &servers)),
+        bottleneck,
         servers,
+        demands,
+        verdict,
         shard: None,
     }
 }
@@ -243,6 +266,9 @@ pub fn summary_text(r: &RunResult) -> String {
     }
     if let Some(b) = &r.bottleneck {
         let _ = writeln!(s, "  likely limit: {}", b.text);
+    }
+    for w in r.verdict.iter().flat_map(|v| &v.what_if) {
+        let _ = writeln!(s, "  what if: {}", w.text);
     }
     if let Some(d) = &r.drift {
         let _ = writeln!(s, "  drift: {}", d.text());

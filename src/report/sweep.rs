@@ -66,6 +66,14 @@ pub struct CellSummary {
     /// What most likely limited the cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<super::limits::Bottleneck>,
+    /// Each resource's busy time per stored document over the cell's runs, the bottleneck
+    /// first (`analysis::demands`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demands: Vec<crate::analysis::demands::Demand>,
+    /// What limited the cell, the bound, the knee, Little's law and what would help
+    /// (`analysis::verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::analysis::verdict::Verdict>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -165,9 +173,10 @@ fn plural(n: u64) -> &'static str {
 
 /// Builds the summary from the plan and every run found (any order).
 pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
-    let cells = cells_in_plan_order(plan, runs);
+    let mut cells = cells_in_plan_order(plan, runs);
     let relative = relative_costs(plan, &cells);
     let scaling = scaling_rows(&cells);
+    super::limits::judge_cells(&mut cells, &scaling);
     let mut warnings = cell_warnings(plan, &cells);
     let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
@@ -531,6 +540,11 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         docs_after_window: runs.iter().map(|r| r.record.docs_after_window).sum(),
         bottleneck: any_probe.then(|| super::limits::bottleneck(client_share, &servers)),
         servers,
+        demands: super::limits::cell_demands(
+            runs.iter()
+                .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
+        ),
+        verdict: None,
     }
 }
 

@@ -299,7 +299,14 @@ async fn the_servers_cpu_and_memory_come_from_node_exporter_and_proc() {
     assert!(me.cpu_cores.unwrap() > 0.0 && me.memory_bytes.unwrap() > 1 << 20);
     let b = r.bottleneck.as_ref().unwrap();
     assert!(
-        ["client", "server_cpu", "host_cpu", "latency"].contains(&b.kind.as_str()),
+        [
+            "client",
+            "server_cpu",
+            "host_cpu",
+            "remote_host",
+            "latency_or_serializing"
+        ]
+        .contains(&b.kind.as_str()),
         "{b:?}"
     );
     let text = ingestbench::report::summary_text(&r);
