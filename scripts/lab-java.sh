@@ -384,6 +384,9 @@ up() {
   trap stop_started EXIT
   start_tomcat node1 "$J_DIRECT" "$J_AJP1"
   start_tomcat node2 "$J_NODE2" "$J_AJP2"
+  # --node-cpus: each JVM under its own quota from its first instruction (JIT included).
+  cpu_quota node1 "$(cat "$LAB/run/node1.pid")"
+  cpu_quota node2 "$(cat "$LAB/run/node2.pid")"
   wait_tomcat node1 "$J_DIRECT"
   wait_tomcat node2 "$J_NODE2"
   check_shared
@@ -445,6 +448,7 @@ down() {
     for _ in $(seq 100); do port_open "$port" || break; sleep 0.05; done
     port_open "$port" && die "something still listens on 127.0.0.1:$port"
   done
+  cpu_quota_down
   echo "lab: down"
 }
 

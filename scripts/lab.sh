@@ -106,13 +106,50 @@ tls() {
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 30 -extfile ext.cnf 2>/dev/null )
 }
 
+# --node-cpus: puts pid $2 (all its threads) under a CPU quota of $NODE_CPUS CPUs in a cgroup
+# of its own, as a container's CPU limit would: v1 `cpu` under /sys/fs/cgroup/cpu, else v2
+# `cpu.max` where the cpu controller is available. Dies naming the cause when neither can be
+# written. `down` removes the groups.
+cpu_quota() { # name pid
+  [ -n "${NODE_CPUS:-}" ] || return 0
+  local q g root
+  q=$(awk -v c="$NODE_CPUS" 'BEGIN { if (c + 0 < 0.01) exit 1; printf "%d", c * 100000 }') \
+    || die "--node-cpus $NODE_CPUS: a number of CPUs of at least 0.01 (e.g. 0.5)"
+  g=/sys/fs/cgroup/cpu/ingestbench-lab-$1
+  if [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] \
+    && { mkdir -p "$g" && echo 100000 >"$g/cpu.cfs_period_us" && echo "$q" >"$g/cpu.cfs_quota_us" \
+      && echo "$2" >"$g/cgroup.procs"; } 2>/dev/null; then
+    echo "lab: $1 (pid $2) under a CPU quota of $NODE_CPUS CPUs ($g)"
+    return 0
+  fi
+  for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    grep -qw cpu "$root/cgroup.controllers" 2>/dev/null || continue
+    echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null || true
+    g=$root/ingestbench-lab-$1
+    if { mkdir -p "$g" && echo "$q 100000" >"$g/cpu.max" && echo "$2" >"$g/cgroup.procs"; } 2>/dev/null; then
+      echo "lab: $1 (pid $2) under a CPU quota of $NODE_CPUS CPUs ($g)"
+      return 0
+    fi
+  done
+  die "--node-cpus $NODE_CPUS: cannot write a cgroup for $1 (neither v1 /sys/fs/cgroup/cpu nor a v2 hierarchy with the cpu controller is writable here); run as root or drop --node-cpus"
+}
+
+# Removes the lab's quota groups (their processes are gone).
+cpu_quota_down() {
+  local g
+  for g in /sys/fs/cgroup/cpu/ingestbench-lab-* /sys/fs/cgroup/unified/ingestbench-lab-* /sys/fs/cgroup/ingestbench-lab-*; do
+    [ -d "$g" ] && rmdir "$g" 2>/dev/null || true
+  done
+}
+
 start_node() { # name port
   local pidf="$LAB/run/$1.pid"
   alive "$pidf" && return 0
   port_open "$2" && die "port $2 (for $1) is in use; set LAB_BASE_PORT to move the lab"
   rm -f "$LAB/run/$1.port"
+  # --node-cpus: the target puts itself under the quota (and says why not, exit 2).
   nohup "$BIN" target --listen "127.0.0.1:$2" --data-dir "$LAB/store" --node-name "$1" \
-    --port-file "$LAB/run/$1.port" >"$LAB/logs/$1.log" 2>&1 &
+    --port-file "$LAB/run/$1.port" ${NODE_CPUS:+--node-cpus "$NODE_CPUS"} >"$LAB/logs/$1.log" 2>&1 &
   echo $! >"$pidf"
   wait_port "$2" "target $1"
 }
@@ -278,14 +315,16 @@ up() {
 
 CMD=${1:-}
 shift || true
-FRONTEND=nginx FRONTEND_SET="" BACKEND=embedded
-USAGE="usage: scripts/lab.sh up|down|status [--frontend nginx|httpd] [--backend embedded|java] (java also: fetch)"
+FRONTEND=nginx FRONTEND_SET="" BACKEND=embedded NODE_CPUS=
+USAGE="usage: scripts/lab.sh up|down|status [--frontend nginx|httpd] [--backend embedded|java] [--node-cpus CPUS] (java also: fetch)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --frontend) FRONTEND=${2:-}; FRONTEND_SET=1; shift 2 ;;
     --frontend=*) FRONTEND=${1#*=}; FRONTEND_SET=1; shift ;;
     --backend) BACKEND=${2:-}; shift 2 ;;
     --backend=*) BACKEND=${1#*=}; shift ;;
+    --node-cpus) NODE_CPUS=${2:-}; shift 2 ;;
+    --node-cpus=*) NODE_CPUS=${1#*=}; shift ;;
     *) die "unknown argument $1 ($USAGE)" ;;
   esac
 done

@@ -743,6 +743,18 @@ pub struct TargetArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_concurrent: usize,
 
+    /// CPU time each upload spends on a core, hashing (real work, not a sleep): a known CPU
+    /// demand per document (0 = none).
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub cpu_per_doc_ms: f64,
+
+    /// Run this target under a CPU quota of this many CPUs (e.g. 0.5), as a container limit
+    /// would: it moves itself into a new cgroup (v1 `cpu` controller under /sys/fs/cgroup/cpu,
+    /// else v2 `cpu.max`), removed again at exit. Exit 2 naming the cause when neither can
+    /// be written.
+    #[arg(long, value_name = "CPUS")]
+    pub node_cpus: Option<f64>,
+
     /// Lifetime of Liferay OAuth2 tokens issued by /o/oauth2/token.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     pub token_lifetime_s: f64,

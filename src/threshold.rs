@@ -11,8 +11,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::compare::{Cell, Change, Comparison};
 use crate::analysis::stats::Verdict;
+use crate::compare::{Cell, Change, Comparison};
 
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

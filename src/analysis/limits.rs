@@ -1,12 +1,18 @@
 //! What a number can be trusted to say, and what limited it: the three-way verdict on a
 //! comparison (significant, no significant difference, too noisy to tell), the servers' CPU
-//! and memory over a cell's runs, and the likely bottleneck (ingestbench itself, a server's
-//! CPU, this machine's CPU, or neither: latency-bound). Pure functions on records.
+//! and memory over a cell's runs, and the likely bottleneck. With the resources read over
+//! the measured windows, the bottleneck is `analysis::verdict`'s (demands, bound, what-ifs,
+//! judged against the sweep's scaling rows): this is the one place reports call it from.
+//! Results made before resources were read keep the older CPU-share judgement. Pure
+//! functions on records.
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::servers::ServerUsage;
+use crate::analysis::demands::{self, Demand, RunInput};
 pub use crate::analysis::stats::{DECISIVE_PCT, Verdict, verdict};
+use crate::analysis::verdict::{self, ScalingEvidence, Verdict as ResourceVerdict};
+use crate::metrics::resources::RunResources;
+use crate::metrics::servers::ServerUsage;
 
 /// A client using this share of all cores may be what was measured.
 pub const CLIENT_SATURATED: f64 = 0.9;
@@ -106,6 +112,37 @@ pub struct Bottleneck {
     pub text: String,
 }
 
+/// The demands of a cell's runs: `(docs_ok, resources)` per run (empty for results made
+/// before resources were read).
+pub fn cell_demands<'a>(
+    runs: impl Iterator<Item = (u64, Option<&'a RunResources>)>,
+) -> Vec<Demand> {
+    let inputs: Vec<RunInput<'_>> = runs
+        .filter_map(|(docs_ok, r)| r.map(|resources| RunInput { docs_ok, resources }))
+        .collect();
+    if inputs.is_empty() {
+        return Vec::new();
+    }
+    demands::demands(&inputs)
+}
+
+/// The verdict on one cell from its demands, Little's law and, in a sweep, the scaling
+/// evidence of its method and size (`None` without demands).
+pub fn judge(
+    demands: &[Demand],
+    threads: u64,
+    docs_per_sec: f64,
+    mean_latency_ms: f64,
+    scaling: Option<&ScalingEvidence>,
+) -> Option<ResourceVerdict> {
+    if demands.is_empty() {
+        return None;
+    }
+    let mut v = verdict::verdict(demands, scaling);
+    v.little = demands::little(threads, docs_per_sec, mean_latency_ms);
+    Some(v)
+}
+
 /// The likely limit from the client's share of this machine's cores and the servers' use.
 pub fn bottleneck(client_share: f64, servers: &[ServerSummary]) -> Bottleneck {
     let b = |kind: &str, text: String| Bottleneck {
@@ -161,7 +198,7 @@ pub fn bottleneck(client_share: f64, servers: &[ServerSummary]) -> Bottleneck {
     b(
         "latency",
         format!(
-            "neither CPU (client {:.0} %, busiest server {:.0} %): latency-bound, more threads may help",
+            "neither CPU (client {:.0} %, busiest server {:.0} %): latency-bound or serializing (a sweep over threads tells which)",
             client_share * 100.0,
             read.iter()
                 .map(|s| s.cpu_share.unwrap_or(0.0))

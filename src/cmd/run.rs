@@ -15,8 +15,8 @@ use crate::cli::RunArgs;
 use crate::engine::{
     Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
 };
-use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::plan::{self, RunPlan};
+use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::records::{CellRun, PlanKind, RunResult, SweepPlan};
 use crate::transport::ConnectionPolicy;
 use crate::{Outcome, report, timefmt};

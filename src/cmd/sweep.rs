@@ -17,11 +17,11 @@ use crate::engine::{
     Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
 };
 use crate::fixtures::Fixtures;
-use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::plan::sweep::{SweepPlanSpec, method_record};
-use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
 use crate::report::sweep::{SweepSummary, summarize};
+use crate::results::manifest::{Manifest, ManifestEntry};
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
 
@@ -60,8 +60,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
                 dir.display()
             );
         }
-        let spec =
-            SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
+        let spec = SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,

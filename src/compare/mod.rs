@@ -15,11 +15,11 @@ pub mod render;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fixtures::SizeClass;
 use crate::analysis::stats::{self, Verdict};
+use crate::fixtures::SizeClass;
 use crate::metrics::{LatencyMs, round3};
-use crate::results::records::{CellRun, PlanKind, SweepPlan};
 use crate::report::sweep::CellSummary;
+use crate::results::records::{CellRun, PlanKind, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// A `run` result's one cell is named `run`, so two runs of the same size and thread count

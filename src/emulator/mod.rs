@@ -62,6 +62,9 @@ pub struct PerfModel {
     pub jitter: f64,
     pub contention: f64,
     pub coherency: f64,
+    /// CPU time each upload spends on a core (a hashing loop, not a sleep): a known CPU
+    /// demand per document, for checking measured demands and CPU-bound verdicts.
+    pub cpu_per_doc: Duration,
 }
 
 impl PerfModel {
@@ -247,6 +250,41 @@ impl Capacity {
         precise_sleep_until(end).await;
         self.free_at.lock().expect("slots").push(Reverse(end));
         out
+    }
+}
+
+/// CPU seconds this thread has run (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given and reads nothing else.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Spends `cpu` of CPU time on a blocking thread, hashing: real work on a core, measured by
+/// the thread's own CPU clock, so a starved core stretches the wall time, not the work.
+/// On a multi-thread runtime the work runs in place (`block_in_place`: no hand-off to another
+/// thread, whose wake-ups would add CPU of their own to the demand measured).
+async fn burn_cpu(cpu: Duration) {
+    let burn = move || {
+        use sha2::Digest;
+        let end = thread_cpu() + cpu;
+        let mut h = sha2::Sha256::new();
+        let block = [0x5Au8; 1024];
+        while thread_cpu() < end {
+            h.update(block);
+        }
+        std::hint::black_box(h.finalize());
+    };
+    if tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(burn);
+    } else {
+        let _ = tokio::task::spawn_blocking(burn).await;
     }
 }
 
@@ -507,6 +545,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Fu
             alfresco::error(status, "framework.exception.ApiDefault", text)
         }
     };
+    if is_upload && !state.capacity.model.cpu_per_doc.is_zero() {
+        burn_cpu(state.capacity.model.cpu_per_doc).await;
+    }
     let mut resp = if fault == Some(Fault::Error5xx) {
         failure(503, "Service unavailable (injected)")
     } else if liferay {

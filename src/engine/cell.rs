@@ -41,9 +41,9 @@ use super::worker::{
     FolderCursor, FolderTable, LiveCounters, Marks, Work, WorkerCtx, WorkerWarmup, worker,
 };
 use crate::fixtures::Fixtures;
-use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::metrics::Recorder;
 use crate::protocol::Protocol;
+use crate::results::manifest::{Manifest, ManifestEntry};
 
 /// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
 pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
@@ -106,6 +106,8 @@ pub struct CellPlan {
     pub jtl: Option<(crate::metrics::jtl::JtlSink, crate::metrics::jtl::Cell)>,
     /// `--metrics-listen`: the cell's live counters.
     pub metrics: Option<Arc<crate::metrics::live::CellCounters>>,
+    /// Reads the resources (servers, client, host) when the window opens and closes.
+    pub resources: Option<Arc<crate::metrics::resources::Sampler>>,
     /// The target runs on this host (a loopback URL): small documents then leave it half of
     /// the cores (`pool::width`).
     pub target_on_this_host: bool,
@@ -186,6 +188,8 @@ pub struct RunMeasurement {
     pub window_s: Option<f64>,
     /// The servers' CPU and memory during the run (filled in by the sweep engine).
     pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// What each resource spent over the measured window (`CellPlan::resources`).
+    pub resources: Option<crate::metrics::resources::RunResources>,
     /// When the run started by this machine's clock, ms since the Unix epoch.
     pub started_unix_ms: i64,
     /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
@@ -387,6 +391,11 @@ pub async fn run_cell<P: Protocol>(
         Some(w) => *deadline.get_or_init(|| Instant::now() + w) - w,
         None => Instant::now(),
     };
+    // After the start is fixed: a slow node_exporter delays this read, never the window.
+    let res_start = match &plan.resources {
+        Some(s) => Some(s.read().await),
+        None => None,
+    };
     let mut merged = Recorder::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
     for h in handles {
@@ -401,6 +410,10 @@ pub async fn run_cell<P: Protocol>(
     }
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
+    let resources = match (&plan.resources, res_start) {
+        (Some(s), Some(a)) => Some(s.between(&a, &s.read().await)),
+        _ => None,
+    };
     merged.folders_created = folders.created().await;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let stopped = live.stop.load(Ordering::Relaxed);
@@ -422,6 +435,7 @@ pub async fn run_cell<P: Protocol>(
         docs_after_window: late,
         window_s: plan.window.map(|w| w.as_secs_f64()),
         servers: Vec::new(),
+        resources,
         started_unix_ms,
         go_unix_ms: common.map(|c| c.go_unix_ms),
         start_skew_ms: None,

@@ -20,7 +20,7 @@ pub mod rendezvous;
 
 pub use cell::{CellPlan, EarlierRun, run_cell};
 pub use cell::{ResumePoint, RunMeasurement, shard_quotas, split_quota};
-pub use sidecars::{Sidecars, join_rendezvous};
 pub use session::{Connected, Embedded, Session};
+pub use sidecars::{Sidecars, join_rendezvous};
 pub use sweep::{Folders, JobSpec, RunObserver, SweepEnd, SweepJob, run_sweep};
 pub use worker::LiveCounters;

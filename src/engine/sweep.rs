@@ -19,9 +19,9 @@ use super::cell::{CellPlan, EarlierRun, ResumePoint, RunMeasurement, run_cell};
 use super::session::Session;
 use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
-use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
+use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
@@ -236,6 +236,7 @@ impl SweepJob<'_> {
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
+            resources: self.servers.get(&cell.method).map(|s| s.resources()),
             target_on_this_host: crate::transport::access::is_loopback(url),
             attempt: self.work.attempt,
             earlier: self
@@ -332,8 +333,8 @@ impl SweepJob<'_> {
             .filter_map(|c| {
                 let runs = rates.get(c)?;
                 let values: Vec<f64> = runs.iter().map(|r| r.1).collect();
-                let precise =
-                    crate::analysis::stats::relative_ci95(&values).is_some_and(|h| h * 100.0 <= pct);
+                let precise = crate::analysis::stats::relative_ci95(&values)
+                    .is_some_and(|h| h * 100.0 <= pct);
                 let next = runs.iter().map(|r| r.0).max().unwrap_or(0) + 1;
                 (!precise && (runs.len() as u32) < self.measure.max_runs).then(|| (c.clone(), next))
             })

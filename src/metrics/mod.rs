@@ -5,6 +5,7 @@
 
 pub mod jtl;
 pub mod live;
+pub mod resources;
 pub mod servers;
 
 use std::collections::BTreeMap;

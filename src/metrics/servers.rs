@@ -76,6 +76,8 @@ pub struct Servers {
     probes: Vec<Probe>,
     http: Option<reqwest::Client>,
     host_cores: f64,
+    /// The same servers, the client and this host, read at the measured window's edges.
+    resources: std::sync::Arc<super::resources::Sampler>,
 }
 
 /// The readings at a run's start.
@@ -97,10 +99,16 @@ impl Servers {
             })
             .flatten();
         Servers {
+            resources: std::sync::Arc::new(super::resources::Sampler::new(&probes)),
             probes,
             http,
             host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
         }
+    }
+
+    /// What reads the resource demands of these servers, the client and this host.
+    pub fn resources(&self) -> std::sync::Arc<super::resources::Sampler> {
+        self.resources.clone()
     }
 
     pub fn is_empty(&self) -> bool {

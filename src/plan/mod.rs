@@ -12,12 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::api::{AuthMode, ProtocolKind};
+use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
-use crate::cli::{CommonArgs, RunArgs};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]

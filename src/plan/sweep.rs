@@ -360,7 +360,8 @@ impl SweepPlanSpec {
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
                     crate::results::records::Warmup::Docs(n) => n as f64 / rate,
                     crate::results::records::Warmup::Seconds(s) => s,
-                    crate::results::records::Warmup::Auto | crate::results::records::Warmup::Steady => {
+                    crate::results::records::Warmup::Auto
+                    | crate::results::records::Warmup::Steady => {
                         crate::engine::warmup::AUTO.min_window.as_secs_f64()
                             * crate::engine::warmup::AUTO.windows as f64
                     }

@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use crate::analysis::limits::Verdict;
 use super::sweep::{Relative, SweepSummary};
+use crate::analysis::limits::Verdict;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 
@@ -59,6 +59,7 @@ pub fn answers(s: &SweepSummary) -> Vec<Answer> {
     let mut out = costs(s);
     out.extend(scaling(s));
     out.extend(fastest(s));
+    out.extend(what_would_help(s));
     out.push(unresolved(s));
     out
 }
@@ -193,6 +194,42 @@ fn fastest(s: &SweepSummary) -> Vec<Answer> {
     vec![Answer {
         question: "The fastest cell of each size, and what limited it".into(),
         answer: parts.join("; "),
+    }]
+}
+
+/// Per size, for the fastest cell: what each change would buy (`analysis::verdict`'s
+/// what-ifs) and a Little's-law gap, when there is one.
+fn what_would_help(s: &SweepSummary) -> Vec<Answer> {
+    let mut parts = Vec::new();
+    for (size, _) in &s.plan.sizes {
+        let Some(c) = s
+            .cells
+            .iter()
+            .filter(|c| c.size == *size)
+            .max_by(|a, b| a.docs_per_sec.total_cmp(&b.docs_per_sec))
+        else {
+            continue;
+        };
+        let Some(v) = &c.verdict else { continue };
+        let mut p: Vec<String> = v.what_if.iter().map(|w| w.text.clone()).collect();
+        if let Some(l) = v.little.as_ref().filter(|l| l.outside_pct > 15.0) {
+            p.push(l.text.clone());
+        }
+        if !p.is_empty() {
+            parts.push(format!(
+                "{size} ({}, {}): {}",
+                c.method,
+                threads(c.threads),
+                p.join("; ")
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    vec![Answer {
+        question: "What would make it faster (from the measured demands)".into(),
+        answer: parts.join(". "),
     }]
 }
 

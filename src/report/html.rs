@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::analysis::scaling::Usl;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
+use crate::analysis::scaling::Usl;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 

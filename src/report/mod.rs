@@ -52,6 +52,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         window_s: o.window_s,
         docs_after_window: o.docs_after_window,
         servers: o.servers.clone(),
+        resources: o.resources.clone(),
         started_unix_ms: o.started_unix_ms,
         start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
         start_skew_ms: o.start_skew_ms,
@@ -149,6 +150,9 @@ pub fn summary_text(r: &RunResult) -> String {
     }
     if let Some(b) = &r.bottleneck {
         let _ = writeln!(s, "  likely limit: {}", b.text);
+    }
+    for w in r.verdict.iter().flat_map(|v| &v.what_if) {
+        let _ = writeln!(s, "  what if: {}", w.text);
     }
     if let Some(d) = &r.drift {
         let _ = writeln!(s, "  drift: {}", d.text());

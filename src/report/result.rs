@@ -132,6 +132,8 @@ pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResu
         warmup_docs: c.warmup_docs,
         servers: c.servers.clone(),
         bottleneck: c.bottleneck.clone(),
+        demands: c.demands.clone(),
+        verdict: c.verdict.clone(),
         shard: plan.shard.clone(),
     }
 }

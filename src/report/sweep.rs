@@ -78,6 +78,14 @@ pub struct CellSummary {
     /// Folders created, over the cell's runs.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub folders_created: u64,
+    /// Each resource's busy time per stored document over the cell's runs, the bottleneck
+    /// first (`analysis::demands`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demands: Vec<crate::analysis::demands::Demand>,
+    /// What limited the cell, the bound, the knee, Little's law and what would help
+    /// (`analysis::verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::analysis::verdict::Verdict>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -182,9 +190,10 @@ fn plural(n: u64) -> &'static str {
 
 /// Builds the summary from the plan and every run found (any order).
 pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
-    let cells = cells_in_plan_order(plan, runs);
+    let mut cells = cells_in_plan_order(plan, runs);
     let relative = relative_costs(plan, &cells);
     let scaling = scaling_rows(&cells);
+    judge_cells(&mut cells, &scaling);
     let mut warnings = cell_warnings(plan, &cells);
     let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
@@ -514,7 +523,8 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     let mean_dur = dur / n;
     let rates: Vec<f64> = runs.iter().map(|r| r.record.docs_per_sec).collect();
     let (m, sd) = mean_sd(&rates);
-    let servers = crate::analysis::limits::servers_of(runs.iter().map(|r| r.record.servers.as_slice()));
+    let servers =
+        crate::analysis::limits::servers_of(runs.iter().map(|r| r.record.servers.as_slice()));
     let client_share = if dur > 0.0 {
         round3(cpu / (dur * cpus.max(1) as f64))
     } else {
@@ -553,7 +563,9 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         node_split: nodes,
         client_cpu_share: client_share,
         new_connections: conns,
-        drift: crate::analysis::scaling::Drift::of_runs(runs.iter().map(|r| r.record.progress_s.as_slice())),
+        drift: crate::analysis::scaling::Drift::of_runs(
+            runs.iter().map(|r| r.record.progress_s.as_slice()),
+        ),
         cv_pct: round3(crate::analysis::stats::cv(&rates) * 100.0),
         ci95_pct: crate::analysis::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
         warmup_docs: runs.iter().map(|r| r.record.warmup_docs).sum(),
@@ -568,6 +580,60 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         recovered: runs.iter().map(|r| r.record.recovered).sum(),
         versions_ok: runs.iter().map(|r| r.record.versions_ok).sum(),
         folders_created: runs.iter().map(|r| r.record.folders_created).sum(),
+        demands: crate::analysis::limits::cell_demands(
+            runs.iter()
+                .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
+        ),
+        verdict: None,
+    }
+}
+
+/// Judges every cell of a sweep against its method and size's scaling row, and makes each
+/// cell's `bottleneck` say the verdict.
+fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
+    let evidence: Vec<Option<crate::analysis::verdict::ScalingEvidence>> = cells
+        .iter()
+        .map(|c| {
+            let row = rows.iter().find(|r| {
+                r.method == c.method && r.connection == c.connection && r.size == c.size
+            })?;
+            let group = cells.iter().filter(|x| {
+                x.method == c.method && x.connection == c.connection && x.size == c.size
+            });
+            let max_threads = group.clone().map(|x| x.threads).max()?;
+            let r0_ms = group
+                .clone()
+                .min_by_key(|x| x.threads)
+                .map(|x| x.latency_ms.mean)
+                .filter(|m| *m > 0.0);
+            let usl = row.usl.as_ref().filter(|_| row.unreliable.is_none());
+            // Fewer than three thread counts say nothing about where scaling stops.
+            (group.clone().count() >= 3).then_some(crate::analysis::verdict::ScalingEvidence {
+                threads: c.threads,
+                max_threads,
+                peak_threads: row.scaling.peak_threads,
+                knee_threads: row.scaling.knee_threads,
+                degrades: row.scaling.degrades_after_threads.is_some(),
+                usl_sigma: usl.map(|u| u.sigma),
+                usl_peak: usl.and_then(|u| u.peak_concurrency),
+                r0_ms,
+            })
+        })
+        .collect();
+    for (c, e) in cells.iter_mut().zip(evidence) {
+        if let Some(v) = crate::analysis::limits::judge(
+            &c.demands,
+            c.threads,
+            c.docs_per_sec,
+            c.latency_ms.mean,
+            e.as_ref(),
+        ) {
+            c.bottleneck = Some(crate::analysis::limits::Bottleneck {
+                kind: v.kind.clone(),
+                text: v.text.clone(),
+            });
+            c.verdict = Some(v);
+        }
     }
 }
 

@@ -105,6 +105,7 @@ pub fn fixed_summary() -> SweepSummary {
                     docs_after_window: 0,
                     window_s: None,
                     servers: Vec::new(),
+                    resources: None,
                 };
                 runs.push(CellRun {
                     cell: CellKey {

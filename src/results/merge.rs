@@ -96,6 +96,8 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         docs_after_window: late,
         window_s: window,
         servers,
+        // Shards read different hosts over different windows: no one set of demands.
+        resources: None,
         started_unix_ms: start,
         go_unix_ms: None,
         start_skew_ms: Some(skew),

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
-use crate::results::records::SCHEMA_VERSION;
-use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::report::export;
 use crate::report::sweep::SweepSummary;
+use crate::results::records::SCHEMA_VERSION;
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::transport::AccessMethod;
 
 /// Writes `text` to `path` durably and atomically: a temporary file, fsync, rename, then an

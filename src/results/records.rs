@@ -97,6 +97,10 @@ pub struct RunRecord {
     /// The servers' CPU and memory during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// What each resource (servers, the client, this host's CPU, disks, networks) spent
+    /// over the measured window, with its capacity: the resource demands' raw readings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<crate::metrics::resources::RunResources>,
     /// When the run started by this machine's clock (ms since the Unix epoch).
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub started_unix_ms: i64,
@@ -208,6 +212,12 @@ pub struct RunResult {
     /// What most likely limited the runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
+    /// Each resource's busy time per stored document over the runs, the bottleneck first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demands: Vec<crate::analysis::demands::Demand>,
+    /// What limited the runs, the bound and what would help (`analysis::verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::analysis::verdict::Verdict>,
     /// `--shard K/N`: which part of the plan this result holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord>,

@@ -447,7 +447,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap()
         .unwrap()
         .path();
-    let entries = ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     assert!(
         entries
             .iter()
@@ -509,7 +510,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap()
         .unwrap()
         .path();
-    let m = ingestbench::results::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
+    let m =
+        ingestbench::results::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
     assert!(!m.is_empty() && m.iter().all(|e| e.ok && e.source.is_some()));
     // The same seed draws the same sample.
     let (a, _) = ingestbench::corpus::sample::sample(&root, 30, 1).unwrap();

@@ -7,6 +7,7 @@ mod cmis;
 mod common;
 mod compare;
 mod contract;
+mod demands;
 mod docs;
 mod e2e;
 mod estimate;

@@ -1,0 +1,957 @@
+//! What each resource the tool can see spent during a run's measured window, with its
+//! capacity: the raw material of resource demands (busy time per stored document, in
+//! `analysis::demands`). Read twice per run, when the window opens and when it closes
+//! (`engine::cell`), never per upload.
+//!
+//! Per process (the embedded target's threads, a server's pid and its descendants, the
+//! client itself): CPU seconds (`/proc/<pid>/stat`), run delay (time runnable but waiting for
+//! a core, `/proc/<pid>/task/*/schedstat`), bytes read and written to storage
+//! (`/proc/<pid>/io`), and its CPU capacity: the cgroup quota (v1 `cpu.cfs_quota_us` /
+//! `cpu.cfs_period_us`, v2 `cpu.max`, the tightest on the path to the root), the affinity
+//! mask (`Cpus_allowed_list`), else the host's cores. Per host: `/proc/stat` (kernel time,
+//! irq, softirq and steal included: loopback networking and TLS in the kernel belong to no
+//! process), `/proc/diskstats` busy time and bytes per device (capacity: 100 % busy),
+//! `/proc/net/dev` bytes per interface. Remote hosts through node_exporter. A source that
+//! cannot be read is named with why, never fatal.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::servers::{Probe, TARGET_THREAD};
+
+/// Clock ticks per second of `/proc` CPU times (USER_HZ).
+const TICKS: f64 = 100.0;
+
+/// What a resource is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// One process's (or thread group's) CPU; capacity in cores.
+    ProcessCpu,
+    /// A host's CPU as a whole, kernel included; capacity in cores.
+    HostCpu,
+    /// A block device; capacity 1 (100 % busy).
+    Disk,
+    /// A network interface: bytes only, no known capacity.
+    Network,
+}
+
+/// Whose resource it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A server process (the embedded target, a server pid).
+    Server,
+    /// ingestbench itself: when it saturates, the numbers are the instrument's.
+    Client,
+    /// This host, shared by client, local servers and the kernel.
+    Host,
+    /// A remote host (node_exporter): its own CPU, disks and network.
+    RemoteHost,
+}
+
+/// One resource's use over a run's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUse {
+    /// e.g. `embedded target`, `ingestbench (client)`, `java (pid 812)`, `this host's CPU`,
+    /// `disk sda`, `net lo`, `http://db:9100/metrics CPU`.
+    pub name: String,
+    pub kind: Kind,
+    pub role: Role,
+    /// Busy seconds in the window: CPU seconds summed over cores, or a disk's busy time.
+    pub busy_s: f64,
+    /// Capacity in the same unit per second: cores (CPU), 1 (disk), 0 (network: unknown).
+    pub capacity: f64,
+    /// Where the capacity comes from: `cgroup v1 cpu quota`, `cgroup v2 cpu.max`,
+    /// `affinity`, `host cores`, `node_exporter cores`, `100 % busy`, `unknown`.
+    pub capacity_from: String,
+    /// Seconds runnable but waiting for a core (processes: summed over their threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_s: Option<f64>,
+    /// Kernel time of a host's CPU: system + irq + softirq, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_s: Option<f64>,
+    /// Steal time of a host's CPU (a hypervisor ran someone else), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_s: Option<f64>,
+    /// Bytes read from / written to storage (processes, disks) or received / sent (network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+    /// Why it could not be read (then the numbers are 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Every resource's use over one run's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResources {
+    /// Seconds between the two readings (the measured window, give or take a few ms).
+    pub window_s: f64,
+    pub resources: Vec<ResourceUse>,
+}
+
+/// CPU capacity of a process: cores, and where the number comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuCapacity {
+    pub cores: f64,
+    pub from: String,
+}
+
+/// Counters of a set of tasks at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct TaskCounters {
+    cpu_s: f64,
+    run_delay_s: f64,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+/// A host's `/proc/stat` CPU line, in seconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostCpu {
+    pub busy_s: f64,
+    pub kernel_s: f64,
+    pub steal_s: f64,
+    pub cores: f64,
+}
+
+/// One block device's counters: busy milliseconds, sectors read and written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskCounters {
+    pub busy_s: f64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// A remote host's counters from node_exporter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteCounters {
+    pub cpu: HostCpu,
+    pub disks: BTreeMap<String, DiskCounters>,
+    pub net: BTreeMap<String, (u64, u64)>,
+}
+
+/// One reading of every source.
+pub struct Snapshot {
+    at: Instant,
+    procs: Vec<Result<TaskCounters, String>>,
+    host: Result<HostCpu, String>,
+    disks: BTreeMap<String, DiskCounters>,
+    net: BTreeMap<String, (u64, u64)>,
+    remote: Vec<Result<RemoteCounters, String>>,
+}
+
+/// A process whose CPU is read.
+#[derive(Debug, Clone, PartialEq)]
+enum Proc {
+    /// This process less the embedded target's threads.
+    Client,
+    /// The embedded target's threads in this process.
+    Embedded,
+    /// A pid and its descendants.
+    Tree { name: String, pid: u32 },
+}
+
+impl Proc {
+    fn name(&self) -> String {
+        match self {
+            Proc::Client => "ingestbench (client)".into(),
+            Proc::Embedded => "embedded target".into(),
+            Proc::Tree { name, pid } => format!("{name} (pid {pid})"),
+        }
+    }
+}
+
+/// Reads the resources of one access method's servers, the client and this host.
+#[derive(Debug)]
+pub struct Sampler {
+    procs: Vec<Proc>,
+    remote: Vec<String>,
+    http: Option<reqwest::Client>,
+    host_cores: f64,
+}
+
+impl Sampler {
+    /// The client, this host and every probe of a method (`servers::Probe`).
+    pub fn new(probes: &[Probe]) -> Sampler {
+        let mut procs = vec![Proc::Client];
+        let mut remote = Vec::new();
+        for p in probes {
+            match p {
+                Probe::EmbeddedThreads => procs.push(Proc::Embedded),
+                Probe::Process { name, pid } => procs.push(Proc::Tree {
+                    name: name.clone(),
+                    pid: *pid,
+                }),
+                Probe::NodeExporter { url } => remote.push(url.clone()),
+            }
+        }
+        let http = (!remote.is_empty())
+            .then(|| {
+                crate::reqwest_builder()
+                    .timeout(Duration::from_secs(3))
+                    .build()
+                    .ok()
+            })
+            .flatten();
+        Sampler {
+            procs,
+            remote,
+            http,
+            host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+        }
+    }
+
+    /// Reads every source now.
+    pub async fn read(&self) -> Snapshot {
+        let at = Instant::now();
+        let procs = self.procs.iter().map(read_proc).collect();
+        let host = std::fs::read_to_string("/proc/stat")
+            .map_err(|e| format!("/proc/stat: {e}"))
+            .and_then(|t| parse_proc_stat(&t).ok_or_else(|| "/proc/stat: no cpu line".into()));
+        let disks = std::fs::read_to_string("/proc/diskstats")
+            .map(|t| parse_diskstats(&t, whole_device))
+            .unwrap_or_default();
+        let net = std::fs::read_to_string("/proc/net/dev")
+            .map(|t| parse_net_dev(&t))
+            .unwrap_or_default();
+        let mut remote = Vec::with_capacity(self.remote.len());
+        for u in &self.remote {
+            remote.push(self.scrape(u).await);
+        }
+        Snapshot {
+            at,
+            procs,
+            host,
+            disks,
+            net,
+            remote,
+        }
+    }
+
+    async fn scrape(&self, url: &str) -> Result<RemoteCounters, String> {
+        let http = self.http.as_ref().ok_or("no HTTP client")?;
+        let r = http
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| format!("unreachable: {}", super::error_chain(&e)))?;
+        if !r.status().is_success() {
+            return Err(format!("answered HTTP {}", r.status().as_u16()));
+        }
+        let text = r.text().await.map_err(|e| format!("reading: {e}"))?;
+        parse_node_exporter(&text)
+    }
+
+    /// Each resource's use between two readings.
+    pub fn between(&self, a: &Snapshot, b: &Snapshot) -> RunResources {
+        let window_s = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+        let mut out = Vec::new();
+        for (i, p) in self.procs.iter().enumerate() {
+            let role = if *p == Proc::Client {
+                Role::Client
+            } else {
+                Role::Server
+            };
+            let cap = match p {
+                Proc::Tree { pid, .. } => cpu_capacity(*pid, self.host_cores),
+                _ => cpu_capacity(std::process::id(), self.host_cores),
+            };
+            let mut u = ResourceUse::new(p.name(), Kind::ProcessCpu, role, cap.cores, cap.from);
+            match (&a.procs[i], &b.procs[i]) {
+                (Ok(x), Ok(y)) => {
+                    u.busy_s = round6((y.cpu_s - x.cpu_s).max(0.0));
+                    u.run_delay_s = Some(round6((y.run_delay_s - x.run_delay_s).max(0.0)));
+                    u.read_bytes = Some(y.read_bytes.saturating_sub(x.read_bytes));
+                    u.write_bytes = Some(y.write_bytes.saturating_sub(x.write_bytes));
+                }
+                (Err(e), _) | (_, Err(e)) => u.error = Some(e.clone()),
+            }
+            out.push(u);
+        }
+        match (&a.host, &b.host) {
+            (Ok(x), Ok(y)) => out.push(host_cpu_use("this host's CPU", Role::Host, x, y)),
+            (Err(e), _) | (_, Err(e)) => {
+                let mut u = ResourceUse::new(
+                    "this host's CPU".into(),
+                    Kind::HostCpu,
+                    Role::Host,
+                    self.host_cores,
+                    "host cores".into(),
+                );
+                u.error = Some(e.clone());
+                out.push(u);
+            }
+        }
+        out.extend(disk_uses("", Role::Host, &a.disks, &b.disks));
+        out.extend(net_uses("", Role::Host, &a.net, &b.net));
+        for (i, url) in self.remote.iter().enumerate() {
+            match (&a.remote[i], &b.remote[i]) {
+                (Ok(x), Ok(y)) => {
+                    out.push(host_cpu_use(
+                        &format!("{url} CPU"),
+                        Role::RemoteHost,
+                        &x.cpu,
+                        &y.cpu,
+                    ));
+                    out.extend(disk_uses(url, Role::RemoteHost, &x.disks, &y.disks));
+                    out.extend(net_uses(url, Role::RemoteHost, &x.net, &y.net));
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    let mut u = ResourceUse::new(
+                        format!("{url} CPU"),
+                        Kind::HostCpu,
+                        Role::RemoteHost,
+                        0.0,
+                        "unknown".into(),
+                    );
+                    u.error = Some(e.clone());
+                    out.push(u);
+                }
+            }
+        }
+        RunResources {
+            window_s: round6(window_s),
+            resources: out,
+        }
+    }
+}
+
+impl ResourceUse {
+    fn new(name: String, kind: Kind, role: Role, capacity: f64, from: String) -> ResourceUse {
+        ResourceUse {
+            name,
+            kind,
+            role,
+            busy_s: 0.0,
+            capacity: round6(capacity),
+            capacity_from: from,
+            run_delay_s: None,
+            kernel_s: None,
+            steal_s: None,
+            read_bytes: None,
+            write_bytes: None,
+            error: None,
+        }
+    }
+}
+
+fn round6(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
+fn host_cpu_use(name: &str, role: Role, x: &HostCpu, y: &HostCpu) -> ResourceUse {
+    let from = if role == Role::Host {
+        "host cores"
+    } else {
+        "node_exporter cores"
+    };
+    let mut u = ResourceUse::new(name.into(), Kind::HostCpu, role, y.cores, from.into());
+    u.busy_s = round6((y.busy_s - x.busy_s).max(0.0));
+    u.kernel_s = Some(round6((y.kernel_s - x.kernel_s).max(0.0)));
+    u.steal_s = Some(round6((y.steal_s - x.steal_s).max(0.0)));
+    u
+}
+
+/// Devices that did some work in the window (an idle disk is no candidate).
+fn disk_uses(
+    prefix: &str,
+    role: Role,
+    a: &BTreeMap<String, DiskCounters>,
+    b: &BTreeMap<String, DiskCounters>,
+) -> Vec<ResourceUse> {
+    let mut out = Vec::new();
+    for (dev, y) in b {
+        let Some(x) = a.get(dev) else { continue };
+        let busy = (y.busy_s - x.busy_s).max(0.0);
+        let (r, w) = (
+            y.read_bytes.saturating_sub(x.read_bytes),
+            y.write_bytes.saturating_sub(x.write_bytes),
+        );
+        if busy == 0.0 && r == 0 && w == 0 {
+            continue;
+        }
+        let name = if prefix.is_empty() {
+            format!("disk {dev}")
+        } else {
+            format!("{prefix} disk {dev}")
+        };
+        let mut u = ResourceUse::new(name, Kind::Disk, role, 1.0, "100 % busy".into());
+        u.busy_s = round6(busy);
+        u.read_bytes = Some(r);
+        u.write_bytes = Some(w);
+        out.push(u);
+    }
+    out
+}
+
+/// Interfaces that moved bytes in the window (received = read, sent = written).
+fn net_uses(
+    prefix: &str,
+    role: Role,
+    a: &BTreeMap<String, (u64, u64)>,
+    b: &BTreeMap<String, (u64, u64)>,
+) -> Vec<ResourceUse> {
+    let mut out = Vec::new();
+    for (dev, y) in b {
+        let Some(x) = a.get(dev) else { continue };
+        let (r, w) = (y.0.saturating_sub(x.0), y.1.saturating_sub(x.1));
+        if r == 0 && w == 0 {
+            continue;
+        }
+        let name = if prefix.is_empty() {
+            format!("net {dev}")
+        } else {
+            format!("{prefix} net {dev}")
+        };
+        let mut u = ResourceUse::new(name, Kind::Network, role, 0.0, "unknown".into());
+        u.read_bytes = Some(r);
+        u.write_bytes = Some(w);
+        out.push(u);
+    }
+    out
+}
+
+fn read_proc(p: &Proc) -> Result<TaskCounters, String> {
+    match p {
+        Proc::Embedded => Ok(tasks_of_self(true)),
+        Proc::Client => {
+            // Whole-process CPU and I/O (threads that exited still count) less the target's.
+            let me = process_counters(std::process::id())?;
+            let t = tasks_of_self(true);
+            let c = tasks_of_self(false);
+            Ok(TaskCounters {
+                cpu_s: (me.cpu_s - t.cpu_s).max(0.0),
+                run_delay_s: c.run_delay_s,
+                read_bytes: me.read_bytes.saturating_sub(t.read_bytes),
+                write_bytes: me.write_bytes.saturating_sub(t.write_bytes),
+            })
+        }
+        Proc::Tree { pid, .. } => {
+            let mut sum = TaskCounters::default();
+            let tree = descendants(*pid)?;
+            for p in tree {
+                if let Ok(c) = process_counters(p) {
+                    sum.cpu_s += c.cpu_s;
+                    sum.run_delay_s += c.run_delay_s;
+                    sum.read_bytes += c.read_bytes;
+                    sum.write_bytes += c.write_bytes;
+                }
+            }
+            Ok(sum)
+        }
+    }
+}
+
+/// This process's threads named like the embedded target's (`target`) or all the others.
+fn tasks_of_self(target: bool) -> TaskCounters {
+    let mut sum = TaskCounters::default();
+    let Ok(rd) = std::fs::read_dir("/proc/self/task") else {
+        return sum;
+    };
+    for e in rd.flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some((comm, f)) = stat_fields(&stat) else {
+            continue;
+        };
+        if comm.starts_with(TARGET_THREAD) != target {
+            continue;
+        }
+        sum.cpu_s += ticks(&f, 11) + ticks(&f, 12);
+        if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
+            sum.run_delay_s += parse_schedstat(&s).unwrap_or(0.0);
+        }
+        if target && let Ok(io) = std::fs::read_to_string(e.path().join("io")) {
+            let (r, w) = parse_io(&io);
+            sum.read_bytes += r;
+            sum.write_bytes += w;
+        }
+    }
+    sum
+}
+
+/// One process: utime + stime + what reaped children left (cutime + cstime), its threads'
+/// run delay, its storage I/O.
+fn process_counters(pid: u32) -> Result<TaskCounters, String> {
+    let dir = format!("/proc/{pid}");
+    let stat =
+        std::fs::read_to_string(format!("{dir}/stat")).map_err(|e| format!("{dir}/stat: {e}"))?;
+    let (_, f) = stat_fields(&stat).ok_or_else(|| format!("{dir}/stat: unreadable"))?;
+    let mut c = TaskCounters {
+        cpu_s: ticks(&f, 11) + ticks(&f, 12) + ticks(&f, 13) + ticks(&f, 14),
+        ..TaskCounters::default()
+    };
+    if let Ok(rd) = std::fs::read_dir(format!("{dir}/task")) {
+        for e in rd.flatten() {
+            if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
+                c.run_delay_s += parse_schedstat(&s).unwrap_or(0.0);
+            }
+        }
+    }
+    // Another user's process hides its io file: CPU still counts.
+    if let Ok(io) = std::fs::read_to_string(format!("{dir}/io")) {
+        (c.read_bytes, c.write_bytes) = parse_io(&io);
+    }
+    Ok(c)
+}
+
+/// `pid` and every process descended from it.
+fn descendants(pid: u32) -> Result<Vec<u32>, String> {
+    let mut parent_of: HashMap<u32, u32> = HashMap::new();
+    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    for e in rd.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(e.path().join("stat"))
+            && let Some((_, f)) = stat_fields(&stat)
+            && let Some(pp) = f.get(1).and_then(|v| v.parse::<u32>().ok())
+        {
+            parent_of.insert(p, pp);
+        }
+    }
+    if !parent_of.contains_key(&pid) {
+        return Err(format!("no process {pid}"));
+    }
+    let mut tree: HashSet<u32> = HashSet::from([pid]);
+    loop {
+        let before = tree.len();
+        for (c, p) in &parent_of {
+            if tree.contains(p) {
+                tree.insert(*c);
+            }
+        }
+        if tree.len() == before {
+            break;
+        }
+    }
+    let mut v: Vec<u32> = tree.into_iter().collect();
+    v.sort_unstable();
+    Ok(v)
+}
+
+/// Fields after the command name of a `/proc/.../stat` line (the name may hold spaces).
+fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat[open + 1..close].to_string();
+    Some((comm, stat[close + 1..].split_whitespace().collect()))
+}
+
+fn ticks(f: &[&str], i: usize) -> f64 {
+    f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / TICKS
+}
+
+/// `/proc/<pid>/task/<tid>/schedstat`: time on a core, time waiting for one (run delay),
+/// timeslices, in ns; the run delay in seconds.
+pub fn parse_schedstat(text: &str) -> Option<f64> {
+    let v: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(v as f64 / 1e9)
+}
+
+/// `/proc/<pid>/io`: `read_bytes` and `write_bytes` (what reached the storage layer).
+pub fn parse_io(text: &str) -> (u64, u64) {
+    let mut r = (0, 0);
+    for l in text.lines() {
+        if let Some((k, v)) = l.split_once(':') {
+            let v = v.trim().parse().unwrap_or(0);
+            match k.trim() {
+                "read_bytes" => r.0 = v,
+                "write_bytes" => r.1 = v,
+                _ => {}
+            }
+        }
+    }
+    r
+}
+
+/// `/proc/stat`'s aggregate `cpu` line: busy = all but idle and iowait (kernel and steal
+/// included), kernel = system + irq + softirq; cores = the `cpuN` lines.
+pub fn parse_proc_stat(text: &str) -> Option<HostCpu> {
+    let mut h = HostCpu::default();
+    let mut seen = false;
+    for l in text.lines() {
+        let mut it = l.split_whitespace();
+        let Some(head) = it.next() else { continue };
+        if head == "cpu" {
+            let v: Vec<f64> = it.map(|x| x.parse().unwrap_or(0.0) / TICKS).collect();
+            let g = |i: usize| v.get(i).copied().unwrap_or(0.0);
+            // user nice system idle iowait irq softirq steal (guest is inside user).
+            h.busy_s = g(0) + g(1) + g(2) + g(5) + g(6) + g(7);
+            h.kernel_s = g(2) + g(5) + g(6);
+            h.steal_s = g(7);
+            seen = true;
+        } else if head.starts_with("cpu") {
+            h.cores += 1.0;
+        }
+    }
+    seen.then_some(h)
+}
+
+/// A whole block device (not a partition, a loop or a ram disk): it has `/sys/block/<dev>`.
+fn whole_device(dev: &str) -> bool {
+    !dev.starts_with("loop")
+        && !dev.starts_with("ram")
+        && std::path::Path::new("/sys/block").join(dev).exists()
+}
+
+/// `/proc/diskstats`: per device (kept by `keep`), io_ticks (field 13, ms busy) and the
+/// sectors read and written (512 bytes each).
+pub fn parse_diskstats(text: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, DiskCounters> {
+    let mut out = BTreeMap::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 13 || !keep(f[2]) {
+            continue;
+        }
+        let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
+        out.insert(
+            f[2].to_string(),
+            DiskCounters {
+                busy_s: n(12) as f64 / 1000.0,
+                read_bytes: n(5) * 512,
+                write_bytes: n(9) * 512,
+            },
+        );
+    }
+    out
+}
+
+/// `/proc/net/dev`: received and sent bytes per interface.
+pub fn parse_net_dev(text: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for l in text.lines().skip(2) {
+        let Some((name, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        if f.len() >= 9 {
+            out.insert(name.trim().to_string(), (f[0], f[8]));
+        }
+    }
+    out
+}
+
+/// node_exporter's counters: `node_cpu_seconds_total` by mode, `node_disk_io_time_seconds_total`
+/// and `node_disk_{read,written}_bytes_total` per device, `node_network_{receive,transmit}_bytes_total`
+/// per interface.
+pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines)
+        .map_err(|e| format!("not the Prometheus text format: {e}"))?;
+    let mut r = RemoteCounters::default();
+    let mut cpus = HashSet::new();
+    for s in &scrape.samples {
+        let v = match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            _ => continue,
+        };
+        let dev = || s.labels.get("device").unwrap_or("").to_string();
+        match s.metric.as_str() {
+            "node_cpu_seconds_total" => {
+                if let Some(c) = s.labels.get("cpu") {
+                    cpus.insert(c.to_string());
+                }
+                let mode = s.labels.get("mode").unwrap_or("");
+                if !matches!(mode, "idle" | "iowait") {
+                    r.cpu.busy_s += v;
+                }
+                if matches!(mode, "system" | "irq" | "softirq") {
+                    r.cpu.kernel_s += v;
+                }
+                if mode == "steal" {
+                    r.cpu.steal_s += v;
+                }
+            }
+            "node_disk_io_time_seconds_total" => r.disks.entry(dev()).or_default().busy_s = v,
+            "node_disk_read_bytes_total" => r.disks.entry(dev()).or_default().read_bytes = v as u64,
+            "node_disk_written_bytes_total" => {
+                r.disks.entry(dev()).or_default().write_bytes = v as u64
+            }
+            "node_network_receive_bytes_total" => r.net.entry(dev()).or_default().0 = v as u64,
+            "node_network_transmit_bytes_total" => r.net.entry(dev()).or_default().1 = v as u64,
+            _ => {}
+        }
+    }
+    if cpus.is_empty() {
+        return Err("no node_cpu_seconds_total: is this a node_exporter /metrics URL?".into());
+    }
+    r.cpu.cores = cpus.len() as f64;
+    Ok(r)
+}
+
+/// A cgroup a process belongs to: `(1, path)` for a v1 hierarchy with the `cpu` controller,
+/// `(2, path)` for the unified one.
+pub fn parse_cgroup(text: &str) -> Vec<(u8, String)> {
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let mut it = l.splitn(3, ':');
+        let (Some(id), Some(ctrl), Some(path)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        if id == "0" && ctrl.is_empty() {
+            out.push((2, path.to_string()));
+        } else if ctrl.split(',').any(|c| c == "cpu") {
+            out.push((1, path.to_string()));
+        }
+    }
+    out
+}
+
+/// A v1 quota: `cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1: none).
+pub fn quota_v1(quota: &str, period: &str) -> Option<f64> {
+    let q: f64 = quota.trim().parse().ok()?;
+    let p: f64 = period.trim().parse().ok()?;
+    (q > 0.0 && p > 0.0).then(|| q / p)
+}
+
+/// A v2 `cpu.max`: `QUOTA PERIOD` or `max PERIOD`.
+pub fn cpu_max(text: &str) -> Option<f64> {
+    let mut it = text.split_whitespace();
+    let q: f64 = it.next()?.parse().ok()?;
+    let p: f64 = it.next()?.parse().ok()?;
+    (q > 0.0 && p > 0.0).then(|| q / p)
+}
+
+/// How many CPUs a `Cpus_allowed_list` names (`0-3,8,10-11` → 7).
+pub fn cpu_list_len(list: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        n += match part.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().ok()? - a.parse::<usize>().ok()? + 1,
+            None => {
+                part.parse::<usize>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
+/// The tightest CPU quota on a cgroup's path to its root, read through `read` (a file
+/// path → its text; the real one reads `/sys/fs/cgroup`).
+pub fn quota_of(
+    cgroups: &[(u8, String)],
+    read: impl Fn(&str) -> Option<String>,
+) -> Option<(f64, String)> {
+    let mut best: Option<(f64, String)> = None;
+    for (v, path) in cgroups {
+        let roots: &[&str] = if *v == 1 {
+            &["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"]
+        } else {
+            &["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        };
+        let mut p = path.trim_end_matches('/').to_string();
+        loop {
+            for root in roots {
+                let q = if *v == 1 {
+                    match (
+                        read(&format!("{root}{p}/cpu.cfs_quota_us")),
+                        read(&format!("{root}{p}/cpu.cfs_period_us")),
+                    ) {
+                        (Some(q), Some(per)) => quota_v1(&q, &per),
+                        _ => None,
+                    }
+                } else {
+                    read(&format!("{root}{p}/cpu.max")).and_then(|t| cpu_max(&t))
+                };
+                if let Some(q) = q
+                    && best.as_ref().is_none_or(|b| q < b.0)
+                {
+                    let from = if *v == 1 {
+                        "cgroup v1 cpu quota"
+                    } else {
+                        "cgroup v2 cpu.max"
+                    };
+                    best = Some((q, from.to_string()));
+                }
+            }
+            match p.rfind('/') {
+                Some(i) if !p.is_empty() => p.truncate(i),
+                _ => break,
+            }
+        }
+    }
+    best
+}
+
+/// A process's CPU capacity: its cgroup quota, its affinity, the host's cores, whichever
+/// is least.
+pub fn cpu_capacity(pid: u32, host_cores: f64) -> CpuCapacity {
+    let mut cap = CpuCapacity {
+        cores: host_cores,
+        from: "host cores".into(),
+    };
+    if let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        && let Some(n) = st
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .and_then(cpu_list_len)
+        && (n as f64) < cap.cores
+    {
+        cap = CpuCapacity {
+            cores: n as f64,
+            from: "affinity".into(),
+        };
+    }
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .map(|t| parse_cgroup(&t))
+        .unwrap_or_default();
+    if let Some((q, from)) = quota_of(&cgroups, |p| std::fs::read_to_string(p).ok())
+        && q < cap.cores
+    {
+        cap = CpuCapacity { cores: q, from };
+    }
+    cap
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_A: &str = "cpu  32299 0 6921 16252 609 0 137 638 0 0
+cpu0 15892 0 2971 9122 111 0 20 305 0 0
+cpu1 16407 0 3950 7130 498 0 117 333 0 0
+intr 123
+";
+
+    #[test]
+    fn host_cpu_counts_the_kernel_and_steal() {
+        let h = parse_proc_stat(STAT_A).unwrap();
+        assert_eq!(h.cores, 2.0);
+        assert!((h.busy_s - (32299.0 + 6921.0 + 137.0 + 638.0) / 100.0).abs() < 1e-9);
+        assert!((h.kernel_s - (6921.0 + 137.0) / 100.0).abs() < 1e-9);
+        assert!((h.steal_s - 6.38).abs() < 1e-9);
+        assert!(parse_proc_stat("intr 1\n").is_none());
+    }
+
+    #[test]
+    fn disks_networks_tasks_are_parsed() {
+        let ds = "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+   8       0 sda 1200 10 48000 900 3400 50 96000 5000 0 4200 6100 0 0 0 0
+   8       1 sda1 1100 10 47000 800 3300 50 95000 4900 0 4100 6000 0 0 0 0
+";
+        let d = parse_diskstats(ds, |d| d == "sda");
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d["sda"],
+            DiskCounters {
+                busy_s: 4.2,
+                read_bytes: 48000 * 512,
+                write_bytes: 96000 * 512
+            }
+        );
+        let nd = "Inter-|   Receive |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets
+    lo:    3193      29    0    0    0     0          0         0     3194      29    0    0    0     0       0          0
+  eth0: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0
+";
+        let n = parse_net_dev(nd);
+        assert_eq!(n["lo"], (3193, 3194));
+        assert_eq!(n["eth0"], (100, 200));
+        assert_eq!(parse_schedstat("145753 2045525000 2\n"), Some(2.045525));
+        let io = "rchar: 6976\nwchar: 0\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_io(io), (4096, 8192));
+    }
+
+    #[test]
+    fn quotas_affinity_and_cgroups_are_read() {
+        let cg = "12:cpu,cpuacct:/ib/node1\n4:memory:/x\n0::/user.slice\n";
+        assert_eq!(
+            parse_cgroup(cg),
+            vec![(1, "/ib/node1".to_string()), (2, "/user.slice".to_string())]
+        );
+        assert_eq!(quota_v1("50000\n", "100000\n"), Some(0.5));
+        assert_eq!(quota_v1("-1", "100000"), None);
+        assert_eq!(cpu_max("150000 100000\n"), Some(1.5));
+        assert_eq!(cpu_max("max 100000\n"), None);
+        assert_eq!(cpu_list_len("\t0-3,8,10-11\n"), Some(7));
+        assert_eq!(cpu_list_len("0"), Some(1));
+        // The parent's quota is tighter than the child's: the tighter one applies.
+        let files: HashMap<&str, &str> = HashMap::from([
+            ("/sys/fs/cgroup/cpu/ib/node1/cpu.cfs_quota_us", "80000"),
+            ("/sys/fs/cgroup/cpu/ib/node1/cpu.cfs_period_us", "100000"),
+            ("/sys/fs/cgroup/cpu/ib/cpu.cfs_quota_us", "50000"),
+            ("/sys/fs/cgroup/cpu/ib/cpu.cfs_period_us", "100000"),
+            ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1"),
+            ("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"),
+            ("/sys/fs/cgroup/unified/user.slice/cpu.max", "max 100000"),
+        ]);
+        let q = quota_of(&parse_cgroup(cg), |p| files.get(p).map(|s| s.to_string()));
+        assert_eq!(q, Some((0.5, "cgroup v1 cpu quota".to_string())));
+        let v2 = [(2, "/a/b".to_string())];
+        let q = quota_of(&v2, |p| {
+            (p == "/sys/fs/cgroup/a/cpu.max").then(|| "200000 100000".to_string())
+        });
+        assert_eq!(q, Some((2.0, "cgroup v2 cpu.max".to_string())));
+        assert_eq!(quota_of(&v2, |_| None), None);
+    }
+
+    #[test]
+    fn node_exporter_disks_and_networks() {
+        let t = "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 100
+node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 30
+node_cpu_seconds_total{cpu=\"0\",mode=\"softirq\"} 2
+node_cpu_seconds_total{cpu=\"1\",mode=\"system\"} 10
+node_cpu_seconds_total{cpu=\"1\",mode=\"steal\"} 1
+node_disk_io_time_seconds_total{device=\"sda\"} 12.5
+node_disk_written_bytes_total{device=\"sda\"} 4096
+node_network_receive_bytes_total{device=\"eth0\"} 10
+node_network_transmit_bytes_total{device=\"eth0\"} 20
+";
+        let r = parse_node_exporter(t).unwrap();
+        assert_eq!(r.cpu.cores, 2.0);
+        assert_eq!(r.cpu.busy_s, 43.0);
+        assert_eq!(r.cpu.kernel_s, 12.0);
+        assert_eq!(r.cpu.steal_s, 1.0);
+        assert_eq!(r.disks["sda"].busy_s, 12.5);
+        assert_eq!(r.disks["sda"].write_bytes, 4096);
+        assert_eq!(r.net["eth0"], (10, 20));
+        assert!(parse_node_exporter("up 1\n").is_err());
+    }
+
+    #[tokio::test]
+    async fn this_process_is_read_between_two_snapshots() {
+        let s = Sampler::new(&[Probe::Process {
+            name: "me".into(),
+            pid: std::process::id(),
+        }]);
+        let a = s.read().await;
+        // Burn some CPU on this thread so the client and the pid both move.
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(60) {
+            x = x.wrapping_mul(31).wrapping_add(7);
+        }
+        std::hint::black_box(x);
+        let b = s.read().await;
+        let r = s.between(&a, &b);
+        let client = &r.resources[0];
+        assert_eq!(client.role, Role::Client);
+        assert!(client.busy_s > 0.0 && client.capacity > 0.0, "{client:?}");
+        assert!(client.run_delay_s.is_some());
+        let host = r
+            .resources
+            .iter()
+            .find(|u| u.kind == Kind::HostCpu)
+            .unwrap();
+        assert!(host.error.is_none() && host.capacity >= 1.0, "{host:?}");
+        let bad = Sampler::new(&[Probe::Process {
+            name: "gone".into(),
+            pid: u32::MAX,
+        }]);
+        let (a, b) = (bad.read().await, bad.read().await);
+        assert!(bad.between(&a, &b).resources[1].error.is_some());
+    }
+}
