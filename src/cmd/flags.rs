@@ -59,6 +59,8 @@ impl From<&RunArgs> for RunFlags {
             corpus: a.corpus.clone(),
             sample: a.sample,
             flatten: a.flatten,
+            on_name_clash: a.on_name_clash,
+            on_bad_name: a.on_bad_name,
             common: CommonFlags::from(&a.common),
         }
     }

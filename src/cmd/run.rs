@@ -89,8 +89,11 @@ fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     a.common.seed = p.seed;
     a.corpus = p.corpus.as_ref().map(PathBuf::from);
     if a.corpus.as_ref().is_some_and(|c| c.is_dir()) {
-        a.sample = Some(p.docs);
+        a.sample = Some(p.corpus_names.map_or(p.docs, |n| n.sample));
         a.flatten = !p.corpus_tree;
+        if let Some(n) = p.corpus_names {
+            (a.on_name_clash, a.on_bad_name) = (n.on_name_clash, n.on_bad_name);
+        }
     }
     a.common.profile = Some(
         p.profile

@@ -64,6 +64,8 @@ pub struct RunFlags {
     pub corpus: Option<PathBuf>,
     pub sample: Option<u64>,
     pub flatten: bool,
+    pub on_name_clash: crate::corpus::policy::OnProblem,
+    pub on_bad_name: crate::corpus::policy::OnProblem,
     pub common: CommonFlags,
 }
 

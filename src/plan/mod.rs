@@ -350,6 +350,10 @@ pub struct RunPlan {
     pub corpus: Option<CorpusInput>,
     /// `--flatten`: a corpus directory's files go into numbered folders, renamed.
     pub flatten: bool,
+    /// `--corpus DIR`: the files sampled (before `--on-*` skips any), and the name policy.
+    pub sample: u64,
+    pub on_name_clash: crate::corpus::policy::OnProblem,
+    pub on_bad_name: crate::corpus::policy::OnProblem,
 }
 
 /// What `run --corpus` uploads.
@@ -422,6 +426,13 @@ impl RunPlan {
             retries: c.retries,
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
+            corpus_names: matches!(self.corpus, Some(CorpusInput::Files(..))).then_some(
+                crate::corpus::policy::NamesRecord {
+                    sample: self.sample,
+                    on_name_clash: self.on_name_clash,
+                    on_bad_name: self.on_bad_name,
+                },
+            ),
             measure: c.measure,
         }
     }
@@ -518,7 +529,15 @@ impl TryFrom<&RunFlags> for RunPlan {
         }
         let common = CommonPlan::try_from(&a.common)?;
         let corpus = match &a.corpus {
-            Some(p) if p.is_dir() => Some(sample_files(p, a.sample.unwrap_or(a.docs), &common)?),
+            Some(p) if p.is_dir() => {
+                let names = crate::corpus::policy::NamePolicy {
+                    repo: common.protocol,
+                    on_name_clash: a.on_name_clash,
+                    on_bad_name: a.on_bad_name,
+                };
+                let n = a.sample.unwrap_or(a.docs);
+                Some(sample_files(p, n, &common, names)?)
+            }
             Some(p) => Some(CorpusInput::Mix(
                 p.clone(),
                 Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
@@ -548,13 +567,25 @@ impl TryFrom<&RunFlags> for RunPlan {
             target_data_dir: a.target_data_dir.clone(),
             corpus,
             flatten: a.flatten,
+            sample: a.sample.unwrap_or(a.docs),
+            on_name_clash: a.on_name_clash,
+            on_bad_name: a.on_bad_name,
         })
     }
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
-fn sample_files(dir: &std::path::Path, n: u64, common: &CommonPlan) -> Result<CorpusInput> {
+fn sample_files(
+    dir: &std::path::Path,
+    n: u64,
+    common: &CommonPlan,
+    names: crate::corpus::policy::NamePolicy,
+) -> Result<CorpusInput> {
     let (files, _) = crate::corpus::sample::sample(dir, n, common.seed)?;
+    let (files, applied) = crate::corpus::policy::apply(names, files);
+    if let Some(line) = applied.summary().filter(|_| !common.quiet) {
+        eprintln!("{line}");
+    }
     if files.is_empty() {
         bail!(
             "--corpus {}: none of the sampled files could be read",

@@ -20,6 +20,7 @@ mod labjava;
 mod liferay;
 mod malformed;
 mod measure;
+mod preflight;
 mod prometheus;
 mod shards;
 mod sweep;
