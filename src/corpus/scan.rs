@@ -35,7 +35,9 @@ pub fn scan_checked(root: &Path, mut checker: Option<&mut Checker>) -> Result<Co
                 continue;
             }
         };
-        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        // In name order, so the check names the same one of two clashing names every time.
+        entries.sort_by_key(|e| e.file_name());
         let names: HashSet<String> = entries
             .iter()
             .map(|e| e.file_name().to_string_lossy().into_owned())
