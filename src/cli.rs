@@ -183,6 +183,19 @@ pub struct RunArgs {
     #[arg(long, requires = "corpus")]
     pub flatten: bool,
 
+    /// With --corpus DIR: two files of one folder whose names the repository takes for the
+    /// same (Alfresco, Liferay: ignoring case): fail (upload both; the second is refused),
+    /// skip the later ones, or rename them `name-2.ext` (recorded in the manifest with the
+    /// source path). `ingestbench corpus DIR --check REPO` lists them beforehand.
+    #[arg(long, value_enum, default_value = "fail", requires = "corpus")]
+    pub on_name_clash: crate::corpus::policy::OnProblem,
+
+    /// With --corpus DIR: a name the repository refuses (characters, a trailing dot or space,
+    /// reserved or too long): fail (send it; refused), skip it, or rename it (refused
+    /// characters become `_`).
+    #[arg(long, value_enum, default_value = "fail", requires = "corpus")]
+    pub on_bad_name: crate::corpus::policy::OnProblem,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -553,7 +566,7 @@ pub struct CleanupArgs {
 
 #[derive(Debug, Args, Clone)]
 #[command(
-    after_help = "A listing is CSV with a header naming a `size` column (bytes) and optionally `path`\nand `mime`. Nothing is uploaded; the files are only read for their first 512 bytes.\n\nExit codes: 0 described (problems are counted in corpus.json), 2 unreadable path or listing."
+    after_help = "A listing is CSV with a header naming a `size` column (bytes) and optionally `path`\nand `mime`. Nothing is uploaded; the files are only read for their first 512 bytes.\n\nExit codes: 0 described (problems are counted in corpus.json) and, with --check, nothing\nflagged; 1 --check flagged something (one line per rule); 2 unreadable path or listing."
 )]
 pub struct CorpusArgs {
     /// A directory of real files, or a CSV listing of them.
@@ -567,6 +580,17 @@ pub struct CorpusArgs {
     /// Print the description as JSON on stdout (the summary goes to stderr).
     #[arg(long)]
     pub json: bool,
+
+    /// Pre-flight: check every document, version, folder and shadow metadata file against
+    /// the rules of this repository (names, sizes, metadata, versions, fan-out; each rule
+    /// cited from the vendor's source), before any upload. Counted in corpus.json.
+    #[arg(long, value_enum, value_name = "REPOSITORY")]
+    pub check: Option<ProtocolKind>,
+
+    /// With --check: the metadata profile shadow metadata is checked against (default: the
+    /// repository's, as for `run`).
+    #[arg(long, value_name = "NAME|FILE", requires = "check")]
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1,4 +1,6 @@
-//! `ingestbench corpus DIR|LISTING.csv`: describe a corpus, write corpus.json, print a summary.
+//! `ingestbench corpus DIR|LISTING.csv [--check REPO]`: describe a corpus (and check it
+//! against a repository's rules in the same walk), write corpus.json, print a summary and one
+//! line per flagged rule.
 
 use anyhow::{Context, Result};
 
@@ -9,7 +11,18 @@ use crate::cli::CorpusArgs;
 use crate::corpus::{self, CorpusDescription};
 
 pub fn corpus_command(a: &CorpusArgs) -> Result<Outcome> {
-    let d = corpus::describe(&a.path)?;
+    let checker = match a.check {
+        None => None,
+        Some(repo) => {
+            let spec = a.profile.as_deref().unwrap_or(repo.default_profile());
+            let profile = crate::fixtures::Profile::load(spec)?;
+            Some(corpus::check::Checker::new(
+                repo,
+                std::sync::Arc::new(profile),
+            )?)
+        }
+    };
+    let d = corpus::describe_checked(&a.path, checker)?;
     let json = serde_json::to_string_pretty(&d)?;
     write_file(&a.output, &json).with_context(|| format!("--output {}", a.output.display()))?;
     if a.json {
@@ -17,7 +30,56 @@ pub fn corpus_command(a: &CorpusArgs) -> Result<Outcome> {
     }
     eprint!("{}", summary(&d));
     eprintln!("  wrote {}", a.output.display());
-    Ok(Outcome::Success)
+    match &d.preflight {
+        Some(p) => {
+            eprint!("{}", preflight_lines(p));
+            Ok(if p.problems > 0 {
+                Outcome::Failures
+            } else {
+                Outcome::Success
+            })
+        }
+        None => Ok(Outcome::Success),
+    }
+}
+
+/// The check's verdict and one line per flagged rule: count, severity, what it says, the
+/// first path, and the source it is taken from.
+pub fn preflight_lines(p: &corpus::check::Preflight) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "check against {} ({} documents, {} folders, {} version files, {} shadow files; profile {}): {}",
+        p.repository.name(),
+        p.documents_checked,
+        p.folders_checked,
+        p.version_files_checked,
+        p.metadata_files_checked,
+        p.profile,
+        if p.problems == 0 {
+            "nothing flagged".to_string()
+        } else {
+            format!("{} flagged, {} will be refused", p.problems, p.refused)
+        }
+    );
+    for r in p.flagged() {
+        let sev = match r.severity {
+            corpus::rules::Severity::Refused => "refused",
+            corpus::rules::Severity::Skipped => "skipped",
+            corpus::rules::Severity::Warning => "warning",
+        };
+        let _ = writeln!(
+            o,
+            "  {:<28} {:>7} {sev:<8} {}: first {} [{}]",
+            r.rule,
+            r.count,
+            r.says,
+            r.samples.first().map_or("-", String::as_str),
+            r.source
+        );
+    }
+    o
 }
 
 /// The human summary: totals, percentiles, the size histogram, types, folders, problems.

@@ -34,6 +34,9 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         println!("{json}");
     }
     eprint!("{}", table(&e));
+    if let Some(note) = corpus.preflight.as_ref().and_then(|p| p.estimate_note()) {
+        eprintln!("{note}");
+    }
     eprintln!("  wrote {}", out.display());
     if a.output.is_none() {
         // The estimate joins the first sweep's reports (report.md / report.html).

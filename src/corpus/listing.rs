@@ -10,6 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+use super::check::Checker;
 use super::{CorpusDescription, Describer};
 
 /// Splits one CSV line (RFC 4180 quoting; no newlines inside fields).
@@ -54,6 +55,13 @@ fn fields(line: &str) -> Result<Vec<String>, &'static str> {
 
 /// Describes the listing at `path`.
 pub fn read(path: &Path) -> Result<CorpusDescription> {
+    read_checked(path, None)
+}
+
+/// [`read`], feeding the pre-flight `checker` line by line: names are compared within a run
+/// of consecutive lines of one folder (all of a folder's lines when the listing is sorted by
+/// path), and each folder's own name once, when its first line comes.
+pub fn read_checked(path: &Path, mut checker: Option<&mut Checker>) -> Result<CorpusDescription> {
     let f = std::fs::File::open(path)
         .with_context(|| format!("corpus listing {}: cannot open", path.display()))?;
     let mut lines = std::io::BufReader::with_capacity(1 << 16, f).lines();
@@ -80,6 +88,7 @@ pub fn read(path: &Path) -> Result<CorpusDescription> {
     let mime_col = find(&["mime", "content_type", "mimetype", "mime_type"]);
     let mut d = Describer::new(&path.display().to_string(), "listing");
     let (mut folder, mut in_folder, mut folder_depth) = (String::new(), 0u64, 0u64);
+    let mut opened = false;
     for (i, line) in lines.enumerate() {
         let n = i as u64 + 2;
         let line = match line {
@@ -113,18 +122,52 @@ pub fn read(path: &Path) -> Result<CorpusDescription> {
             .unwrap_or("application/octet-stream");
         d.document(size, mime);
         if let Some(p) = path_col.and_then(|c| f.get(c)) {
-            let dir = p.rsplit_once('/').map_or("", |(dir, _)| dir);
+            let (dir, name) = p.rsplit_once('/').unwrap_or(("", p.as_str()));
             if dir != folder {
+                if let Some(c) = checker.as_deref_mut() {
+                    if in_folder > 0 {
+                        c.end_folder();
+                    }
+                    check_new_folders(c, &folder, dir);
+                    c.begin_folder(dir);
+                }
+                opened = true;
                 d.folder(&folder, in_folder, folder_depth);
                 folder = dir.to_string();
                 in_folder = 0;
                 folder_depth = dir.split('/').filter(|s| !s.is_empty()).count() as u64;
             }
             in_folder += 1;
+            if let Some(c) = checker.as_deref_mut() {
+                if !opened {
+                    // The root's lines come first: no folder change opened it.
+                    c.begin_folder("");
+                }
+                c.entry(name, false, size);
+            }
+            opened = true;
+        } else if let Some(c) = checker.as_deref_mut() {
+            // No path column: nothing to name or compare, sizes only.
+            c.sized(&format!("line {n}"), size);
         }
+    }
+    if let Some(c) = checker {
+        c.end_folder();
     }
     d.folder(&folder, in_folder, folder_depth);
     Ok(d.finish())
+}
+
+/// The folders of `dir` that `prev` did not already open (their names, checked once).
+fn check_new_folders(c: &mut Checker, prev: &str, dir: &str) {
+    let (p, n): (Vec<&str>, Vec<&str>) = (
+        prev.split('/').filter(|s| !s.is_empty()).collect(),
+        dir.split('/').filter(|s| !s.is_empty()).collect(),
+    );
+    let shared = p.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    for i in shared..n.len() {
+        c.folder_name(&n[..=i].join("/"), n[i]);
+    }
 }
 
 #[cfg(test)]

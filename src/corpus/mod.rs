@@ -6,7 +6,10 @@
 //! aggregates are kept. Problems (symlinks, unreadable files, malformed lines, broken shadow
 //! files) are counted with samples, never fatal.
 
+pub mod check;
 pub mod listing;
+pub mod policy;
+pub mod rules;
 pub mod sample;
 pub mod scan;
 
@@ -57,7 +60,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn add(&mut self, sample: impl FnOnce() -> String) {
+    pub(crate) fn add(&mut self, sample: impl FnOnce() -> String) {
         self.count += 1;
         if self.samples.len() < SAMPLES {
             self.samples.push(sample());
@@ -136,6 +139,9 @@ pub struct CorpusDescription {
     /// bulk-import tool does; listed so the source can be checked.
     #[serde(default)]
     pub version_gaps: Problem,
+    /// The pre-flight check against a repository's rules (`corpus --check REPO`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<check::Preflight>,
 }
 
 /// Accumulates a description, one document at a time, in constant memory.
@@ -173,6 +179,7 @@ impl Describer {
                 directories: 0,
                 orphan_version_files: Problem::default(),
                 version_gaps: Problem::default(),
+                preflight: None,
             },
             hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 50, 3)
                 .expect("1 B to 1 PiB at 3 significant figures"),
@@ -330,13 +337,26 @@ impl Describer {
 
 /// Describes `path`: a directory tree of real files, or a listing file (CSV).
 pub fn describe(path: &Path) -> Result<CorpusDescription> {
+    describe_checked(path, None)
+}
+
+/// [`describe`], and with a checker the pre-flight check in the same walk
+/// (`description.preflight`).
+pub fn describe_checked(
+    path: &Path,
+    mut checker: Option<check::Checker>,
+) -> Result<CorpusDescription> {
     let meta = std::fs::metadata(path)
         .with_context(|| format!("corpus {}: cannot read it (check the path)", path.display()))?;
-    if meta.is_dir() {
-        scan::scan(path)
+    let mut d = if meta.is_dir() {
+        scan::scan_checked(path, checker.as_mut())?
     } else {
-        listing::read(path)
+        listing::read_checked(path, checker.as_mut())?
+    };
+    if let Some(c) = checker {
+        d.preflight = Some(c.finish(&d));
     }
+    Ok(d)
 }
 
 impl CorpusDescription {

@@ -10,11 +10,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::check::Checker;
 use super::{CorpusDescription, Describer, sniff};
 use crate::fixtures::shadow::{self, Role};
 
 /// Describes the tree below `root`.
 pub fn scan(root: &Path) -> Result<CorpusDescription> {
+    scan_checked(root, None)
+}
+
+/// [`scan`], feeding the pre-flight `checker` one directory at a time: the documents and
+/// subfolders (what the import creates as nodes), version files and shadow metadata.
+pub fn scan_checked(root: &Path, mut checker: Option<&mut Checker>) -> Result<CorpusDescription> {
     // Absolute, so a sweep given the description elsewhere finds the same files.
     let source = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let mut d = Describer::new(&source.display().to_string(), "directory");
@@ -28,12 +35,17 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
                 continue;
             }
         };
-        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        // In name order, so the check names the same one of two clashing names every time.
+        entries.sort_by_key(|e| e.file_name());
         let names: HashSet<String> = entries
             .iter()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         let mut documents = 0u64;
+        if let Some(c) = checker.as_deref_mut() {
+            c.begin_folder(&dir.display().to_string());
+        }
         // Per head file: its versions (number, label), their bytes, the labels with
         // metadata of their own.
         type Versions = (Vec<(Vec<u64>, String)>, u64, Vec<String>);
@@ -54,6 +66,9 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
             }
             if meta.is_dir() {
                 d.directory();
+                if let Some(c) = checker.as_deref_mut() {
+                    c.entry(&e.file_name().to_string_lossy(), true, 0);
+                }
                 stack.push((path, depth + 1));
                 continue;
             }
@@ -64,6 +79,11 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
             match shadow::role(&name, |n| names.contains(n)) {
                 Role::Version => {
                     d.shadow().version_files += 1;
+                    if let Some(c) = checker.as_deref_mut()
+                        && shadow::version_name(&name).is_some_and(|v| !v.metadata)
+                    {
+                        c.version_file(&path.display().to_string(), meta.len());
+                    }
                     if let Some(v) = shadow::version_name(&name) {
                         let slot = versions.entry(v.head.to_string()).or_default();
                         if v.metadata {
@@ -75,7 +95,7 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
                     }
                 }
                 Role::OrphanVersion => d.orphan_version(&path),
-                Role::Metadata => metadata_file(&mut d, &path),
+                Role::Metadata => metadata_file(&mut d, &path, checker.as_deref_mut()),
                 Role::Document => {
                     let n = match std::fs::File::open(&path).and_then(|f| read_head(f, &mut head)) {
                         Ok(n) => n,
@@ -85,6 +105,9 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
                         }
                     };
                     d.document(meta.len(), sniff::content_type(&head[..n], &name));
+                    if let Some(c) = checker.as_deref_mut() {
+                        c.entry(&name, false, meta.len());
+                    }
                     documents += 1;
                     heads.push(name);
                 }
@@ -105,6 +128,9 @@ pub fn scan(root: &Path) -> Result<CorpusDescription> {
             d.versions(&dir.join(&h), &numbers, bytes);
             d.shadow().version_property_updates += updates;
         }
+        if let Some(c) = checker.as_deref_mut() {
+            c.end_folder();
+        }
         let rel = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
         d.folder(if rel.is_empty() { "." } else { &rel }, documents, depth);
     }
@@ -122,9 +148,13 @@ fn read_head(mut f: std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-fn metadata_file(d: &mut Describer, path: &Path) {
+fn metadata_file(d: &mut Describer, path: &Path, checker: Option<&mut Checker>) {
     match shadow::load(path) {
         Ok(m) => {
+            if let Some(c) = checker {
+                let p = path.display().to_string();
+                c.metadata(p.strip_suffix(shadow::SUFFIX).unwrap_or(&p), &m);
+            }
             let s = d.shadow();
             s.metadata_files += 1;
             if let Some(t) = m.node_type {

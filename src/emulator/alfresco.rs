@@ -369,11 +369,17 @@ impl UploadForm {
             ));
         }
         let name = name.or(file.filename.clone()).unwrap_or_default();
-        if !valid_name(&name) {
+        // The folders relativePath creates are cm:folder nodes: cm:name's constraint holds
+        // for each of them too.
+        let folders = relative_path.as_deref().unwrap_or("");
+        if let Some(bad_name) = std::iter::once(name.as_str())
+            .chain(folders.split('/').filter(|s| !s.is_empty()))
+            .find(|n| !valid_name(n))
+        {
             return Err(error(
                 422,
                 "framework.exception.ConstraintViolated",
-                &format!("Name contains invalid characters: {name}"),
+                &format!("Name contains invalid characters: {bad_name}"),
             ));
         }
         Ok(UploadForm {

@@ -530,6 +530,10 @@ async fn create_folder(state: &State, user: &str, parent: String, body: &Bytes) 
     else {
         return problem(400, "Folder name is required");
     };
+    // DLValidatorImpl.validateDirectoryName: the same rule as file names.
+    if !valid_dl_name(name) {
+        return problem(400, &format!("Invalid folder name {name}"));
+    }
     let new = NewNode {
         parent_id: parent,
         relative_path: None,
@@ -665,7 +669,49 @@ pub(super) fn upload_request(
         return Err(problem(400, "No file part (`file`) in the request"));
     };
     let doc = DocumentPart::parse(mparts.iter().find(|p| p.name == "document"), &mparts[i])?;
+    let size = mparts[i].data.len() as u64;
+    if size > DL_MAX_SIZE {
+        return Err(problem(
+            400,
+            &format!(
+                "{size} exceeds the global maximum permitted size of {DL_MAX_SIZE} for file {}",
+                doc.file_name
+            ),
+        ));
+    }
     Ok((mparts.swap_remove(i), doc))
+}
+
+/// Liferay's global upload limit by default: `UploadServletRequestConfiguration.maxSize`
+/// (104857600), `DLSizeLimitConfiguration.fileMaxSize` being 0 (no limit of its own), as
+/// `DLValidatorImpl.validateFileSize` takes the smallest non-zero of them.
+const DL_MAX_SIZE: u64 = 104_857_600;
+
+/// `DLValidatorImpl.isValidName` with portal.properties' defaults: not empty, none of
+/// `dl.char.blacklist` (`\\ // : * ? " < > | ../ /..`) in it, not ending with one of
+/// `dl.char.last.blacklist` (space, `.`), and its name without extension none of
+/// `dl.name.blacklist` (CON, PRN, AUX, NUL, COM1-9, LPT1-9; any case). Titles and file names
+/// are 255-character columns (`DLFileEntry`).
+pub(super) fn valid_dl_name(name: &str) -> bool {
+    const BLACKLIST: [&str; 11] = ["\\", "//", ":", "*", "?", "\"", "<", ">", "|", "../", "/.."];
+    const RESERVED: [&str; 4] = ["con", "prn", "aux", "nul"];
+    let stem = match name.rfind('.') {
+        Some(i) => &name[..i],
+        None => name,
+    }
+    .to_ascii_lowercase();
+    let device = |p: &str| {
+        stem.strip_prefix(p)
+            .is_some_and(|d| d.len() == 1 && (b'1'..=b'9').contains(&d.as_bytes()[0]))
+    };
+    !name.is_empty()
+        && !BLACKLIST.iter().any(|b| name.contains(b))
+        && !name.ends_with(' ')
+        && !name.ends_with('.')
+        && !RESERVED.contains(&stem.as_str())
+        && !device("com")
+        && !device("lpt")
+        && name.chars().count() <= 255
 }
 
 /// The optional `document` JSON part of an upload, checked as Liferay maps it: only
@@ -716,10 +762,13 @@ impl DocumentPart {
         let description = str_field("description")?;
         let erc = str_field("externalReferenceCode")?;
         let file_name = file_name.or(file.filename.clone()).unwrap_or_default();
-        if file_name.is_empty() || file_name.contains('/') {
-            return Err(problem(400, "Invalid file name"));
+        if file_name.contains('/') || !valid_dl_name(&file_name) {
+            return Err(problem(400, &format!("Invalid file name {file_name}")));
         }
         let title = title.unwrap_or_else(|| file_name.clone());
+        if !valid_dl_name(&title) {
+            return Err(problem(400, &format!("Invalid file name {title}")));
+        }
         check_shapes(&json)?;
         Ok(DocumentPart {
             json,

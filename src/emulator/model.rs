@@ -277,6 +277,10 @@ impl Dictionary {
         self.types.contains_key(ty)
     }
 
+    pub fn has_aspect(&self, aspect: &str) -> bool {
+        self.aspects.contains_key(aspect)
+    }
+
     /// Checks the node type for an upload (must be cm:content or a subtype).
     pub fn check_content_type(&self, ty: &str) -> Result<(), Refusal> {
         if !self.has_type(ty) {

@@ -142,6 +142,15 @@ impl FolderTable {
         }
     }
 
+    /// The path of document `index`'s folder (made or not).
+    fn path_of(&self, index: u64) -> String {
+        let k = self.key(index);
+        match &self.tree {
+            Some(t) => t.path(&self.base, k),
+            None => format!("{}/{k:04}", self.base),
+        }
+    }
+
     /// Folders created below the base so far (each path element once).
     pub(super) async fn created(&self) -> u64 {
         self.made.lock().await.paths.len() as u64
@@ -422,6 +431,23 @@ async fn upload_one<P: Protocol>(
 ) -> (Outcome, Duration, u64, Instant) {
     let f = match ctx.folders.of(&*ctx.proto, index).await {
         Ok(f) => f,
+        Err(e) if ctx.folders.table.is_tree() => {
+            // A corpus's own folder the repository refuses (a name `corpus --check` flags):
+            // the documents that go into it fail, counted; the run goes on.
+            let doc = ctx.fixtures.doc(ctx.run_tag, index);
+            let err = crate::metrics::UploadError {
+                class: ErrorClass::Protocol,
+                status: None,
+                message: format!("{e:#}"),
+            };
+            let folder = ctx.folders.table.path_of(index);
+            ctx.manifest.failed(ctx.run, &doc, &folder, &err);
+            let failed = Outcome::Failed(err.class, err.status);
+            let now = Instant::now();
+            rec.record_err(err, now.into_std());
+            ctx.live.failed.fetch_add(1, Ordering::Relaxed);
+            return (failed, Duration::ZERO, 0, now);
+        }
         Err(e) => {
             let _ = ctx.fatal.set(format!("{e:#}"));
             ctx.live.stop.store(true, Ordering::Relaxed);
@@ -462,9 +488,10 @@ async fn upload_one<P: Protocol>(
             )
         }
         Err(e) => {
-            // A corpus document's own metadata is its own: a property the repository refuses
-            // there is that document's failure (counted), not the whole input's.
-            let own_metadata = doc.file().is_some_and(|f| f.shadow.is_some());
+            // A corpus file's own name, size and metadata are its own: what the repository
+            // refuses there is that document's failure (counted, as `corpus --check` says it
+            // will be), not the whole input's.
+            let own_metadata = doc.file().is_some();
             if fatal_rejection(e.class, e.status)
                 && !own_metadata
                 && ctx.ok_so_far.load(Ordering::Relaxed) == 0

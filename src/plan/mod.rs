@@ -392,6 +392,10 @@ pub struct RunPlan {
     pub corpus: Option<CorpusInput>,
     /// `--flatten`: a corpus directory's files go into numbered folders, renamed.
     pub flatten: bool,
+    /// `--corpus DIR`: the files sampled (before `--on-*` skips any), and the name policy.
+    pub sample: u64,
+    pub on_name_clash: crate::corpus::policy::OnProblem,
+    pub on_bad_name: crate::corpus::policy::OnProblem,
 }
 
 /// What `run --corpus` uploads.
@@ -480,6 +484,13 @@ impl RunPlan {
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
+            corpus_names: matches!(self.corpus, Some(CorpusInput::Files(..))).then_some(
+                crate::corpus::policy::NamesRecord {
+                    sample: self.sample,
+                    on_name_clash: self.on_name_clash,
+                    on_bad_name: self.on_bad_name,
+                },
+            ),
         }
     }
 }
@@ -592,7 +603,15 @@ impl RunPlan {
             (None, true) => None,
         };
         let corpus = match rec.corpus.as_deref().map(std::path::Path::new) {
-            Some(p) if p.is_dir() => Some(sample_files(p, rec.docs, &common)?),
+            Some(p) if p.is_dir() => {
+                let policy = crate::corpus::policy::NamePolicy {
+                    repo: common.protocol,
+                    on_name_clash: rec.corpus_names.map(|n| n.on_name_clash).unwrap_or_default(),
+                    on_bad_name: rec.corpus_names.map(|n| n.on_bad_name).unwrap_or_default(),
+                };
+                let n = rec.corpus_names.map_or(rec.docs, |n| n.sample);
+                Some(sample_files(p, n, &common, policy)?)
+            }
             Some(p) => Some(CorpusInput::Mix(
                 p.to_path_buf(),
                 Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
@@ -613,6 +632,9 @@ impl RunPlan {
             target_data_dir: a.target_data_dir.clone(),
             corpus,
             flatten: !rec.corpus_tree,
+            sample: rec.corpus_names.map_or(rec.docs, |n| n.sample),
+            on_name_clash: rec.corpus_names.map(|n| n.on_name_clash).unwrap_or_default(),
+            on_bad_name: rec.corpus_names.map(|n| n.on_bad_name).unwrap_or_default(),
         })
     }
 }
@@ -629,7 +651,15 @@ impl TryFrom<&RunArgs> for RunPlan {
         }
         let common = CommonPlan::try_from(&a.common)?;
         let corpus = match &a.corpus {
-            Some(p) if p.is_dir() => Some(sample_files(p, a.sample.unwrap_or(a.docs), &common)?),
+            Some(p) if p.is_dir() => {
+                let names = crate::corpus::policy::NamePolicy {
+                    repo: common.protocol,
+                    on_name_clash: a.on_name_clash,
+                    on_bad_name: a.on_bad_name,
+                };
+                let n = a.sample.unwrap_or(a.docs);
+                Some(sample_files(p, n, &common, names)?)
+            }
             Some(p) => Some(CorpusInput::Mix(
                 p.clone(),
                 Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
@@ -659,13 +689,25 @@ impl TryFrom<&RunArgs> for RunPlan {
             target_data_dir: a.target_data_dir.clone(),
             corpus,
             flatten: a.flatten,
+            sample: a.sample.unwrap_or(a.docs),
+            on_name_clash: a.on_name_clash,
+            on_bad_name: a.on_bad_name,
         })
     }
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
-fn sample_files(dir: &std::path::Path, n: u64, common: &CommonPlan) -> Result<CorpusInput> {
+fn sample_files(
+    dir: &std::path::Path,
+    n: u64,
+    common: &CommonPlan,
+    names: crate::corpus::policy::NamePolicy,
+) -> Result<CorpusInput> {
     let (files, _) = crate::corpus::sample::sample(dir, n, common.seed)?;
+    let (files, applied) = crate::corpus::policy::apply(names, files);
+    if let Some(line) = applied.summary().filter(|_| !common.quiet) {
+        eprintln!("{line}");
+    }
     if files.is_empty() {
         bail!(
             "--corpus {}: none of the sampled files could be read",

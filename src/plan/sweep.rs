@@ -286,6 +286,7 @@ impl SweepPlanSpec {
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: false,
+            corpus_names: None,
         }
     }
 

@@ -60,6 +60,7 @@ pub fn plan_record(plan: &SweepPlan) -> PlanRecord {
         retries: plan.retries,
         corpus: plan.corpus.clone(),
         corpus_tree: plan.corpus_tree,
+        corpus_names: plan.corpus_names,
         measure: plan.measure,
     }
 }
@@ -174,6 +175,7 @@ pub fn from_result(r: RunResult) -> (SweepPlan, Vec<CellRun>) {
         properties_per_doc: p.properties_per_doc,
         retries: p.retries,
         corpus_tree: p.corpus_tree,
+        corpus_names: p.corpus_names,
     };
     let cell = run_cell(&plan);
     let total: f64 = r.runs.iter().map(|x| x.duration_s).sum();

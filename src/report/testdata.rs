@@ -40,6 +40,7 @@ pub fn fixed_summary() -> SweepSummary {
         properties_per_doc: 0,
         retries: 0,
         corpus_tree: false,
+        corpus_names: None,
         corpus: None,
         measure: crate::results::records::MeasurePolicy {
             warmup: crate::results::records::Warmup::Auto,

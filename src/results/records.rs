@@ -331,6 +331,10 @@ pub struct PlanRecord {
     /// each run's folder (false: `--flatten`, numbered folders; and results before it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub corpus_tree: bool,
+    /// `run --corpus DIR`: the sample asked and the name policy (`--on-name-clash`,
+    /// `--on-bad-name`), so `--resume` stores the same files under the same names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_names: Option<crate::corpus::policy::NamesRecord>,
     /// Warm-up, steady state and precision (absent in results made before them).
     #[serde(default)]
     pub measure: MeasurePolicy,
@@ -418,6 +422,10 @@ pub struct SweepPlan {
     /// each run's folder (false: `--flatten`, numbered folders).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub corpus_tree: bool,
+    /// `run --corpus DIR`: the sample asked and the name policy (`--on-name-clash`,
+    /// `--on-bad-name`), so `--resume` stores the same files under the same names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_names: Option<crate::corpus::policy::NamesRecord>,
 }
 
 fn is_zero_usize(v: &usize) -> bool {

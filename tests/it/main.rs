@@ -22,6 +22,7 @@ mod liferay;
 mod malformed;
 mod measure;
 mod oldresults;
+mod preflight;
 mod prometheus;
 mod shards;
 mod sweep;
