@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). Doc comments are the `--help` text; units are in
-//! value names. Raw flags become validated plans in `plan`, nowhere else (`cmd/flags.rs`
-//! copies them into `plan::flags`; nothing below `cmd/` imports this file).
+//! value names. These derive structs are the options the plans are built from, in one
+//! conversion each (`plan`: `CommonPlan`, `RunPlan`, `SweepPlanSpec`), nowhere else; a
+//! resumed plan comes from its record, never from flags rebuilt as strings.
 //!
 //! It is the whole `--help` of every subcommand, one argument struct each, kept in one file
 //! so the help a user reads is in one place.

@@ -10,7 +10,6 @@ pub mod compare;
 pub mod corpus;
 pub mod docs;
 pub mod estimate;
-mod flags;
 pub mod merge;
 pub mod report;
 pub mod run;

@@ -21,11 +21,9 @@ use crate::records::{CellRun, PlanKind, RunResult, SweepPlan};
 use crate::transport::ConnectionPolicy;
 use crate::{Outcome, report, timefmt};
 
-/// For `--resume DIR`: the interrupted run's own flags (from its plan; the URL and
-/// credentials from this command line), its directory, its recorded plan and the runs it
+/// For `--resume DIR`: the interrupted run's directory, its recorded plan and the runs it
 /// finished.
 struct Resumed {
-    args: RunArgs,
     dir: PathBuf,
     plan: SweepPlan,
     done: Vec<CellRun>,
@@ -80,58 +78,16 @@ fn resumed_args(args: &RunArgs) -> Result<Option<Resumed>> {
     } else {
         done
     };
-    let mut a = args.clone();
-    let (size, bytes) = plan.sizes[0];
-    a.docs = plan.docs;
-    a.threads = plan.threads[0];
-    a.runs = plan.runs;
-    a.size = size;
-    let bytes = bytes.to_string();
-    match a.size {
-        crate::fixtures::SizeClass::Small => a.common.small_size = bytes,
-        crate::fixtures::SizeClass::Average => a.common.average_size = bytes,
-        crate::fixtures::SizeClass::Large => a.common.large_size = bytes,
-    }
-    a.common.seed = plan.seed;
-    a.corpus = plan.corpus.as_ref().map(PathBuf::from);
-    if a.corpus.as_ref().is_some_and(|c| c.is_dir()) {
-        a.sample = Some(plan.docs);
-        a.flatten = !plan.corpus_tree;
-    }
-    a.common.profile = Some(
-        plan.profile
-            .strip_prefix("built-in:")
-            .unwrap_or(&plan.profile)
-            .to_string(),
-    );
-    a.common.protocol = plan.protocol;
-    a.common.parent = Some(plan.parent.clone());
-    a.common.user = plan.user.clone();
-    a.common.docs_per_folder = plan.docs_per_folder;
-    a.common.no_versioning = !plan.versioning;
-    let m = &plan.measure;
-    a.common.warmup = match m.warmup {
-        crate::records::Warmup::Auto | crate::records::Warmup::Steady => "auto".into(),
-        crate::records::Warmup::Docs(n) => n.to_string(),
-        crate::records::Warmup::Seconds(s) => format!("{s}s"),
-    };
-    a.common.duration = m.duration_s.map(|d| format!("{d}s"));
-    a.common.precision = m.precision_pct.map(|p| format!("{p}%"));
-    a.common.max_runs = Some(m.max_runs.max(1));
-    let method = &plan.methods[0];
-    if a.url.is_none() {
-        if method.embedded && a.target_data_dir.is_none() {
-            bail!(
-                "--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into",
-                dir.display()
-            );
-        }
-        if !method.embedded {
-            a.url = Some(method.url.clone());
-        }
+    if args.url.is_none()
+        && args.target_data_dir.is_none()
+        && plan.methods.first().is_some_and(|m| m.embedded)
+    {
+        bail!(
+            "--resume {}: the run used the embedded target with a temporary store, which is gone; nothing to resume into",
+            dir.display()
+        );
     }
     Ok(Some(Resumed {
-        args: a,
         dir: dir.clone(),
         plan,
         done,
@@ -330,8 +286,10 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
         let crossed = crate::threshold::check_results(&thresholds, &r.plan, &r.done);
         return Ok((super::gate(outcome, &crossed), result));
     }
-    let args = resumed.as_ref().map_or(args, |r| &r.args);
-    let plan = RunPlan::try_from(&crate::plan::flags::RunFlags::from(args))?;
+    let plan = match &resumed {
+        Some(r) => RunPlan::resumed(args, &r.plan)?,
+        None => RunPlan::try_from(args)?,
+    };
     let shard = plan.common.shard.clone();
     // Every shard of a plan uploads below the same folder with the same document markers.
     let id = match (&resumed, &shard) {

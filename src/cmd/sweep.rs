@@ -18,7 +18,6 @@ use crate::engine::{
 };
 use crate::fixtures::Fixtures;
 use crate::manifest::{Manifest, ManifestEntry};
-use crate::plan::flags::SweepFlags;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
@@ -61,8 +60,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
                 dir.display()
             );
         }
-        let spec =
-            SweepPlanSpec::from_record(&SweepFlags::from(a), &plan, results::load_methods(dir)?)?;
+        let spec = SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -70,7 +68,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = SweepPlanSpec::build(&SweepFlags::from(a)).await?;
+    let spec = SweepPlanSpec::build(a).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (

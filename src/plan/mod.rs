@@ -2,7 +2,6 @@
 //! fills): every flag a user can get wrong is checked here with a message naming it. `run` becomes one `direct` access method
 //! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
 
-pub mod flags;
 pub mod schedule;
 pub mod sweep;
 
@@ -13,12 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::api::{AuthMode, ProtocolKind};
+use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
-use flags::{CommonFlags, RunFlags};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -84,7 +83,7 @@ pub fn metrics_hold(secs: f64) -> Result<Duration> {
 }
 
 /// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
-fn shard_plan(a: &CommonFlags) -> Result<Option<ShardPlan>> {
+fn shard_plan(a: &CommonArgs) -> Result<Option<ShardPlan>> {
     let (index, count) = match (&a.shard, &a.shard_index_env, a.shards) {
         (Some(s), _, _) => {
             let parsed = s.split_once('/').and_then(|(k, n)| {
@@ -185,7 +184,7 @@ pub(crate) const MAX_RUNS_PRECISION: u32 = 10;
 pub(crate) const MAX_RUNS_BUDGET: u32 = 30;
 
 /// The measurement flags, checked.
-fn measure_policy(a: &CommonFlags) -> Result<MeasurePolicy> {
+fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
     let duration_s = match &a.duration {
         None => None,
         Some(d) => match parse_duration(d) {
@@ -210,7 +209,7 @@ fn measure_policy(a: &CommonFlags) -> Result<MeasurePolicy> {
 }
 
 /// `--server-metrics` and `--server-pid`, checked.
-pub(crate) fn probes(a: &CommonFlags) -> Result<Vec<Probe>> {
+pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
     let mut out = Vec::new();
     for u in &a.server_metrics {
         let url = reqwest::Url::parse(u).ok().filter(|u| {
@@ -237,10 +236,10 @@ pub(crate) fn probes(a: &CommonFlags) -> Result<Vec<Probe>> {
     Ok(out)
 }
 
-impl TryFrom<&CommonFlags> for CommonPlan {
+impl TryFrom<&CommonArgs> for CommonPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &CommonFlags) -> Result<CommonPlan> {
+    fn try_from(a: &CommonArgs) -> Result<CommonPlan> {
         let sizes = Sizes {
             small: parse_size(&a.small_size).context("--small-size")?,
             average: parse_size(&a.average_size).context("--average-size")?,
@@ -329,6 +328,49 @@ impl TryFrom<&CommonFlags> for CommonPlan {
             shard,
             thresholds: crate::threshold::parse_all(&a.fail_if, crate::threshold::Scope::Results)?,
         })
+    }
+}
+
+impl CommonPlan {
+    /// The plan of a resumed run or sweep: what its `plan.json` recorded, typed, in place of
+    /// this command line's values (never turned back into flags to parse again); from the
+    /// command line only what a record does not hold (credentials, retries, outputs, quiet,
+    /// thresholds, the sidecars). A resumed shard finishes its part without waiting for the
+    /// others.
+    pub fn resumed(a: &CommonArgs, rec: &SweepPlan) -> Result<CommonPlan> {
+        let mut a = a.clone();
+        a.protocol = rec.protocol;
+        a.auth = Some(rec.auth);
+        a.user.clone_from(&rec.user);
+        a.parent = Some(rec.parent.clone());
+        a.seed = rec.seed;
+        a.profile = Some(
+            rec.profile
+                .strip_prefix("built-in:")
+                .unwrap_or(&rec.profile)
+                .to_string(),
+        );
+        a.docs_per_folder = rec.docs_per_folder;
+        a.no_versioning = !rec.versioning;
+        a.timeout = rec.timeout_s;
+        (a.shard, a.shard_index_env, a.shards) = (None, None, None);
+        let mut c = CommonPlan::try_from(&a)?;
+        let size_of = |k: SizeClass| rec.sizes.iter().find(|(s, _)| *s == k).map(|x| x.1);
+        c.sizes = Sizes {
+            small: size_of(SizeClass::Small).unwrap_or(c.sizes.small),
+            average: size_of(SizeClass::Average).unwrap_or(c.sizes.average),
+            large: size_of(SizeClass::Large).unwrap_or(c.sizes.large),
+        };
+        c.measure = rec.measure;
+        c.shard = rec.shard.as_ref().map(|s| ShardPlan {
+            plan_id: s.plan_id.clone(),
+            index: s.index,
+            count: s.count,
+            rendezvous: None,
+            // Unused: a resumed shard meets no other.
+            timeout: Duration::try_from_secs_f64(a.rendezvous_timeout).unwrap_or_default(),
+        });
+        Ok(c)
     }
 }
 
@@ -535,10 +577,50 @@ pub fn redact(url: &reqwest::Url) -> String {
     u.to_string()
 }
 
-impl TryFrom<&RunFlags> for RunPlan {
+impl RunPlan {
+    /// A resumed run's plan: its recorded plan (see [`CommonPlan::resumed`]); the URL given
+    /// on this command line, else the recorded one (none: the embedded target).
+    pub fn resumed(a: &RunArgs, rec: &SweepPlan) -> Result<RunPlan> {
+        let common = CommonPlan::resumed(&a.common, rec)?;
+        let method = rec
+            .methods
+            .first()
+            .context("plan.json: a run's plan names its method")?;
+        let url = match (&a.url, method.embedded) {
+            (Some(u), _) => Some(parse_url(u)?),
+            (None, false) => Some(parse_url(&method.url)?),
+            (None, true) => None,
+        };
+        let corpus = match rec.corpus.as_deref().map(std::path::Path::new) {
+            Some(p) if p.is_dir() => Some(sample_files(p, rec.docs, &common)?),
+            Some(p) => Some(CorpusInput::Mix(
+                p.to_path_buf(),
+                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
+            )),
+            None => None,
+        };
+        Ok(RunPlan {
+            common,
+            url,
+            size: rec.sizes.first().map_or(a.size, |s| s.0),
+            docs: rec.docs,
+            threads: rec.threads.first().copied().unwrap_or(a.threads),
+            runs: rec.runs,
+            ca_cert: a.ca_cert.clone(),
+            json: a.json,
+            output: a.output.clone(),
+            results_dir: a.results_dir.clone(),
+            target_data_dir: a.target_data_dir.clone(),
+            corpus,
+            flatten: !rec.corpus_tree,
+        })
+    }
+}
+
+impl TryFrom<&RunArgs> for RunPlan {
     type Error = anyhow::Error;
 
-    fn try_from(a: &RunFlags) -> Result<RunPlan> {
+    fn try_from(a: &RunArgs) -> Result<RunPlan> {
         let url = a.url.as_deref().map(parse_url).transpose()?;
         if let Some(ca) = &a.ca_cert
             && !ca.is_file()

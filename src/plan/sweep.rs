@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
-use super::flags::SweepFlags;
+use crate::cli::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
 use crate::records::Order;
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
@@ -48,7 +48,7 @@ pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
 
 /// The methods to sweep: those named (each must answer), or every method in the directory
 /// that answers (the others are returned as unreachable, with the reason).
-async fn resolve_methods(a: &SweepFlags) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
+async fn resolve_methods(a: &SweepArgs) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
     let timeout = std::time::Duration::from_secs(2);
     let mut methods = Vec::new();
     let mut unreachable = Vec::new();
@@ -106,7 +106,7 @@ pub struct SweepPlanSpec {
 
 impl SweepPlanSpec {
     /// Resolves the methods (checking reachability of the default set) and the axes.
-    pub async fn build(a: &SweepFlags) -> Result<SweepPlanSpec> {
+    pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
         let mut common = CommonPlan::try_from(&a.common)?;
         if let Some(b) = &a.budget {
             if common.shard.is_some() {
@@ -292,55 +292,11 @@ impl SweepPlanSpec {
     /// The spec of an interrupted sweep, from its `plan.json` and `methods.json` (`--resume`):
     /// credentials, retries, quiet and thresholds come from this command line.
     pub fn from_record(
-        a: &SweepFlags,
+        a: &SweepArgs,
         plan: &SweepPlan,
         methods: Vec<AccessMethod>,
     ) -> Result<SweepPlanSpec> {
-        let profile_spec = plan
-            .profile
-            .strip_prefix("built-in:")
-            .unwrap_or(&plan.profile);
-        let defaults = crate::fixtures::Sizes::default();
-        let size_of = |c: SizeClass| plan.sizes.iter().find(|(s, _)| *s == c).map(|x| x.1);
-        let common = CommonPlan {
-            protocol: plan.protocol,
-            user: plan.user.clone(),
-            password_file: a.common.password_file.clone(),
-            auth: plan.auth,
-            parent: plan.parent.clone(),
-            sizes: crate::fixtures::Sizes {
-                small: size_of(SizeClass::Small).unwrap_or(defaults.small),
-                average: size_of(SizeClass::Average).unwrap_or(defaults.average),
-                large: size_of(SizeClass::Large).unwrap_or(defaults.large),
-            },
-            seed: plan.seed,
-            profile: std::sync::Arc::new(crate::fixtures::Profile::load(profile_spec)?),
-            docs_per_folder: plan.docs_per_folder,
-            versioning: plan.versioning,
-            timeout: std::time::Duration::from_secs_f64(plan.timeout_s),
-            retries: a.common.retries,
-            quiet: a.common.quiet,
-            json_lines: a.common.json_lines,
-            jtl: a.common.jtl.clone(),
-            metrics_listen: a.common.metrics_listen.clone(),
-            metrics_hold: super::metrics_hold(a.common.metrics_hold)?,
-            measure: plan.measure,
-            probes: super::probes(&a.common)?,
-            // A shard resumed on its own finishes its part without waiting for the others.
-            shard: plan.shard.as_ref().map(|s| super::ShardPlan {
-                plan_id: s.plan_id.clone(),
-                index: s.index,
-                count: s.count,
-                rendezvous: None,
-                // Unused: a resumed shard meets no other.
-                timeout: std::time::Duration::try_from_secs_f64(a.common.rendezvous_timeout)
-                    .unwrap_or_default(),
-            }),
-            thresholds: crate::threshold::parse_all(
-                &a.common.fail_if,
-                crate::threshold::Scope::Results,
-            )?,
-        };
+        let common = CommonPlan::resumed(&a.common, plan)?;
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;
         let mut sizes: Vec<SizeClass> = plan.sizes.iter().map(|(s, _)| *s).collect();
