@@ -34,8 +34,9 @@ fn request_body(c: &mut Criterion) {
             })
         });
         // Into /dev/null: the line, its SHA-256 and the buffered write every 8 KiB.
-        let manifest = ingestbench::manifest::Manifest::create(std::path::Path::new("/dev/null"))
-            .expect("open /dev/null");
+        let manifest =
+            ingestbench::results::manifest::Manifest::create(std::path::Path::new("/dev/null"))
+                .expect("open /dev/null");
         let mut w = manifest.writer(None);
         c.bench_function(
             &format!("manifest line of a document ({})", class.name()),

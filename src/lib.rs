@@ -7,6 +7,7 @@
 //! (`results`, `report`, `records`); `compare` sets two results side by side and
 //! `threshold` checks `--fail-if` against them; `emulator` is the embedded reference target.
 
+pub mod analysis;
 pub mod api;
 pub mod cli;
 pub mod cmd;
@@ -16,11 +17,9 @@ pub mod emulator;
 pub mod engine;
 pub mod fixtures;
 pub mod host;
-pub mod manifest;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;
-pub mod records;
 pub mod report;
 pub mod results;
 pub mod threshold;

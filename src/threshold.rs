@@ -11,8 +11,8 @@
 
 use anyhow::{Result, bail};
 
+use crate::analysis::stats::Verdict;
 use crate::compare::{Cell, Change, Comparison};
-use crate::metrics::stats::Verdict;
 
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,8 +218,8 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
 /// A finished `run`'s or `sweep`'s crossings, cell by cell.
 pub fn check_results(
     thresholds: &[Threshold],
-    plan: &crate::records::SweepPlan,
-    runs: &[crate::records::CellRun],
+    plan: &crate::results::records::SweepPlan,
+    runs: &[crate::results::records::CellRun],
 ) -> Vec<Crossing> {
     check(thresholds, &crate::compare::cells_of(plan, runs), None)
 }

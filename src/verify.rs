@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 mod metadata;
 
 use crate::fixtures::{Profile, PropType};
-use crate::manifest::ManifestEntry;
 use crate::protocol::{ProtocolKind, Repo};
+use crate::results::manifest::ManifestEntry;
 use crate::timefmt;
 
 /// At most this many problems are listed one by one.

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use super::verify::{ResultsSource, connect};
 use crate::cli::CleanupArgs;
-use crate::manifest::Manifest;
+use crate::results::manifest::Manifest;
 use crate::{Outcome, timefmt};
 
 /// Only a folder `ingestbench/<id>` whose id has the shape ingestbench gives (a UTC stamp and

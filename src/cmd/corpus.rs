@@ -4,9 +4,9 @@ use anyhow::{Context, Result};
 
 use super::write_file;
 use crate::Outcome;
+use crate::analysis::estimate::human_bytes;
 use crate::cli::CorpusArgs;
 use crate::corpus::{self, CorpusDescription};
-use crate::report::estimate::human_bytes;
 
 pub fn corpus_command(a: &CorpusArgs) -> Result<Outcome> {
     let d = corpus::describe(&a.path)?;

@@ -7,9 +7,9 @@ use anyhow::{Context, Result, bail};
 
 use super::write_file;
 use crate::Outcome;
+use crate::analysis::estimate::{Estimate, estimate, human_bytes, human_hours};
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
-use crate::report::estimate::{Estimate, estimate, human_bytes, human_hours};
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     let corpus = CorpusDescription::load_or_describe(&a.corpus)?;

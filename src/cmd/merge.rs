@@ -1,6 +1,6 @@
 //! `ingestbench merge`: the shards' results directories in (a run's or a sweep's, older run
 //! directories too), one results directory out: the plan, the runs merged by
-//! `report::merge`, the reports (a run's `result.json` too) and the manifests concatenated,
+//! `results::merge`, the reports (a run's `result.json` too) and the manifests concatenated,
 //! so verify, cleanup, report and estimate see one run or one sweep.
 
 use std::io::Write;
@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::Outcome;
 use crate::cli::MergeArgs;
-use crate::records::PlanKind;
 use crate::report;
+use crate::results::records::PlanKind;
 
 pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
     let mut shards = Vec::new();
@@ -24,7 +24,7 @@ pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
         shards.push(crate::results::load_dir(d)?);
     }
     let methods = crate::results::load_methods(&a.dirs[0])?;
-    let (plan, runs) = report::merge::merge_sweep(shards)?;
+    let (plan, runs) = crate::results::merge::merge_sweep(shards)?;
     new_output(a)?;
     concat_manifests(a)?;
     crate::results::create_dir(&a.output, &plan, &methods)?;

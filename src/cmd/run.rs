@@ -15,9 +15,9 @@ use crate::cli::RunArgs;
 use crate::engine::{
     Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
 };
-use crate::manifest::{Manifest, ManifestEntry};
 use crate::plan::{self, RunPlan};
-use crate::records::{CellRun, PlanKind, RunResult, SweepPlan};
+use crate::results::manifest::{Manifest, ManifestEntry};
+use crate::results::records::{CellRun, PlanKind, RunResult, SweepPlan};
 use crate::transport::ConnectionPolicy;
 use crate::{Outcome, report, timefmt};
 
@@ -106,7 +106,7 @@ struct Runs<'a> {
 impl RunObserver for Runs<'_> {
     fn finished(
         &mut self,
-        cell: &crate::records::CellKey,
+        cell: &crate::results::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         interrupted: bool,

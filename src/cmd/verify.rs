@@ -10,10 +10,10 @@ use anyhow::{Context, Result, bail};
 use super::password;
 use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
-use crate::manifest::Manifest;
 use crate::plan::CommonPlan;
 use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
-use crate::records::PlanKind;
+use crate::results::manifest::Manifest;
+use crate::results::records::PlanKind;
 use crate::verify::{Expect, verify};
 use crate::{Outcome, plan};
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{Cell, Side, cells_of, named};
-use crate::records::RunResult;
 use crate::report::sweep::SweepSummary;
+use crate::results::records::RunResult;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.
 pub fn load(role: &str, path: &Path) -> Result<Side> {

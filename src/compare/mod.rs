@@ -2,7 +2,7 @@
 //! side cell by cell (method, connection, size, threads), each change in docs/sec, MB/s and
 //! p95/p99 latency stated with its 95 % interval and called significant only when it is.
 //!
-//! The statistics are the unpaired ones of `metrics::stats` (Welch over the per-run values of
+//! The statistics are the unpaired ones of `analysis::stats` (Welch over the per-run values of
 //! each side: the two results were measured at different times, so no run of one is paired
 //! with a run of the other). A latency change is the change of the mean of the runs' own
 //! percentiles; where the per-run percentiles are not stored (a `summary.json` read on its
@@ -15,11 +15,11 @@ pub mod render;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::stats::{self, Verdict};
 use crate::fixtures::SizeClass;
-use crate::metrics::stats::{self, Verdict};
 use crate::metrics::{LatencyMs, round3};
-use crate::records::{CellRun, PlanKind, SweepPlan};
 use crate::report::sweep::CellSummary;
+use crate::results::records::{CellRun, PlanKind, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// A `run` result's one cell is named `run`, so two runs of the same size and thread count
@@ -313,7 +313,7 @@ pub fn compare(base: &Side, cand: &Side) -> Comparison {
         notes.push("latency: the mean of each run's own p95/p99, with the interval of their run-to-run spread".into());
     }
     Comparison {
-        schema_version: crate::records::SCHEMA_VERSION,
+        schema_version: crate::results::records::SCHEMA_VERSION,
         baseline: base.source.clone(),
         candidate: cand.source.clone(),
         only_in_baseline: only(base, cand),

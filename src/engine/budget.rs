@@ -2,7 +2,7 @@
 //! open, until every comparison is answered or the time is spent. A comparison is an access
 //! method's cell against the baseline's cell of the same connection policy, size and thread
 //! count (what the report's relative-cost table states); it is open while its verdict is
-//! "too noisy to tell" (see `metrics::stats::verdict`), a difference counting as found only
+//! "too noisy to tell" (see `analysis::stats::verdict`), a difference counting as found only
 //! on its 99 % interval (see [`STOP_SCALE`]), or, with `--precision`, while that interval is
 //! wider than asked. Pure choices on the runs' docs/sec; the schedule runs them.
 //!
@@ -14,7 +14,7 @@
 //! answer first (the smallest ratio of its interval to what would decide it: the difference itself,
 //! or the width at which "no difference" is a finding), so a short budget answers as many
 //! questions as it can; as many runs of a round are started as fit in the time left, in
-//! that order. Paired comparisons (interleaved sweeps, see `metrics::stats::compare_runs`)
+//! that order. Paired comparisons (interleaved sweeps, see `analysis::stats::compare_runs`)
 //! get a run on both sides, back to back, under the same run number, so the new pair shares
 //! the machine's minute as the planned ones did; unpaired, the run goes to the side whose
 //! variance term one more run shrinks most (`v/n − v/(n+1)`), usually the noisier. A cell
@@ -22,8 +22,8 @@
 
 use std::collections::HashMap;
 
-use crate::metrics::stats::{DECISIVE_PCT, Verdict, compare_runs, mean_var, verdict};
-use crate::records::CellKey;
+use crate::analysis::stats::{DECISIVE_PCT, Verdict, compare_runs, mean_var, verdict};
+use crate::results::records::CellKey;
 
 /// Runs stop being added to a comparison that shows a difference only when its 99 % interval
 /// excludes 0, not its 95 % one (the report's): every round is another look at the same

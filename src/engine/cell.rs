@@ -41,9 +41,9 @@ use super::worker::{
     FolderCursor, FolderTable, LiveCounters, Marks, Work, WorkerCtx, WorkerWarmup, worker,
 };
 use crate::fixtures::Fixtures;
-use crate::manifest::{Manifest, ManifestEntry};
 use crate::metrics::Recorder;
 use crate::protocol::Protocol;
+use crate::results::manifest::{Manifest, ManifestEntry};
 
 /// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
 pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
@@ -52,7 +52,7 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
     (0..threads).map(|i| base + u64::from(i < extra)).collect()
 }
 
-pub use crate::records::Warmup;
+pub use crate::results::records::Warmup;
 
 /// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
 /// N's contiguous share of the T workers of all shards, with their global split.

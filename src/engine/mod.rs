@@ -9,9 +9,9 @@
 
 pub mod budget;
 mod cell;
-mod job;
 pub mod pool;
 mod session;
+mod sidecars;
 mod sweep;
 pub mod warmup;
 mod worker;
@@ -20,7 +20,7 @@ pub mod rendezvous;
 
 pub use cell::{CellPlan, EarlierRun, run_cell};
 pub use cell::{ResumePoint, RunMeasurement, shard_quotas, split_quota};
-pub use job::{Sidecars, join_rendezvous};
 pub use session::{Connected, Embedded, Session};
+pub use sidecars::{Sidecars, join_rendezvous};
 pub use sweep::{Folders, JobSpec, RunObserver, SweepEnd, SweepJob, run_sweep};
 pub use worker::LiveCounters;

@@ -19,10 +19,10 @@ use super::cell::{CellPlan, EarlierRun, ResumePoint, RunMeasurement, run_cell};
 use super::session::Session;
 use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
-use crate::manifest::{Manifest, ManifestEntry};
 use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
-use crate::records::{CellKey, MeasurePolicy};
+use crate::results::manifest::{Manifest, ManifestEntry};
+use crate::results::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
 pub enum Folders {
@@ -55,7 +55,7 @@ pub struct JobSpec<'a> {
     /// comparisons still open); `None` for `run`.
     pub baseline: Option<String>,
     /// Comparisons pair runs of the same number (an interleaved sweep runs them back to back;
-    /// see `metrics::stats::compare_runs`); `--budget` then adds runs in pairs.
+    /// see `analysis::stats::compare_runs`); `--budget` then adds runs in pairs.
     pub paired: bool,
 }
 
@@ -92,7 +92,7 @@ impl<'a> SweepJob<'a> {
         session: &'a Session,
         manifest: &'a Manifest,
         live: Arc<LiveCounters>,
-        sidecars: &mut super::job::Sidecars,
+        sidecars: &mut super::sidecars::Sidecars,
     ) -> SweepJob<'a> {
         SweepJob {
             work,
@@ -332,8 +332,8 @@ impl SweepJob<'_> {
             .filter_map(|c| {
                 let runs = rates.get(c)?;
                 let values: Vec<f64> = runs.iter().map(|r| r.1).collect();
-                let precise =
-                    crate::metrics::stats::relative_ci95(&values).is_some_and(|h| h * 100.0 <= pct);
+                let precise = crate::analysis::stats::relative_ci95(&values)
+                    .is_some_and(|h| h * 100.0 <= pct);
                 let next = runs.iter().map(|r| r.0).max().unwrap_or(0) + 1;
                 (!precise && (runs.len() as u32) < self.measure.max_runs).then(|| (c.clone(), next))
             })

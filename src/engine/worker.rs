@@ -14,9 +14,9 @@ use tokio::sync::Barrier;
 use tokio::time::Instant;
 
 use crate::fixtures::Fixtures;
-use crate::manifest::Writer;
 use crate::metrics::{ErrorClass, Recorder};
 use crate::protocol::Protocol;
+use crate::results::manifest::Writer;
 
 /// Live counters the progress display reads on a timer; the stop flags workers check.
 #[derive(Default)]

@@ -6,7 +6,6 @@
 pub mod jtl;
 pub mod live;
 pub mod servers;
-pub mod stats;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

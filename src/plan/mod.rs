@@ -15,7 +15,7 @@ use crate::api::{AuthMode, ProtocolKind};
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
-use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
+use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 
@@ -65,8 +65,8 @@ pub struct ShardPlan {
 
 impl ShardPlan {
     /// What the results record of this shard.
-    pub fn record(&self) -> crate::records::ShardRecord {
-        crate::records::ShardRecord {
+    pub fn record(&self) -> crate::results::records::ShardRecord {
+        crate::results::records::ShardRecord {
             plan_id: self.plan_id.clone(),
             index: self.index,
             count: self.count,
@@ -447,8 +447,8 @@ impl RunPlan {
     pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
         let c = &self.common;
         SweepPlan {
-            schema_version: crate::records::SCHEMA_VERSION,
-            tool: crate::records::Tool {
+            schema_version: crate::results::records::SCHEMA_VERSION,
+            tool: crate::results::records::Tool {
                 name: "ingestbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
@@ -461,7 +461,7 @@ impl RunPlan {
             threads: vec![self.threads],
             docs: self.docs,
             runs: self.runs,
-            order: crate::records::Order::Interleaved,
+            order: crate::results::records::Order::Interleaved,
             baseline: "direct".into(),
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             measure: c.measure,
@@ -476,7 +476,7 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(ShardPlan::record),
-            kind: crate::records::PlanKind::Run,
+            kind: crate::results::records::PlanKind::Run,
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
@@ -591,14 +591,11 @@ impl RunPlan {
             (None, false) => Some(parse_url(&method.url)?),
             (None, true) => None,
         };
-        let corpus = match rec.corpus.as_deref().map(std::path::Path::new) {
-            Some(p) if p.is_dir() => Some(sample_files(p, rec.docs, &common)?),
-            Some(p) => Some(CorpusInput::Mix(
-                p.to_path_buf(),
-                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-            )),
-            None => None,
-        };
+        let corpus = rec
+            .corpus
+            .as_deref()
+            .map(|p| corpus_input(std::path::Path::new(p), rec.docs, &common))
+            .transpose()?;
         Ok(RunPlan {
             common,
             url,
@@ -628,14 +625,11 @@ impl TryFrom<&RunArgs> for RunPlan {
             bail!("--ca-cert {}: no such file", ca.display());
         }
         let common = CommonPlan::try_from(&a.common)?;
-        let corpus = match &a.corpus {
-            Some(p) if p.is_dir() => Some(sample_files(p, a.sample.unwrap_or(a.docs), &common)?),
-            Some(p) => Some(CorpusInput::Mix(
-                p.clone(),
-                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-            )),
-            None => None,
-        };
+        let corpus = a
+            .corpus
+            .as_deref()
+            .map(|p| corpus_input(p, a.sample.unwrap_or(a.docs), &common))
+            .transpose()?;
         let docs = match &corpus {
             Some(CorpusInput::Files(_, f)) => f.len() as u64,
             _ => a.docs,
@@ -661,6 +655,17 @@ impl TryFrom<&RunArgs> for RunPlan {
             flatten: a.flatten,
         })
     }
+}
+
+/// `--corpus`: a directory's stratified sample of `n` files, or a description's size mix.
+fn corpus_input(p: &std::path::Path, n: u64, common: &CommonPlan) -> Result<CorpusInput> {
+    if p.is_dir() {
+        return sample_files(p, n, common);
+    }
+    Ok(CorpusInput::Mix(
+        p.to_path_buf(),
+        Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
+    ))
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).

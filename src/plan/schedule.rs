@@ -2,7 +2,7 @@
 //! of one point run back to back, or shuffled with the seed. Pure: no clock, no I/O.
 
 use crate::fixtures::SizeClass;
-use crate::records::{CellKey, Order};
+use crate::results::records::{CellKey, Order};
 use crate::transport::ConnectionPolicy;
 
 /// The order runs are done in: `(cell, run)` pairs.
@@ -10,7 +10,7 @@ use crate::transport::ConnectionPolicy;
 /// Interleaved: round by round (run 1 of every cell, then run 2, ...); within a round the
 /// access methods of one point (connection, size, threads) run back to back, their order
 /// turning each round, so a method and the baseline it is compared with run about one run
-/// apart and the comparison can pair them (`metrics::stats::paired_relative_pct`): this
+/// apart and the comparison can pair them (`analysis::stats::paired_relative_pct`): this
 /// machine's speed drifts by ±10 % over 10-20 s, which the pair shares and cancels, while
 /// the methods' runs a whole pass apart did not share it. Turning the order keeps "first of
 /// the pair" (a cache the other warmed, write-back the other left) off one method.

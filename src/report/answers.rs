@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use super::limits::Verdict;
 use super::sweep::{Relative, SweepSummary};
+use crate::analysis::limits::Verdict;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 

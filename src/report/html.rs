@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use super::analysis::Usl;
 use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
+use crate::analysis::scaling::Usl;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 
@@ -247,7 +247,7 @@ fn legend(p: &Plot, i: usize, color: &str, label: &str, o: &mut String) {
 
 /// Predicted import hours vs threads, one line per access method and policy, with the 95 %
 /// interval as a shaded band.
-fn estimate_chart(e: &super::estimate::Estimate) -> String {
+fn estimate_chart(e: &crate::analysis::estimate::Estimate) -> String {
     let mut threads: Vec<u64> = e.options.iter().map(|o| o.threads).collect();
     threads.sort_unstable();
     threads.dedup();
@@ -320,7 +320,7 @@ fn estimate_chart(e: &super::estimate::Estimate) -> String {
 /// The evidence for growth: every run's docs/sec relative to its cell's mean against the
 /// documents stored at its midpoint, the fitted model through them (solid where measured,
 /// dashed over the import's fill levels, where it is extrapolated).
-fn growth_chart(e: &super::estimate::Estimate) -> Option<String> {
+fn growth_chart(e: &crate::analysis::estimate::Estimate) -> Option<String> {
     let g = e.growth.as_ref()?;
     if g.points.is_empty() {
         return None;

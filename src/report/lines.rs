@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::sweep::CellSummary;
-use crate::records::{CellKey, RunRecord};
+use crate::results::records::{CellKey, RunRecord};
 
 #[derive(Serialize)]
 struct RunLine<'a> {

@@ -4,16 +4,11 @@
 //! here), `export`, `table`, `html`, `findings`, `answers`, `lines`. Building is pure:
 //! records in, values out; writing files is the caller's job (`results`).
 
-pub mod analysis;
 pub mod answers;
-pub mod estimate;
 pub mod export;
 pub mod findings;
-pub mod growth;
 mod html;
-pub mod limits;
 pub mod lines;
-pub mod merge;
 pub mod result;
 pub mod sweep;
 pub mod table;
@@ -22,7 +17,7 @@ pub mod testdata;
 
 use crate::engine::RunMeasurement;
 use crate::metrics::round3;
-pub use crate::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
+pub use crate::results::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
 
 fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { n / secs } else { 0.0 }
@@ -74,12 +69,12 @@ pub fn summary_text(r: &RunResult) -> String {
     let what = match &p.corpus {
         Some(c) => format!(
             "documents of corpus {c} (mean {})",
-            estimate::human_bytes(p.doc_size_bytes)
+            crate::analysis::estimate::human_bytes(p.doc_size_bytes)
         ),
         None => format!(
             "{} documents ({})",
             p.size_class,
-            estimate::human_bytes(p.doc_size_bytes)
+            crate::analysis::estimate::human_bytes(p.doc_size_bytes)
         ),
     };
     let _ = writeln!(

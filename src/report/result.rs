@@ -7,7 +7,7 @@
 use super::sweep::{CellSummary, merged_histogram, summarize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{encode_hist, round3};
-use crate::records::{
+use crate::results::records::{
     CellKey, CellRun, MethodRecord, Order, PlanKind, PlanRecord, RepositoryRecord, RunResult,
     SCHEMA_VERSION, SweepPlan,
 };
@@ -98,7 +98,7 @@ pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResu
         worker_quotas: quotas,
         runs: runs
             .iter()
-            .map(|r| crate::records::RunRecord {
+            .map(|r| crate::results::records::RunRecord {
                 latency_histogram_us: r.latency_histogram_us.clone(),
                 ..r.record.clone()
             })

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
-use super::analysis::{self, Scaling, Usl};
+use crate::analysis::scaling::{self, Scaling, Usl};
 use crate::fixtures::SizeClass;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
-use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -44,7 +44,7 @@ pub struct CellSummary {
     pub new_connections: u64,
     /// Throughput at the end of the runs against their start (2 runs or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drift: Option<super::analysis::Drift>,
+    pub drift: Option<crate::analysis::scaling::Drift>,
     /// Coefficient of variation of the per-run docs/sec, %.
     #[serde(default)]
     pub cv_pct: f64,
@@ -62,10 +62,10 @@ pub struct CellSummary {
     pub docs_after_window: u64,
     /// The servers' CPU and memory over the cell's runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<super::limits::ServerSummary>,
+    pub servers: Vec<crate::analysis::limits::ServerSummary>,
     /// What most likely limited the cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<super::limits::Bottleneck>,
+    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
     /// Extra attempts over the cell's runs (`--retries`), and documents a lookup found
     /// already stored after an ambiguous failure.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -119,12 +119,12 @@ pub struct Relative {
     pub paired_runs: u64,
     /// How it reads: slower, faster, no_difference or too_noisy.
     #[serde(default = "too_noisy")]
-    pub verdict: super::limits::Verdict,
+    pub verdict: crate::analysis::limits::Verdict,
     pub text: String,
 }
 
-fn too_noisy() -> super::limits::Verdict {
-    super::limits::Verdict::TooNoisy
+fn too_noisy() -> crate::analysis::limits::Verdict {
+    crate::analysis::limits::Verdict::TooNoisy
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -153,7 +153,7 @@ pub struct SweepSummary {
     pub warnings: Vec<String>,
     /// The import estimate, when `ingestbench estimate` wrote one into this directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<super::estimate::Estimate>,
+    pub estimate: Option<crate::analysis::estimate::Estimate>,
 }
 
 impl SweepSummary {
@@ -189,8 +189,8 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
     let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
         let what = match plan.kind {
-            crate::records::PlanKind::Run => "run",
-            crate::records::PlanKind::Sweep => "sweep",
+            crate::results::records::PlanKind::Run => "run",
+            crate::results::records::PlanKind::Sweep => "sweep",
         };
         warnings.push(format!(
             "incomplete {what}: {} of {planned} runs done; `ingestbench {what} --resume DIR` finishes it",
@@ -234,17 +234,17 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.size == cell.size
                 && b.threads == cell.threads
         });
-        let paired = plan.order == crate::records::Order::Interleaved;
+        let paired = plan.order == crate::results::records::Order::Interleaved;
         if let Some(b) = base
-            && let Some((d, h, pairs)) = crate::metrics::stats::compare_runs(
+            && let Some((d, h, pairs)) = crate::analysis::stats::compare_runs(
                 &cell.runs_numbered(),
                 &b.runs_numbered(),
                 paired,
             )
         {
-            let v = super::limits::verdict(d, h);
+            let v = crate::analysis::limits::verdict(d, h);
             let cv = cell.cv_pct.max(b.cv_pct);
-            let what = super::limits::verdict_text(v, d, h, cv);
+            let what = crate::analysis::limits::verdict_text(v, d, h, cv);
             let text = format!(
                 "{} vs {} at {} thread{} ({}, {} connections): {what}",
                 cell.method,
@@ -287,8 +287,8 @@ fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
             .filter(|x| x.method == m && x.connection == c && x.size == s)
             .map(|x| (x.threads, x.docs_per_sec))
             .collect();
-        if let Some(sc) = analysis::scaling(&pts) {
-            let usl = analysis::fit_usl(&pts).map(|u| Usl {
+        if let Some(sc) = scaling::scaling(&pts) {
+            let usl = scaling::fit_usl(&pts).map(|u| Usl {
                 lambda: round3(u.lambda),
                 sigma: (u.sigma * 1e6).round() / 1e6,
                 kappa: (u.kappa * 1e8).round() / 1e8,
@@ -348,7 +348,7 @@ fn budget_warning(plan: &SweepPlan, relative: &[Relative], done: u64) -> Option<
     let budget = plan.measure.budget_s?;
     let open: Vec<&Relative> = relative
         .iter()
-        .filter(|r| r.verdict == super::limits::Verdict::TooNoisy)
+        .filter(|r| r.verdict == crate::analysis::limits::Verdict::TooNoisy)
         .collect();
     let extra = done.saturating_sub(plan.runs_planned());
     let spent = format!(
@@ -514,7 +514,8 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     let mean_dur = dur / n;
     let rates: Vec<f64> = runs.iter().map(|r| r.record.docs_per_sec).collect();
     let (m, sd) = mean_sd(&rates);
-    let servers = super::limits::servers_of(runs.iter().map(|r| r.record.servers.as_slice()));
+    let servers =
+        crate::analysis::limits::servers_of(runs.iter().map(|r| r.record.servers.as_slice()));
     let client_share = if dur > 0.0 {
         round3(cpu / (dur * cpus.max(1) as f64))
     } else {
@@ -553,16 +554,18 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
         node_split: nodes,
         client_cpu_share: client_share,
         new_connections: conns,
-        drift: super::analysis::Drift::of_runs(runs.iter().map(|r| r.record.progress_s.as_slice())),
-        cv_pct: round3(crate::metrics::stats::cv(&rates) * 100.0),
-        ci95_pct: crate::metrics::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
+        drift: crate::analysis::scaling::Drift::of_runs(
+            runs.iter().map(|r| r.record.progress_s.as_slice()),
+        ),
+        cv_pct: round3(crate::analysis::stats::cv(&rates) * 100.0),
+        ci95_pct: crate::analysis::stats::relative_ci95(&rates).map(|h| round3(h * 100.0)),
         warmup_docs: runs.iter().map(|r| r.record.warmup_docs).sum(),
         warmup_unsettled: runs
             .iter()
             .filter(|r| r.record.warmup_settled == Some(false))
             .count() as u64,
         docs_after_window: runs.iter().map(|r| r.record.docs_after_window).sum(),
-        bottleneck: any_probe.then(|| super::limits::bottleneck(client_share, &servers)),
+        bottleneck: any_probe.then(|| crate::analysis::limits::bottleneck(client_share, &servers)),
         servers,
         retries: runs.iter().map(|r| r.record.retries).sum(),
         recovered: runs.iter().map(|r| r.record.recovered).sum(),

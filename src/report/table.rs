@@ -146,7 +146,7 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
         ],
     );
     for r in &s.relative {
-        use super::limits::Verdict;
+        use crate::analysis::limits::Verdict;
         t.push(vec![
             r.method.clone(),
             r.connection.to_string(),
@@ -341,7 +341,7 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
             "Import estimate: {} ({} documents, {})",
             e.corpus,
             e.documents,
-            super::estimate::human_bytes(e.bytes)
+            crate::analysis::estimate::human_bytes(e.bytes)
         ),
         &[
             ("method", Align::Left),
@@ -358,8 +358,8 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
             o.method.clone(),
             o.connection.to_string(),
             o.threads.to_string(),
-            super::estimate::human_hours(o.hours),
-            format!("± {}", super::estimate::human_hours(o.ci95_hours)),
+            crate::analysis::estimate::human_hours(o.hours),
+            format!("± {}", crate::analysis::estimate::human_hours(o.ci95_hours)),
             format!("{:.6}", o.per_doc_s),
             format!("{:.6}", o.per_mib_s),
         ]);

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::sweep::{SweepSummary, summarize};
-use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
 pub fn fixed_summary() -> SweepSummary {
@@ -34,15 +34,15 @@ pub fn fixed_summary() -> SweepSummary {
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: crate::records::Order::Interleaved,
+        order: crate::results::records::Order::Interleaved,
         baseline: "direct".into(),
         kind: Default::default(),
         properties_per_doc: 0,
         retries: 0,
         corpus_tree: false,
         corpus: None,
-        measure: crate::records::MeasurePolicy {
-            warmup: crate::records::Warmup::Auto,
+        measure: crate::results::records::MeasurePolicy {
+            warmup: crate::results::records::Warmup::Auto,
             ..Default::default()
         },
         protocol: crate::api::ProtocolKind::Alfresco,

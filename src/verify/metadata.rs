@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::fixtures::{PropType, ShadowMetadata, shadow};
-use crate::manifest::ManifestEntry;
 use crate::protocol::ProtocolKind;
+use crate::results::manifest::ManifestEntry;
 
 use super::{Expect, same_value};
 

@@ -7,9 +7,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
+use ingestbench::analysis::stats::Verdict;
 use ingestbench::cli::{Cli, Command as Cmd};
 use ingestbench::compare::{self, Comparison};
-use ingestbench::metrics::stats::Verdict;
 
 use crate::common;
 

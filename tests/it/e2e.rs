@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use clap::Parser;
 use ingestbench::cli::{Cli, Command, RunArgs};
-use ingestbench::manifest::{Manifest, ManifestEntry};
+use ingestbench::results::manifest::{Manifest, ManifestEntry};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

@@ -188,7 +188,7 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
         .iter()
         .map(|r| r.record.docs_ok + r.record.warmup_docs)
         .sum();
-    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps, existing);
+    let est = ingestbench::analysis::estimate::estimate(&corpus, &sweeps, existing);
     let g = est
         .growth
         .as_ref()
@@ -253,7 +253,7 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     // of the last: the second import's fill is the first's plus its documents).
     let mut on_top = 0;
     for threads in [4u64, 8] {
-        let est = ingestbench::report::estimate::estimate(&corpus, &sweeps, existing + on_top);
+        let est = ingestbench::analysis::estimate::estimate(&corpus, &sweeps, existing + on_top);
         on_top += 1500;
         let o = est.options.iter().find(|o| o.threads == threads).unwrap();
         let (predicted, half) = (o.duration_s, o.ci95_s);
@@ -447,7 +447,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap()
         .unwrap()
         .path();
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     assert!(
         entries
             .iter()
@@ -509,7 +510,8 @@ async fn a_sample_of_real_files_is_uploaded_and_verified() {
         .unwrap()
         .unwrap()
         .path();
-    let m = ingestbench::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
+    let m =
+        ingestbench::results::manifest::Manifest::read(&sweep_dir.join("manifest.jsonl")).unwrap();
     assert!(!m.is_empty() && m.iter().all(|e| e.ok && e.source.is_some()));
     // The same seed draws the same sample.
     let (a, _) = ingestbench::corpus::sample::sample(&root, 30, 1).unwrap();
@@ -617,7 +619,7 @@ async fn versioned_trial() -> Result<(), String> {
         sweeps[0].1.iter().all(|r| r.record.versions_ok == 0),
         "a sweep measures documents, not their versions"
     );
-    let est = ingestbench::report::estimate::estimate(&corpus, &sweeps, 0);
+    let est = ingestbench::analysis::estimate::estimate(&corpus, &sweeps, 0);
     // Per version one upload; a properties update where a version's metadata changes.
     assert_eq!(
         est.extra_requests,
@@ -627,7 +629,7 @@ async fn versioned_trial() -> Result<(), String> {
     flat.shadow.version_content_files = 0;
     flat.shadow.version_bytes = 0;
     flat.shadow.version_property_updates = 0;
-    let without = ingestbench::report::estimate::estimate(&flat, &sweeps, 0);
+    let without = ingestbench::analysis::estimate::estimate(&flat, &sweeps, 0);
     let imports = dir.path().join("imports");
     let Command::Run(ra) = cli(&[
         "ingestbench",

@@ -8,7 +8,7 @@ use base64::Engine;
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
 use ingestbench::emulator::multipart;
-use ingestbench::manifest::{Manifest, ManifestEntry};
+use ingestbench::results::manifest::{Manifest, ManifestEntry};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

@@ -102,7 +102,8 @@ async fn warm_up_measures_the_known_capacity_a_cold_run_does_not() {
     assert!(ingestbench::report::summary_text(&warm).contains("warm-up: 240 documents"));
     // Warm-up documents are in the manifest, in their own folder, and verify covers them.
     let run_dir = dir.path().join("results").join(format!("run-{}", warm.id));
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     let w: Vec<_> = entries.iter().filter(|e| e.warmup).collect();
     assert_eq!(w.len(), 240);
     assert!(w.iter().all(|e| e.ok && e.folder.contains("/warmup/")));
@@ -197,7 +198,8 @@ async fn a_steady_state_window_counts_only_what_it_acknowledged() {
     }
     // Everything acknowledged, in the window or after it, is in the manifest.
     let run_dir = dir.path().join("results").join(format!("run-{}", r.id));
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     let ok = entries.iter().filter(|e| e.ok && !e.warmup).count() as u64;
     let late: u64 = r.runs.iter().map(|x| x.docs_after_window).sum();
     assert_eq!(ok, r.docs_ok + late);

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use ingestbench::manifest::Manifest;
+use ingestbench::results::manifest::Manifest;
 
 use crate::common::{password_file, target};
 

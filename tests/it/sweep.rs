@@ -157,7 +157,7 @@ async fn a_budget_spends_its_runs_on_open_comparisons_and_the_report_answers_fir
         .iter()
         .find(|w| w.starts_with("--budget 8 s"))
         .expect("the budget is reported");
-    if r.verdict == ingestbench::report::limits::Verdict::TooNoisy {
+    if r.verdict == ingestbench::analysis::limits::Verdict::TooNoisy {
         assert!(
             summary.runs_done > 4,
             "an open comparison got runs: {budget}"

@@ -175,7 +175,8 @@ async fn versions_import_into_alfresco_and_verify_names_a_tampered_one() {
         .unwrap()
         .unwrap()
         .path();
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     let five = entries
         .iter()
         .find(|e| e.versions.len() == 5)
@@ -353,7 +354,8 @@ async fn versions_and_shadow_metadata_import_into_liferay() {
         .unwrap()
         .unwrap()
         .path();
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     // Original names in the corpus's own folders.
     let e = entries.iter().find(|e| e.name == "doc6.txt").unwrap();
     assert!(e.folder.ends_with("/run-1/a/b"), "{}", e.folder);
@@ -540,7 +542,8 @@ async fn flatten_keeps_numbered_folders_and_generated_names() {
     assert_eq!((r.versions_ok, r.folders_created), (g.versions, 1));
     assert!(!r.plan.corpus_tree);
     let entries =
-        ingestbench::manifest::Manifest::read(&only_dir(&results).join("manifest.jsonl")).unwrap();
+        ingestbench::results::manifest::Manifest::read(&only_dir(&results).join("manifest.jsonl"))
+            .unwrap();
     assert!(
         entries
             .iter()

@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use super::{CellPlan, Warmup, shard_workers, split_quota};
 use crate::engine::worker::FolderTable;
 use crate::fixtures::Fixtures;
-use crate::manifest::Manifest;
 use crate::protocol::Protocol;
+use crate::results::manifest::Manifest;
 
 /// How many names in a row must be absent before a stream's tail is taken as found.
 const MISSES: u32 = 2;

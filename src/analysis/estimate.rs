@@ -34,9 +34,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{mean_var, t975};
+use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
-use crate::records::{CellRun, SweepPlan};
+use crate::results::records::{CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// The relative error (one σ) of the model itself: between a sample of generated documents
@@ -151,7 +151,7 @@ pub fn work(corpus: &CorpusDescription, protocol: crate::api::ProtocolKind) -> (
 struct Point {
     bytes: u64,
     times: Vec<f64>,
-    drift: Option<crate::report::analysis::Drift>,
+    drift: Option<crate::analysis::scaling::Drift>,
 }
 
 /// Least-squares weights: `a = Σ α·t̄`, `c = Σ γ·t̄` over the points' means.
@@ -306,7 +306,7 @@ fn overhead_correction(samples: &[(f64, f64)], n_import: f64) -> Option<(f64, f6
 
 /// A run's fixed overhead: its duration minus its documents at the steady cost between the
 /// 10 % and 90 % marks (count-mode runs with their ten marks only).
-fn run_overhead(r: &crate::records::RunRecord) -> Option<(f64, f64)> {
+fn run_overhead(r: &crate::results::records::RunRecord) -> Option<(f64, f64)> {
     let p = &r.progress_s;
     if p.len() != 10 || r.window_s.is_some() || r.docs_ok < 20 || p[8] <= p[0] {
         return None;
@@ -476,7 +476,7 @@ pub fn estimate(
                 .push(Point {
                     bytes: *bytes,
                     times,
-                    drift: super::analysis::Drift::of_runs(
+                    drift: super::scaling::Drift::of_runs(
                         rs.iter().map(|r| r.record.progress_s.as_slice()),
                     ),
                 });

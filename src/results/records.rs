@@ -189,7 +189,7 @@ pub struct RunResult {
     pub in_progress: bool,
     /// Throughput at the end of the runs against their start (over 2 runs or more).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub drift: Option<crate::report::analysis::Drift>,
+    pub drift: Option<crate::analysis::scaling::Drift>,
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub verify: Option<crate::verify::VerifyReport>,
@@ -204,10 +204,10 @@ pub struct RunResult {
     pub warmup_docs: u64,
     /// The servers' CPU and memory over the runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<crate::report::limits::ServerSummary>,
+    pub servers: Vec<crate::analysis::limits::ServerSummary>,
     /// What most likely limited the runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<crate::report::limits::Bottleneck>,
+    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
     /// `--shard K/N`: which part of the plan this result holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord>,

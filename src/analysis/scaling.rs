@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::metrics::stats::{mean_var, relative_pct, t975};
+pub use crate::analysis::stats::{mean_var, relative_pct, t975};
 
 /// Peak, knee and degradation of a docs/sec-vs-threads curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::analysis::stats::{DECISIVE_PCT, Verdict, verdict};
 use crate::metrics::servers::ServerUsage;
-pub use crate::metrics::stats::{DECISIVE_PCT, Verdict, verdict};
 
 /// A client using this share of all cores may be what was measured.
 pub const CLIENT_SATURATED: f64 = 0.9;

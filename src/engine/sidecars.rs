@@ -1,6 +1,6 @@
-//! A measured job's wiring, written once for `run` and `sweep`: what goes alongside the runs
-//! (the JTL file, the live metrics endpoint, a shard's place at the rendezvous), set up
-//! before the first run and finished whatever stopped them. The job itself is
+//! What goes alongside a measured job, written once for `run` and `sweep`: the JTL file, the
+//! live metrics endpoint and a shard's place at the rendezvous, set up before the first run
+//! and finished whatever stopped them. The job itself is
 //! [`SweepJob::new`](super::SweepJob::new); the commands add their progress display.
 
 use std::time::Duration;

@@ -5,15 +5,19 @@
 //! `--resume`, `report`, `compare`, `verify`, `merge` and `cleanup`, which also reads run
 //! directories written before this layout (only `result.json` and the manifest).
 
+pub mod manifest;
+pub mod merge;
+pub mod records;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
-use crate::records::SCHEMA_VERSION;
-use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::export;
 use crate::report::sweep::SweepSummary;
+use crate::results::records::SCHEMA_VERSION;
+use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::transport::AccessMethod;
 
 /// Writes `text` to `path` durably and atomically: a temporary file, fsync, rename, then an
@@ -77,7 +81,7 @@ pub fn is_results_dir(dir: &Path) -> bool {
 }
 
 /// A run directory written before `plan.json` and `runs/`: its `result.json`.
-fn legacy_run(dir: &Path) -> Result<Option<crate::records::RunResult>> {
+fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> {
     if dir.join("plan.json").exists() {
         return Ok(None);
     }
@@ -85,7 +89,7 @@ fn legacy_run(dir: &Path) -> Result<Option<crate::records::RunResult>> {
     let Ok(text) = std::fs::read_to_string(&p) else {
         return Ok(None);
     };
-    let r: crate::records::RunResult = serde_json::from_str(&text)
+    let r: crate::results::records::RunResult = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
     Ok(Some(r))
 }
@@ -198,7 +202,7 @@ pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>>
 }
 
 /// Writes a run's `result.json` (pretty JSON; returned too).
-pub fn write_result(dir: &Path, result: &crate::records::RunResult) -> Result<String> {
+pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(result)?;
     write_atomic(&dir.join("result.json"), &json)?;
     Ok(json)
@@ -208,11 +212,11 @@ pub fn write_result(dir: &Path, result: &crate::records::RunResult) -> Result<St
 /// recorded beside them, the embedded target's count and the verification, kept).
 pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
     // An older run directory's result.json is its only record: kept as it is.
-    if plan.kind != crate::records::PlanKind::Run || !dir.join("plan.json").is_file() {
+    if plan.kind != crate::results::records::PlanKind::Run || !dir.join("plan.json").is_file() {
         return Ok(None);
     }
     let p = dir.join("result.json");
-    let before: Option<crate::records::RunResult> = std::fs::read_to_string(&p)
+    let before: Option<crate::results::records::RunResult> = std::fs::read_to_string(&p)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let verify = match before.as_ref().and_then(|b| b.verify.clone()) {
