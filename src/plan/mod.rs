@@ -602,22 +602,18 @@ impl RunPlan {
             (None, false) => Some(parse_url(&method.url)?),
             (None, true) => None,
         };
-        let corpus = match rec.corpus.as_deref().map(std::path::Path::new) {
-            Some(p) if p.is_dir() => {
-                let policy = crate::corpus::policy::NamePolicy {
-                    repo: common.protocol,
-                    on_name_clash: rec.corpus_names.map(|n| n.on_name_clash).unwrap_or_default(),
-                    on_bad_name: rec.corpus_names.map(|n| n.on_bad_name).unwrap_or_default(),
-                };
-                let n = rec.corpus_names.map_or(rec.docs, |n| n.sample);
-                Some(sample_files(p, n, &common, policy)?)
-            }
-            Some(p) => Some(CorpusInput::Mix(
-                p.to_path_buf(),
-                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-            )),
-            None => None,
+        let names = rec.corpus_names;
+        let policy = crate::corpus::policy::NamePolicy {
+            repo: common.protocol,
+            on_name_clash: names.map(|n| n.on_name_clash).unwrap_or_default(),
+            on_bad_name: names.map(|n| n.on_bad_name).unwrap_or_default(),
         };
+        let sample = names.map_or(rec.docs, |n| n.sample);
+        let corpus = rec
+            .corpus
+            .as_deref()
+            .map(|p| corpus_input(std::path::Path::new(p), sample, &common, policy))
+            .transpose()?;
         Ok(RunPlan {
             common,
             url,
@@ -632,9 +628,9 @@ impl RunPlan {
             target_data_dir: a.target_data_dir.clone(),
             corpus,
             flatten: !rec.corpus_tree,
-            sample: rec.corpus_names.map_or(rec.docs, |n| n.sample),
-            on_name_clash: rec.corpus_names.map(|n| n.on_name_clash).unwrap_or_default(),
-            on_bad_name: rec.corpus_names.map(|n| n.on_bad_name).unwrap_or_default(),
+            sample,
+            on_name_clash: policy.on_name_clash,
+            on_bad_name: policy.on_bad_name,
         })
     }
 }
@@ -650,22 +646,16 @@ impl TryFrom<&RunArgs> for RunPlan {
             bail!("--ca-cert {}: no such file", ca.display());
         }
         let common = CommonPlan::try_from(&a.common)?;
-        let corpus = match &a.corpus {
-            Some(p) if p.is_dir() => {
-                let names = crate::corpus::policy::NamePolicy {
-                    repo: common.protocol,
-                    on_name_clash: a.on_name_clash,
-                    on_bad_name: a.on_bad_name,
-                };
-                let n = a.sample.unwrap_or(a.docs);
-                Some(sample_files(p, n, &common, names)?)
-            }
-            Some(p) => Some(CorpusInput::Mix(
-                p.clone(),
-                Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-            )),
-            None => None,
+        let policy = crate::corpus::policy::NamePolicy {
+            repo: common.protocol,
+            on_name_clash: a.on_name_clash,
+            on_bad_name: a.on_bad_name,
         };
+        let corpus = a
+            .corpus
+            .as_deref()
+            .map(|p| corpus_input(p, a.sample.unwrap_or(a.docs), &common, policy))
+            .transpose()?;
         let docs = match &corpus {
             Some(CorpusInput::Files(_, f)) => f.len() as u64,
             _ => a.docs,
@@ -694,6 +684,22 @@ impl TryFrom<&RunArgs> for RunPlan {
             on_bad_name: a.on_bad_name,
         })
     }
+}
+
+/// `--corpus`: a directory's stratified sample of `n` files, or a description's size mix.
+fn corpus_input(
+    p: &std::path::Path,
+    n: u64,
+    common: &CommonPlan,
+    names: crate::corpus::policy::NamePolicy,
+) -> Result<CorpusInput> {
+    if p.is_dir() {
+        return sample_files(p, n, common, names);
+    }
+    Ok(CorpusInput::Mix(
+        p.to_path_buf(),
+        Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
+    ))
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
