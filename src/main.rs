@@ -4,11 +4,14 @@
 
 use clap::Parser;
 
-/// jemalloc, not glibc's malloc (oha makes the same choice): hyper and tokio allocate a few
-/// small blocks per request (the request's header map, the response channel, the answer),
-/// which per-thread caches make cheaper on the upload threads, with little more memory than
-/// glibc (docs/performance.md). Set here, in the binary, so the library leaves the choice to
-/// whoever embeds it.
+/// With the `jemalloc` feature (the peak build and the container image), jemalloc instead of
+/// glibc's malloc (oha makes the same choice): hyper and tokio allocate a few small blocks per
+/// request (the request's header map, the response channel, the answer), which per-thread
+/// caches make cheaper on the upload threads, with little more memory than glibc
+/// (docs/performance.md). Off in the quick start's release build: it is a C library built
+/// from source, slow to compile for 3 % of the client's CPU. Set here, in the binary, so the
+/// library leaves the choice to whoever embeds it.
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -328,14 +328,13 @@ impl Checker {
     }
 }
 
-/// Unicode NFC of `s` (ICU4X's normaliser, already built for URL handling).
+/// Unicode NFC of `s` (the unicode-rs normaliser, already built for URL handling).
 pub fn nfc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     if s.is_ascii() {
         return s.to_string();
     }
-    icu_normalizer::ComposingNormalizerBorrowed::new_nfc()
-        .normalize(s)
-        .into_owned()
+    s.nfc().collect()
 }
 
 /// Whether `v` reads as a `ty` value the way the profile's protocols convert it.

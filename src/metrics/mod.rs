@@ -3,6 +3,7 @@
 //! callers hand in durations and instants (timing semantics are written down in
 //! `engine::cell`). The servers' CPU and memory, read between runs, are in `servers`.
 
+pub mod exposition;
 pub mod jtl;
 pub mod live;
 pub mod resources;

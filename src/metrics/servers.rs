@@ -300,26 +300,20 @@ fn process_reading(pid: u32) -> Result<Reading, String> {
 /// node_exporter's CPU and memory: `node_cpu_seconds_total` by mode (busy = all but idle
 /// and iowait), `node_memory_MemTotal_bytes` and `node_memory_MemAvailable_bytes`.
 fn parse_node_exporter(text: &str) -> Result<Reading, String> {
-    let lines = text.lines().map(|l| Ok(l.to_string()));
-    let scrape = prometheus_parse::Scrape::parse(lines)
+    let samples = super::exposition::parse(text)
         .map_err(|e| format!("not the Prometheus text format: {e}"))?;
     let mut r = Reading::default();
     let (mut total, mut cpus, mut seen) = (0.0, HashSet::new(), false);
-    for s in &scrape.samples {
-        let v = match s.value {
-            prometheus_parse::Value::Counter(v)
-            | prometheus_parse::Value::Gauge(v)
-            | prometheus_parse::Value::Untyped(v) => v,
-            _ => continue,
-        };
+    for s in &samples {
+        let v = s.value;
         match s.metric.as_str() {
             "node_cpu_seconds_total" => {
                 seen = true;
                 total += v;
-                if let Some(c) = s.labels.get("cpu") {
+                if let Some(c) = s.label("cpu") {
                     cpus.insert(c.to_string());
                 }
-                if !matches!(s.labels.get("mode"), Some("idle") | Some("iowait")) {
+                if !matches!(s.label("mode"), Some("idle") | Some("iowait")) {
                     r.busy_s += v;
                 }
             }
