@@ -645,25 +645,19 @@ pub fn parse_net_dev(text: &str) -> BTreeMap<String, (u64, u64)> {
 /// and `node_disk_{read,written}_bytes_total` per device, `node_network_{receive,transmit}_bytes_total`
 /// per interface.
 pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
-    let lines = text.lines().map(|l| Ok(l.to_string()));
-    let scrape = prometheus_parse::Scrape::parse(lines)
+    let samples = super::exposition::parse(text)
         .map_err(|e| format!("not the Prometheus text format: {e}"))?;
     let mut r = RemoteCounters::default();
     let mut cpus = HashSet::new();
-    for s in &scrape.samples {
-        let v = match s.value {
-            prometheus_parse::Value::Counter(v)
-            | prometheus_parse::Value::Gauge(v)
-            | prometheus_parse::Value::Untyped(v) => v,
-            _ => continue,
-        };
-        let dev = || s.labels.get("device").unwrap_or("").to_string();
+    for s in &samples {
+        let v = s.value;
+        let dev = || s.label("device").unwrap_or("").to_string();
         match s.metric.as_str() {
             "node_cpu_seconds_total" => {
-                if let Some(c) = s.labels.get("cpu") {
+                if let Some(c) = s.label("cpu") {
                     cpus.insert(c.to_string());
                 }
-                let mode = s.labels.get("mode").unwrap_or("");
+                let mode = s.label("mode").unwrap_or("");
                 if !matches!(mode, "idle" | "iowait") {
                     r.cpu.busy_s += v;
                 }
