@@ -121,7 +121,7 @@ fn saturated(demands: &[Demand]) -> Option<(&Demand, &'static str)> {
     if let Some(d) = busiest(
         &|d| d.kind == Kind::HostCpu && d.role == Role::Host,
         HOST_NEAR,
-    ) && others_share(demands, d) < OTHERS
+    ) && (others_share(demands, d) < OTHERS || starved(demands))
     {
         return Some((d, "host_cpu"));
     }
@@ -152,6 +152,19 @@ fn others_share(demands: &[Demand], host: &Demand) -> f64 {
         .map(share)
         .sum();
     (host.utilization - ours).max(0.0)
+}
+
+/// The client's and the servers' threads waited for a core (run delay) longer than they ran:
+/// on a full host that is what limits them, whoever fills it.
+fn starved(demands: &[Demand]) -> bool {
+    let procs = || {
+        demands
+            .iter()
+            .filter(|d| d.kind == Kind::ProcessCpu && d.error.is_none())
+    };
+    let ran: f64 = procs().map(|d| d.demand_ms).sum();
+    let waited: f64 = procs().filter_map(|d| d.run_delay_ms).sum();
+    ran > 0.0 && waited >= ran
 }
 
 /// A caveat when this host's CPU is full mostly of work outside the benchmark's processes.
@@ -252,6 +265,12 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
                 d.capacity,
                 d.capacity_from,
                 d.demand_ms
+            ),
+            "host_cpu" if others_share(demands, d) >= OTHERS => format!(
+                "this host's CPU, shared: {} of {:.0} cores busy, {} outside the client and the servers (another tenant: the numbers measure a shared machine); the client and the servers waited longer for a core than they ran",
+                pct(d.utilization),
+                d.capacity,
+                pct(others_share(demands, d))
             ),
             "host_cpu" => format!(
                 "this host's CPU as a whole: {} of {:.0} cores ({})",
@@ -686,6 +705,35 @@ mod tests {
             "{}",
             v.text
         );
+    }
+
+    #[test]
+    fn a_starved_benchmark_on_a_full_host_is_limited_by_the_host() {
+        let mut starved = vec![
+            d(
+                "embedded target",
+                Kind::ProcessCpu,
+                Role::Server,
+                0.5,
+                2.0,
+                "host cores",
+                0.1,
+            ),
+            d(
+                "this host's CPU",
+                Kind::HostCpu,
+                Role::Host,
+                5.0,
+                2.0,
+                "host cores",
+                1.0,
+            ),
+        ];
+        // They waited for a core longer than they ran.
+        starved[0].run_delay_ms = Some(2.0);
+        let v = verdict(&starved, None);
+        assert_eq!(v.kind, "host_cpu", "{}", v.text);
+        assert!(v.text.contains("shared machine"), "{}", v.text);
     }
 
     #[test]

@@ -189,8 +189,10 @@ async fn a_target_under_a_cpu_quota_is_named_at_its_quota() {
         "{} docs/s against a bound of {b:?}",
         r.docs_per_sec
     );
+    // A second node raises the bound until this host's CPU (shared: client, front end,
+    // kernel, anyone else) binds: on a quiet host, by twice; on a loaded one, less.
     let two = v.what_if.iter().find(|w| w.change == "two_nodes").unwrap();
-    assert!(two.bound_to_docs_per_sec > 1.6 * b.docs_per_sec, "{two:?}");
+    assert!(two.bound_to_docs_per_sec > b.docs_per_sec, "{two:?}");
 }
 
 fn methods_dir(dir: &Path, url: &str) -> PathBuf {
@@ -332,9 +334,10 @@ async fn a_cpu_cost_per_document_is_cpu_bound() {
 }
 
 /// Another tenant (a busy loop per core, processes of their own) fills this host's cores:
-/// the host is full, but not of this benchmark's work, so the verdict judges the client and
-/// the server and says, with the shares, that the machine was shared. (When the client and
-/// the servers themselves fill the host, it is named: `analysis::verdict`'s unit tests.)
+/// the host is full, not of this benchmark's work, and the client and the server starve: the
+/// verdict names the shared host and says whose work fills it. (The host filled by the client
+/// and the servers themselves, and a full host that does not starve them: the unit tests of
+/// `analysis::verdict`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_full_of_another_tenants_work_is_a_caution() {
     let _one = crate::common::TIMED.lock().await;
@@ -371,6 +374,12 @@ async fn a_host_full_of_another_tenants_work_is_a_caution() {
         host.utilization * 100.0
     );
     assert!(host.utilization >= 0.9, "{host:?}");
-    assert_ne!(v.kind, "host_cpu", "{}", v.text);
-    assert!(v.text.contains("a shared machine"), "{}", v.text);
+    // The benchmark's processes waited for a core longer than they ran: the shared host is
+    // what limits them, and the verdict says whose work fills it.
+    assert_eq!(v.kind, "host_cpu", "{}", v.text);
+    assert!(
+        v.text.contains("a shared machine") || v.text.contains("not in those processes"),
+        "{}",
+        v.text
+    );
 }
