@@ -62,7 +62,7 @@ fn request_body(c: &mut Criterion) {
 
 fn liferay_document(c: &mut Criterion) {
     let profile = Arc::new(Profile::load("liferay").unwrap());
-    let fields = ingestbench::protocol::liferay_json::Fields::new(&profile);
+    let fields = ingestbench::protocol::liferay::json::Fields::new(&profile);
     let f = Fixtures::new(SizeClass::Small, 10 * 1024, 1, profile.clone());
     let mut parts = [Vec::new(), Vec::new(), Vec::new()];
     let mut i = 0u64;

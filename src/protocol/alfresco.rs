@@ -1,25 +1,25 @@
 //! Alfresco Content Services public REST API v1: ticket or Basic auth, create-node multipart
 //! uploads (`filedata`, `name`, `nodeType`, `relativePath`, one field per property), error
-//! bodies, and the read-back calls verification needs. A corpus document's versions: created
-//! from its first, then each next one as `PUT nodes/{id}/content` (after `PUT nodes/{id}` with
-//! its properties when they changed), read back from `nodes/{id}/versions`. Contract:
+//! bodies, and the read-back calls verification needs; folders are created by the upload
+//! itself (`relativePath`). A corpus document's versions are in `versions`. Contract:
 //! `tests/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml` (in-repo copies, see
 //! `tests/specs/README.md`). Never sends `autoRename`.
 
-use std::sync::Arc;
+mod versions;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Deserialize;
 
-use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, first_body, multipart_content_type};
+use super::auth::basic_header;
+use super::multipart::{MultipartHead, first_body};
 use super::readback::unreachable_err;
-use super::versions;
-use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
+use super::{
+    Api, AuthMode, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState,
+};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 use crate::transport::ChunkBody;
@@ -28,12 +28,10 @@ pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1"
 pub const AUTH_PATH: &str = "/alfresco/api/-default-/public/authentication/versions/1";
 
 pub struct Alfresco {
-    client: reqwest::Client,
-    opts: RepoOptions,
+    conn: Connection,
     core: String,
     /// The upload endpoint (its path is the fast path's request target).
     children_url: reqwest::Url,
-    auth: Arc<SharedAuth>,
 }
 
 #[derive(Deserialize)]
@@ -95,18 +93,22 @@ pub fn upload_body(
     folder: &str,
     versioning: bool,
 ) -> Result<ChunkBody, UploadError> {
-    create_body(profile, doc, folder, versioning, None)
+    first_body(
+        doc,
+        create_head(profile, doc, folder, versioning, None),
+        None,
+    )
 }
 
-/// [`upload_body`], or for a document with versions the body that creates it from its first
-/// version (`first`: its bytes and metadata), always versioned, as a major version 1.0.
-fn create_body(
+/// The fields of a create-node upload and the header of its `filedata` part; for a document
+/// with versions (`first`: its first version's metadata) always versioned, as a major 1.0.
+fn create_head(
     profile: &crate::fixtures::Profile,
     doc: &Doc<'_>,
     folder: &str,
     versioning: bool,
-    first: Option<&versions::Step<'_>>,
-) -> Result<ChunkBody, UploadError> {
+    first: Option<&super::versions::Step<'_>>,
+) -> Bytes {
     let shadow = match first {
         Some(s) => s.shadow,
         None => doc.file().and_then(|f| f.shadow.as_ref()),
@@ -140,8 +142,7 @@ fn create_body(
             head.text(&p.name, v);
         }),
     }
-    let head = head.file("filedata", &doc.name, doc.mime());
-    first_body(doc, head, first)
+    head.file("filedata", &doc.name, doc.mime())
 }
 
 impl Alfresco {
@@ -161,26 +162,25 @@ impl Alfresco {
             }
         };
         let a = Alfresco {
-            client,
             core,
             children_url,
-            auth: Arc::new(SharedAuth::new(header)),
-            opts,
+            conn: Connection::new(client, opts, header),
         };
         a.check_parent().await?;
         Ok(a)
     }
 
     async fn check_parent(&self) -> Result<()> {
-        let url = format!("{}/nodes/{}", self.core, self.opts.parent);
-        let mut cache = self.auth.cache();
+        let url = format!("{}/nodes/{}", self.core, self.conn.opts.parent);
+        let mut cache = self.conn.auth.cache();
         let resp = self
+            .conn
             .client
             .get(&url)
             .header(AUTHORIZATION, cache.header().clone())
             .send()
             .await
-            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         match status {
@@ -193,7 +193,7 @@ impl Alfresco {
                 if !node.entry.is_folder {
                     bail!(
                         "--parent {}: node {} is not a folder; use -my-, -root-, -shared- or a folder node id",
-                        self.opts.parent,
+                        self.conn.opts.parent,
                         node.entry.id
                     );
                 }
@@ -201,13 +201,13 @@ impl Alfresco {
             }
             StatusCode::UNAUTHORIZED => bail!(
                 "login rejected for user `{}` at {} (401): check --user and the password (INGESTBENCH_PASSWORD or --password-file)",
-                self.opts.user,
-                self.opts.url
+                self.conn.opts.user,
+                self.conn.opts.url
             ),
             StatusCode::NOT_FOUND => bail!(
                 "--parent {}: not found at {} ({}); use -my-, -root-, -shared- or an existing folder node id",
-                self.opts.parent,
-                self.opts.url,
+                self.conn.opts.parent,
+                self.conn.opts.url,
                 error_message(404, &body)
             ),
             s => bail!(
@@ -220,226 +220,149 @@ impl Alfresco {
     pub fn core_url(&self) -> &str {
         &self.core
     }
+}
 
-    /// Logs in again unless another worker already did since `seen`.
-    async fn renew(&self, seen: u64) -> Result<(), UploadError> {
-        if self.opts.auth != AuthMode::Ticket || self.auth.generation() != seen {
-            return Ok(());
-        }
-        let root = self.opts.url.as_str().trim_end_matches('/');
-        let h = login(&self.client, root, &self.opts)
-            .await
-            .map_err(|e| UploadError::http(401, format!("re-login failed: {e:#}")))?;
-        self.auth.replace_if_current(seen, h);
-        Ok(())
+impl Api for Alfresco {
+    const CREATED: (StatusCode, &str) = (StatusCode::CREATED, "201 Created");
+
+    const ERROR_MESSAGE: fn(u16, &[u8]) -> String = error_message;
+
+    fn conn(&self) -> &Connection {
+        &self.conn
     }
 
-    async fn send_once(
+    fn upload_head(
         &self,
         doc: &Doc<'_>,
         folder: &str,
-        header: &HeaderValue,
-        lane: &mut crate::transport::fast::Lane,
-        first: Option<&versions::Step<'_>>,
-    ) -> Result<(StatusCode, Option<String>, Bytes), UploadError> {
-        let body = create_body(&self.opts.profile, doc, folder, self.opts.versioning, first)?;
-        self.opts
-            .route
-            .send_upload(
-                &self.client,
-                lane,
-                || self.children_url.to_string(),
-                self.children_url.path(),
-                &[
-                    (AUTHORIZATION, header),
-                    (CONTENT_TYPE, &multipart_content_type()),
-                ],
-                body,
-            )
-            .await
+        first: Option<&super::versions::Step<'_>>,
+        _scratch: &mut [Vec<u8>; 3],
+    ) -> Result<Bytes, UploadError> {
+        Ok(create_head(
+            &self.conn.opts.profile,
+            doc,
+            folder,
+            self.conn.opts.versioning,
+            first,
+        ))
     }
-}
-
-impl Alfresco {
-    /// Uploads `steps[from..]` onto the node `id`, in order: for each, its metadata when it
-    /// changed (`PUT nodes/{id}`, properties only), then its bytes as a new version
-    /// (`PUT nodes/{id}/content?majorVersion=…&comment=…`).
-    async fn add_versions(
-        &self,
-        id: &str,
-        steps: &[versions::Step<'_>],
-        from: usize,
-        header: &HeaderValue,
-    ) -> Result<(), UploadError> {
-        for (i, s) in steps.iter().enumerate().skip(from) {
-            let prev = i.checked_sub(1).and_then(|p| steps[p].shadow);
-            if versions::metadata_changed(prev, s.shadow)
-                && let Some(shadow) = s.shadow
-            {
-                let req = self
-                    .client
-                    .put(format!("{}/nodes/{id}", self.core))
-                    .header(AUTHORIZATION, header.clone())
-                    .json(&serde_json::json!({
-                        "properties": versions::properties_json(shadow, &self.opts.profile)
-                    }));
-                self.step(req, StatusCode::OK)
-                    .await
-                    .map_err(|e| versions::step_error(s, e))?;
-            }
-            let req = self
-                .client
-                .put(format!("{}/nodes/{id}/content", self.core))
-                .query(&[
-                    ("majorVersion", if s.major() { "true" } else { "false" }),
-                    ("comment", &s.comment()),
-                ])
-                .header(AUTHORIZATION, header.clone())
-                .header(CONTENT_TYPE, "application/octet-stream")
-                .body(reqwest::Body::wrap(s.body()?));
-            self.step(req, StatusCode::OK)
-                .await
-                .map_err(|e| versions::step_error(s, e))?;
+    fn upload_path<'a>(&'a self, _folder: &str, _path: &'a mut FolderPath) -> &'a str {
+        self.children_url.path()
+    }
+    fn upload_url(&self, _folder: &str) -> String {
+        self.children_url.to_string()
+    }
+    fn created_id(body: &[u8]) -> Result<String, UploadError> {
+        let e: Entry<IdOnly> = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("201 without entry.id: {e}")))?;
+        if e.entry.id.is_empty() {
+            return Err(UploadError::protocol("201 with an empty entry.id"));
         }
+        Ok(e.entry.id)
+    }
+    /// A ticket that expired: 401, and one new login.
+    fn expired(&self) -> Option<StatusCode> {
+        (self.conn.opts.auth == AuthMode::Ticket).then_some(StatusCode::UNAUTHORIZED)
+    }
+    async fn renew(&self, seen: u64) -> Result<(), UploadError> {
+        if self.conn.opts.auth != AuthMode::Ticket || self.conn.auth.generation() != seen {
+            return Ok(());
+        }
+        let root = self.conn.opts.url.as_str().trim_end_matches('/');
+        let h = login(&self.conn.client, root, &self.conn.opts)
+            .await
+            .map_err(|e| UploadError::http(401, format!("re-login failed: {e:#}")))?;
+        self.conn.auth.replace_if_current(seen, h);
         Ok(())
     }
 
-    /// Sends one version step; anything but `want` is the step's failure.
-    async fn step(
+    async fn add_versions(
         &self,
-        req: reqwest::RequestBuilder,
-        want: StatusCode,
-    ) -> Result<(), UploadError> {
-        let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        if status == want {
-            return Ok(());
-        }
-        Err(UploadError::http(
-            status.as_u16(),
-            error_message(status.as_u16(), &body),
-        ))
-    }
-
-    /// The node's version history, oldest first (`GET nodes/{id}/versions`, newest first
-    /// on the wire): each version's label and properties.
-    async fn history(&self, id: &str) -> Result<Option<Vec<serde_json::Value>>, String> {
-        let req = self
-            .client
-            .get(format!("{}/nodes/{id}/versions", self.core))
-            .query(&[("maxItems", "1000"), ("include", "properties")])
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
-        let Some(v) = super::readback::read_json(req, error_message).await? else {
-            return Ok(None);
-        };
-        let mut out: Vec<serde_json::Value> = v["list"]["entries"]
-            .as_array()
-            .map(|a| a.iter().map(|e| e["entry"].clone()).collect())
-            .unwrap_or_default();
-        out.reverse();
-        Ok(Some(out))
-    }
-
-    /// A document adopted after a stop between its versions: the steps it lacks are
-    /// uploaded (its history says how many it has; they went up in order).
-    pub async fn complete_versions(
-        &self,
-        doc: &Doc<'_>,
         id: &str,
+        _doc: &Doc<'_>,
+        steps: &[super::versions::Step<'_>],
+        from: usize,
         worker: &mut WorkerState,
     ) -> Result<(), UploadError> {
-        let Some(steps) = versions::of(doc) else {
-            return Ok(());
-        };
-        let have = self
-            .history(id)
-            .await
-            .map_err(UploadError::protocol)?
-            .map_or(0, |h| h.len());
         let header = worker.auth.header().clone();
-        self.add_versions(id, &steps, have.max(1), &header).await
+        self.put_versions(id, steps, from, &header).await
+    }
+    async fn stored_versions(
+        &self,
+        id: &str,
+        _worker: &mut WorkerState,
+    ) -> Result<(String, usize), UploadError> {
+        super::upload::versioned_in_place(id, self.history(id).await)
     }
 
-    /// Every version of a node, oldest first, read back: size, hash and properties.
-    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<super::Fetched>>, String> {
-        let Some(history) = self.history(id).await? else {
-            return Ok(None);
-        };
-        let header = self.auth.cache().header().clone();
-        let mut out = Vec::with_capacity(history.len());
-        for v in history {
-            let vid = v["id"].as_str().unwrap_or_default();
-            let content = super::readback::read(
-                self.client
-                    .get(format!("{}/nodes/{id}/versions/{vid}/content", self.core))
-                    .header(AUTHORIZATION, header.clone()),
-                error_message,
-            )
-            .await?
-            .ok_or_else(|| format!("version {vid}: content not found"))?;
-            out.push(super::readback::fetched(vid, &content, &v["properties"]));
-        }
-        Ok(Some(out))
+    /// The node at `{folder}/{name}` below the parent.
+    fn lookup_request(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+    ) -> Result<reqwest::RequestBuilder, UploadError> {
+        Ok(self
+            .conn
+            .client
+            .get(format!("{}/nodes/{}", self.core, self.conn.opts.parent))
+            .query(&[("relativePath", format!("{folder}/{}", doc.name))]))
+    }
+    fn found_id(body: &[u8]) -> Result<Option<String>, UploadError> {
+        let e: Entry<IdOnly> = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
+        Ok(Some(e.entry.id))
     }
 
-    /// Reads a node back by id: name, size, content hash, properties.
-    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
-        let header = self.auth.cache().header().clone();
-        let get = |url: String| self.client.get(url).header(AUTHORIZATION, header.clone());
-        let Some(v) =
-            super::readback::read_json(get(format!("{}/nodes/{id}", self.core)), error_message)
-                .await?
-        else {
-            return Ok(None);
-        };
-        let content = super::readback::read(
-            get(format!("{}/nodes/{id}/content", self.core)),
-            error_message,
-        )
-        .await?
-        .ok_or("content not found")?;
-        Ok(Some(super::readback::fetched(
-            v["entry"]["name"].as_str().unwrap_or(""),
-            &content,
-            &v["entry"]["properties"],
+    /// None: Alfresco creates missing folders itself (`relativePath`), so the path is the
+    /// reference.
+    fn folders(&self) -> Option<&Folders> {
+        None
+    }
+    async fn create_folder(
+        &self,
+        _parent: Option<&str>,
+        path: &str,
+        _name: &str,
+    ) -> anyhow::Result<String> {
+        Ok(path.to_string())
+    }
+
+    fn read_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.conn.client.get(format!("{}/nodes/{id}", self.core))
+    }
+    fn content(&self, id: &str, _meta: &serde_json::Value) -> Result<Content, String> {
+        Ok(Content::Get(Box::new(
+            self.conn
+                .client
+                .get(format!("{}/nodes/{id}/content", self.core)),
         )))
     }
-
-    /// `DELETE nodes/{id}?permanent=true` of the folder at `path` below the parent.
-    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
-        let header = self.auth.cache().header().clone();
-        let find = self
-            .client
-            .get(format!("{}/nodes/{}", self.core, self.opts.parent))
-            .query(&[("relativePath", path)])
-            .header(AUTHORIZATION, header.clone());
-        let Some(v) = super::readback::read_json(find, error_message).await? else {
-            return Ok(false);
-        };
-        let id = v["entry"]["id"].as_str().ok_or("folder without id")?;
-        let delete = self
-            .client
-            .delete(format!("{}/nodes/{id}", self.core))
-            .query(&[("permanent", "true")])
-            .header(AUTHORIZATION, header);
-        super::readback::read(delete, error_message)
-            .await
-            .map(|r| r.is_some())
+    fn name_and_props(meta: &serde_json::Value) -> (&str, serde_json::Value) {
+        (
+            meta["entry"]["name"].as_str().unwrap_or(""),
+            meta["entry"]["properties"].clone(),
+        )
+    }
+    async fn versions(&self, id: &str) -> Result<Option<Vec<Version>>, String> {
+        self.version_list(id).await
     }
 
     /// Documents (not subfolders: a corpus tree has both) in the folder at `path` below the
     /// parent (a DB query, not search).
-    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+    async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let list = self
+            .conn
             .client
-            .get(format!("{}/nodes/{}/children", self.core, self.opts.parent))
+            .get(format!(
+                "{}/nodes/{}/children",
+                self.core, self.conn.opts.parent
+            ))
             .query(&[
                 ("relativePath", path),
                 ("maxItems", "1"),
                 ("where", "(isFile=true)"),
             ])
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
+            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
         Ok(super::readback::read_json(list, error_message)
             .await?
             .and_then(|v| {
@@ -447,102 +370,29 @@ impl Alfresco {
                     .and_then(serde_json::Value::as_u64)
             }))
     }
-}
 
-impl Protocol for Alfresco {
-    async fn upload(
-        &self,
-        doc: &Doc<'_>,
-        folder: &str,
-        worker: &mut WorkerState,
-    ) -> Result<Uploaded, UploadError> {
-        let mut header = worker.auth.header().clone();
-        let mut seen = worker.auth.generation;
-        let mut relogged = false;
-        let steps = versions::of(doc);
-        loop {
-            let first = steps.as_deref().and_then(<[_]>::first);
-            let (status, node, body) = self
-                .send_once(doc, folder, &header, &mut worker.lane, first)
-                .await?;
-            match status {
-                StatusCode::CREATED => {
-                    let e: Entry<IdOnly> = serde_json::from_slice(&body)
-                        .map_err(|e| UploadError::protocol(format!("201 without entry.id: {e}")))?;
-                    if e.entry.id.is_empty() {
-                        return Err(UploadError::protocol("201 with an empty entry.id"));
-                    }
-                    if let Some(steps) = &steps {
-                        self.add_versions(&e.entry.id, steps, 1, &header).await?;
-                    }
-                    return Ok(Uploaded {
-                        id: e.entry.id,
-                        node,
-                    });
-                }
-                StatusCode::UNAUTHORIZED if !relogged && self.opts.auth == AuthMode::Ticket => {
-                    relogged = true;
-                    self.renew(seen).await?;
-                    header = worker.auth.header().clone();
-                    seen = worker.auth.generation;
-                }
-                s if s.is_success() => {
-                    return Err(UploadError::protocol(format!(
-                        "{} instead of 201 Created",
-                        s.as_u16()
-                    )));
-                }
-                s => {
-                    return Err(UploadError::http(
-                        s.as_u16(),
-                        error_message(s.as_u16(), &body),
-                    ));
-                }
-            }
-        }
-    }
-
-    async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
-        let resp = self
+    /// `DELETE nodes/{id}?permanent=true` of the folder at `path` below the parent.
+    async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        let header = self.conn.auth.cache().header().clone();
+        let find = self
+            .conn
             .client
-            .get(format!("{}/nodes/{}", self.core, self.opts.parent))
-            .query(&[("relativePath", format!("{folder}/{}", doc.name))])
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
+            .get(format!("{}/nodes/{}", self.core, self.conn.opts.parent))
+            .query(&[("relativePath", path)])
+            .header(AUTHORIZATION, header.clone());
+        let Some(v) = super::readback::read_json(find, error_message).await? else {
+            return Ok(false);
+        };
+        let id = v["entry"]["id"].as_str().ok_or("folder without id")?;
+        let delete = self
+            .conn
+            .client
+            .delete(format!("{}/nodes/{id}", self.core))
+            .query(&[("permanent", "true")])
+            .header(AUTHORIZATION, header);
+        super::readback::read(delete, error_message)
             .await
-            .map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        match status {
-            StatusCode::OK => {
-                let e: Entry<IdOnly> = serde_json::from_slice(&body)
-                    .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
-                Ok(Some(e.entry.id))
-            }
-            StatusCode::NOT_FOUND => Ok(None),
-            s => Err(UploadError::http(
-                s.as_u16(),
-                error_message(s.as_u16(), &body),
-            )),
-        }
-    }
-
-    /// Alfresco creates missing folders itself (`relativePath`), so the path is the reference.
-    async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
-        Ok(path.to_string())
-    }
-
-    async fn complete(
-        &self,
-        doc: &Doc<'_>,
-        id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        self.complete_versions(doc, id, worker).await
-    }
-
-    fn worker(&self) -> WorkerState {
-        WorkerState::new(self.auth.cache())
+            .map(|r| r.is_some())
     }
 }
 

@@ -3,38 +3,33 @@
 //! `cmisaction=createFolder`, documents via `cmisaction=createDocument` with indexed
 //! `propertyId[i]` / `propertyValue[i]` controls and `succinct=true`; success is **201** with
 //! `succinctProperties["cmis:objectId"]`; errors come from the `exception` field. A corpus
-//! document's versions are checked out and in one by one after its first (`add_versions`). The
+//! document's versions are checked out and in one by one after its first (`versions`). The
 //! contract is OASIS CMIS 1.1 §5 (browser binding), checked against real OpenCMIS in tests.
 
-mod calls;
-
-use std::collections::HashMap;
-use std::sync::Arc;
+mod versions;
 
 use anyhow::{Context, Result, bail};
+use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
-use super::auth::{SharedAuth, basic_header};
-use super::multipart::{MultipartHead, first_body, multipart_content_type};
+use super::auth::basic_header;
+use super::multipart::MultipartHead;
 use super::readback::unreachable_err;
-use super::versions;
-use super::{Protocol, RepoOptions, Uploaded, WorkerState};
+use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 
 pub struct Cmis {
-    client: reqwest::Client,
-    opts: RepoOptions,
+    conn: Connection,
     root_folder_url: String,
     /// Path part of `root_folder_url`, for the upload fast path.
     root_path: String,
     /// Object id of the folder runs go below (`--parent`, a path; `/` = the root).
     parent_id: String,
-    auth: Arc<SharedAuth>,
-    /// Folder path → object id, filled before the start barrier only.
-    folders: std::sync::Mutex<HashMap<String, String>>,
+    /// The run's folders, made one by one below the parent.
+    folders: Folders,
     /// The multipart field names of the profile's properties, in its order (made once, so
     /// an upload formats none).
     fields: Vec<PropertyFields>,
@@ -170,16 +165,14 @@ impl Cmis {
             opts.route.fast = None;
         }
         let c = Cmis {
-            client,
             root_path,
             root_folder_url,
             parent_id: String::new(),
-            auth: Arc::new(SharedAuth::new(header)),
-            folders: std::sync::Mutex::new(HashMap::new()),
+            folders: Folders::default(),
             fields: PropertyFields::of(&opts.profile),
-            opts,
+            conn: Connection::new(client, opts, header),
         };
-        let parent = c.opts.parent.clone();
+        let parent = c.conn.opts.parent.clone();
         let obj = c.object_by_path(&parent).await?.with_context(|| format!("--parent {parent}: no such folder in the repository (give a path such as / or /benchmarks)"))?;
         if obj
             .pointer("/succinctProperties/cmis:baseTypeId")
@@ -193,25 +186,88 @@ impl Cmis {
     }
 
     fn header(&self) -> reqwest::header::HeaderValue {
-        self.auth.cache().header().clone()
+        self.conn.auth.cache().header().clone()
+    }
+
+    /// The profile's properties as indexed controls from `propertyId[offset]` on, a
+    /// multi-valued one as `propertyValue[i][j]`; values from `shadow` where the profile maps
+    /// them. At offset 2 (an upload, after the type and the name) the names made at connect
+    /// time are used, so an upload formats none.
+    fn write_properties(
+        &self,
+        head: &mut MultipartHead,
+        doc: &Doc<'_>,
+        shadow: Option<&crate::fixtures::ShadowMetadata>,
+        offset: usize,
+    ) {
+        let profile = &self.conn.opts.profile;
+        let mut last: Option<(usize, usize)> = None;
+        let fast = offset == 2;
+        profile.each_value_with(
+            doc.seed,
+            doc.index,
+            doc.marker_str(),
+            shadow,
+            |k, spec, v| {
+                let f = &self.fields[k];
+                let i = k + offset;
+                let j = match last {
+                    Some((lk, j)) if lk == k => j + 1,
+                    _ => {
+                        if fast {
+                            head.text(&f.id, &spec.name);
+                        } else {
+                            head.text(&format!("propertyId[{i}]"), &spec.name);
+                        }
+                        0
+                    }
+                };
+                last = Some((k, j));
+                match (spec.multiple, fast) {
+                    (false, true) => {
+                        head.text(&f.value, v);
+                    }
+                    (false, false) => {
+                        head.text(&format!("propertyValue[{i}]"), v);
+                    }
+                    (true, true) if j < f.values.len() => {
+                        head.text(&f.values[j], v);
+                    }
+                    (true, _) => {
+                        head.text(&format!("propertyValue[{i}][{j}]"), v);
+                    }
+                }
+            },
+        );
+    }
+
+    /// The URL of the object at `path` below the root (`/` = the root).
+    fn path_url(&self, path: &str) -> String {
+        let p = path.trim_matches('/');
+        if p.is_empty() {
+            self.root_folder_url.clone()
+        } else {
+            format!("{}/{p}", self.root_folder_url)
+        }
+    }
+
+    /// The request that reads the object at `path` below the root.
+    fn object_request(&self, path: &str) -> reqwest::RequestBuilder {
+        self.conn
+            .client
+            .get(self.path_url(path))
+            .query(&[("cmisselector", "object"), ("succinct", "true")])
     }
 
     /// The object at `path` below the root (`/` = the root), or None on 404.
     async fn object_by_path(&self, path: &str) -> Result<Option<Value>> {
-        let p = path.trim_matches('/');
-        let url = if p.is_empty() {
-            self.root_folder_url.clone()
-        } else {
-            format!("{}/{p}", self.root_folder_url)
-        };
+        let url = self.path_url(path);
         let resp = self
-            .client
-            .get(&url)
-            .query(&[("cmisselector", "object"), ("succinct", "true")])
+            .object_request(path)
             .header(AUTHORIZATION, self.header())
             .send()
             .await
-            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         match status {
@@ -224,12 +280,9 @@ impl Cmis {
         }
     }
 
-    async fn create_folder(
-        &self,
-        parent_id: &str,
-        parent_path: &str,
-        name: &str,
-    ) -> Result<String> {
+    /// `createFolder` of `name` in folder `parent_id`; `path` is where it is (from the root),
+    /// to find it when it exists.
+    async fn make_folder(&self, parent_id: &str, path: &str, name: &str) -> Result<String> {
         let body = form(&[
             ("cmisaction", "createFolder"),
             ("propertyId[0]", "cmis:objectTypeId"),
@@ -239,6 +292,7 @@ impl Cmis {
             ("succinct", "true"),
         ]);
         let resp = self
+            .conn
             .client
             .post(&self.root_folder_url)
             .query(&[("objectId", parent_id)])
@@ -247,7 +301,7 @@ impl Cmis {
             .body(body)
             .send()
             .await
-            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
         let status = resp.status();
         let bytes = resp.bytes().await.unwrap_or_default();
         match status {
@@ -256,9 +310,8 @@ impl Cmis {
                 object_id(&v).context("createFolder: no cmis:objectId in the answer")
             }
             StatusCode::CONFLICT => {
-                let path = format!("{}/{name}", parent_path.trim_end_matches('/'));
                 let obj = self
-                    .object_by_path(&path)
+                    .object_by_path(path)
                     .await?
                     .with_context(|| format!("folder {path} exists (409) but cannot be read"))?;
                 object_id(&obj).context("existing folder without cmis:objectId")
@@ -266,8 +319,7 @@ impl Cmis {
             s => {
                 // OpenCMIS FileShare answers an existing folder with 500 storage ("Could not
                 // create folder!") instead of 409: the folder is used only if it is there.
-                let path = format!("{}/{name}", parent_path.trim_end_matches('/'));
-                match self.object_by_path(&path).await {
+                match self.object_by_path(path).await {
                     Ok(Some(obj))
                         if obj
                             .pointer("/succinctProperties/cmis:baseTypeId")
@@ -286,76 +338,145 @@ impl Cmis {
     }
 }
 
-impl Cmis {
-    /// Reads an object back by id: name, size, content hash, succinct properties.
-    /// The latest version of the series (`returnVersion=latest`): a document uploaded with
-    /// versions is recorded by its first version's id; without versions, itself.
-    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
-        let get = |selector: &'static str, id: &str| {
-            let mut q = vec![
-                ("objectId", id),
-                ("cmisselector", selector),
-                ("succinct", "true"),
-            ];
-            if selector == "object" {
-                q.push(("returnVersion", "latest"));
-            }
-            self.client
-                .get(&self.root_folder_url)
-                .query(&q)
-                .header(AUTHORIZATION, self.header())
-        };
-        let Some(v) = super::readback::read_json(get("object", id), error_message).await? else {
-            return Ok(None);
-        };
-        let latest = object_id(&v).unwrap_or_else(|| id.to_string());
-        let content = super::readback::read(get("content", &latest), error_message)
-            .await?
-            .ok_or("content not found")?;
-        let p = &v["succinctProperties"];
-        Ok(Some(super::readback::fetched(
-            p["cmis:name"].as_str().unwrap_or(""),
-            &content,
-            p,
-        )))
+impl Api for Cmis {
+    const CREATED: (StatusCode, &str) = (StatusCode::CREATED, "201 Created");
+
+    const ERROR_MESSAGE: fn(u16, &[u8]) -> String = error_message;
+
+    fn conn(&self) -> &Connection {
+        &self.conn
     }
 
-    /// `cmisaction=deleteTree` of the folder at `path` below the parent.
-    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
-        let full = format!(
-            "{}/{}",
-            self.opts.parent.trim_end_matches('/'),
-            path.trim_matches('/')
-        );
-        let Some(obj) = self
-            .object_by_path(&full)
-            .await
-            .map_err(|e| format!("{e:#}"))?
-        else {
-            return Ok(false);
+    /// `createDocument`: controls 0 and 1 are the type and the name, the profile's
+    /// properties follow.
+    fn upload_head(
+        &self,
+        doc: &Doc<'_>,
+        _folder: &str,
+        first: Option<&super::versions::Step<'_>>,
+        _scratch: &mut [Vec<u8>; 3],
+    ) -> Result<Bytes, UploadError> {
+        let mut head = MultipartHead::new();
+        head.text("cmisaction", "createDocument")
+            .text("propertyId[0]", "cmis:objectTypeId")
+            .text("propertyValue[0]", &self.conn.opts.profile.node_type)
+            .text("propertyId[1]", "cmis:name")
+            .text("propertyValue[1]", &doc.name);
+        let shadow = match first {
+            Some(first) => first.shadow,
+            None => doc.file().and_then(|f| f.shadow.as_ref()),
         };
-        let id = object_id(&obj).ok_or("folder without cmis:objectId")?;
-        let delete = self
-            .client
-            .post(&self.root_folder_url)
-            .query(&[("objectId", id.as_str())])
-            .header(AUTHORIZATION, self.header())
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(form(&[
-                ("cmisaction", "deleteTree"),
-                ("allVersions", "true"),
-                ("continueOnFailure", "false"),
-            ]));
-        super::readback::read(delete, error_message)
+        self.write_properties(&mut head, doc, shadow, 2);
+        head.text("succinct", "true");
+        if first.is_some() {
+            // The first version of a versioned series; the others are checked in after it.
+            head.text("versioningState", "major");
+        }
+        Ok(head.file("content", &doc.name, doc.mime()))
+    }
+    fn upload_path<'a>(&'a self, folder: &str, path: &'a mut FolderPath) -> &'a str {
+        path.of(folder, || {
+            format!("{}?objectId={}", self.root_path, pct(folder))
+        })
+    }
+    fn upload_url(&self, folder: &str) -> String {
+        format!("{}?objectId={}", self.root_folder_url, pct(folder))
+    }
+    fn created_id(body: &[u8]) -> Result<String, UploadError> {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
+        object_id(&v).ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))
+    }
+
+    async fn add_versions(
+        &self,
+        id: &str,
+        doc: &Doc<'_>,
+        steps: &[super::versions::Step<'_>],
+        from: usize,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        let header = worker.auth.header().clone();
+        self.check_in_versions(id, doc, steps, from, &header).await
+    }
+    async fn stored_versions(
+        &self,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> Result<(String, usize), UploadError> {
+        let header = worker.auth.header().clone();
+        self.series(id, &header).await
+    }
+
+    /// By path: the folder reference is an object id, its path known from `prepare_folder`.
+    fn lookup_request(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+    ) -> Result<reqwest::RequestBuilder, UploadError> {
+        let Some(path) = self.folders.path_of(folder) else {
+            return Err(UploadError::protocol(format!(
+                "lookup: unknown folder {folder}"
+            )));
+        };
+        let full = format!(
+            "{}/{path}/{}",
+            self.conn.opts.parent.trim_end_matches('/'),
+            doc.name
+        );
+        Ok(self.object_request(&full))
+    }
+    fn found_id(body: &[u8]) -> Result<Option<String>, UploadError> {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("lookup: not a CMIS object: {e}")))?;
+        Ok(object_id(&v))
+    }
+
+    fn folders(&self) -> Option<&Folders> {
+        Some(&self.folders)
+    }
+    fn root_folder(&self) -> Option<String> {
+        Some(self.parent_id.clone())
+    }
+    async fn create_folder(&self, parent: Option<&str>, path: &str, name: &str) -> Result<String> {
+        let full = format!("{}/{path}", self.conn.opts.parent.trim_end_matches('/'));
+        self.make_folder(parent.unwrap_or(&self.parent_id), &full, name)
             .await
-            .map(|r| r.is_some())
+    }
+
+    /// The latest version of the series (`returnVersion=latest`): a document uploaded with
+    /// versions is recorded by its first version's id; without versions, itself.
+    fn read_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.conn.client.get(&self.root_folder_url).query(&[
+            ("objectId", id),
+            ("cmisselector", "object"),
+            ("succinct", "true"),
+            ("returnVersion", "latest"),
+        ])
+    }
+    fn content(&self, id: &str, meta: &Value) -> Result<Content, String> {
+        let latest = object_id(meta).unwrap_or_else(|| id.to_string());
+        Ok(Content::Get(Box::new(
+            self.conn.client.get(&self.root_folder_url).query(&[
+                ("objectId", latest.as_str()),
+                ("cmisselector", "content"),
+                ("succinct", "true"),
+            ]),
+        )))
+    }
+    fn name_and_props(meta: &Value) -> (&str, Value) {
+        let p = &meta["succinctProperties"];
+        (p["cmis:name"].as_str().unwrap_or(""), p.clone())
+    }
+    async fn versions(&self, id: &str) -> Result<Option<Vec<Version>>, String> {
+        self.version_list(id).await
     }
 
     /// Children of the folder at `path` below the parent; None when it does not exist.
-    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+    async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let full = format!(
             "{}/{}",
-            self.opts.parent.trim_matches('/'),
+            self.conn.opts.parent.trim_matches('/'),
             path.trim_matches('/')
         );
         let url = format!("{}/{}", self.root_folder_url, full.trim_matches('/'));
@@ -365,6 +486,7 @@ impl Cmis {
         let mut skip = 0u64;
         loop {
             let list = self
+                .conn
                 .client
                 .get(&url)
                 .query(&[
@@ -393,141 +515,37 @@ impl Cmis {
             }
         }
     }
-}
 
-impl Protocol for Cmis {
-    async fn upload(
-        &self,
-        doc: &Doc<'_>,
-        folder: &str,
-        worker: &mut WorkerState,
-    ) -> Result<Uploaded, UploadError> {
-        let profile = &self.opts.profile;
-        let mut head = MultipartHead::new();
-        head.text("cmisaction", "createDocument")
-            .text("propertyId[0]", "cmis:objectTypeId")
-            .text("propertyValue[0]", &profile.node_type)
-            .text("propertyId[1]", "cmis:name")
-            .text("propertyValue[1]", &doc.name);
-        // Controls 0 and 1 are the type and the name; the profile's properties follow.
-        let steps = versions::of(doc);
-        let shadow = match steps.as_deref() {
-            Some([first, ..]) => first.shadow,
-            _ => doc.file().and_then(|f| f.shadow.as_ref()),
-        };
-        self.write_properties(&mut head, doc, shadow, 2);
-        head.text("succinct", "true");
-        if steps.is_some() {
-            // The first version of a versioned series; the others are checked in after it.
-            head.text("versioningState", "major");
-        }
-        let head = head.file("content", &doc.name, doc.mime());
-        let body = first_body(doc, head, steps.as_deref().and_then(<[_]>::first))?;
-        let header = worker.auth.header().clone();
-        let path = worker.folder_path.of(folder, || {
-            format!("{}?objectId={}", self.root_path, pct(folder))
-        });
-        let (status, node, bytes) = self
-            .opts
-            .route
-            .send_upload(
-                &self.client,
-                &mut worker.lane,
-                || format!("{}?objectId={}", self.root_folder_url, pct(folder)),
-                path,
-                &[
-                    (AUTHORIZATION, &header),
-                    (CONTENT_TYPE, &multipart_content_type()),
-                ],
-                body,
-            )
-            .await?;
-        match status {
-            StatusCode::CREATED => {
-                let v: Value = serde_json::from_slice(&bytes)
-                    .map_err(|e| UploadError::protocol(format!("201 that is not JSON: {e}")))?;
-                let id = object_id(&v)
-                    .ok_or_else(|| UploadError::protocol("201 without cmis:objectId"))?;
-                if let Some(steps) = &steps {
-                    self.add_versions(&id, doc, steps, 1, &header).await?;
-                }
-                Ok(Uploaded { id, node })
-            }
-            s if s.is_success() => Err(UploadError::protocol(format!(
-                "{} instead of 201 Created",
-                s.as_u16()
-            ))),
-            s => Err(UploadError::http(
-                s.as_u16(),
-                error_message(s.as_u16(), &bytes),
-            )),
-        }
-    }
-
-    async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
-        // The folder reference is an object id; its path is known from prepare_folder.
-        let path = self
-            .folders
-            .lock()
-            .expect("folders")
-            .iter()
-            .find(|(_, id)| id.as_str() == folder)
-            .map(|(p, _)| p.clone());
-        let Some(path) = path else {
-            return Err(UploadError::protocol(format!(
-                "lookup: unknown folder {folder}"
-            )));
-        };
+    /// `cmisaction=deleteTree` of the folder at `path` below the parent.
+    async fn delete_folder(&self, path: &str) -> Result<bool, String> {
         let full = format!(
-            "{}/{path}/{}",
-            self.opts.parent.trim_end_matches('/'),
-            doc.name
+            "{}/{}",
+            self.conn.opts.parent.trim_end_matches('/'),
+            path.trim_matches('/')
         );
-        match self.object_by_path(&full).await {
-            Ok(Some(obj)) => Ok(object_id(&obj)),
-            Ok(None) => Ok(None),
-            Err(e) => Err(UploadError::protocol(format!("lookup: {e:#}"))),
-        }
-    }
-
-    async fn prepare_folder(&self, path: &str) -> Result<String> {
-        let mut parent_id = self.parent_id.clone();
-        let mut parent_path = self.opts.parent.trim_end_matches('/').to_string();
-        let mut sofar = String::new();
-        for seg in path.split('/').filter(|s| !s.is_empty()) {
-            if !sofar.is_empty() {
-                sofar.push('/');
-            }
-            sofar.push_str(seg);
-            let known = self.folders.lock().expect("folders").get(&sofar).cloned();
-            let id = match known {
-                Some(id) => id,
-                None => {
-                    let id = self.create_folder(&parent_id, &parent_path, seg).await?;
-                    self.folders
-                        .lock()
-                        .expect("folders")
-                        .insert(sofar.clone(), id.clone());
-                    id
-                }
-            };
-            parent_id = id;
-            parent_path = format!("{parent_path}/{seg}");
-        }
-        Ok(parent_id)
-    }
-
-    async fn complete(
-        &self,
-        doc: &Doc<'_>,
-        id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        self.complete_versions(doc, id, worker).await
-    }
-
-    fn worker(&self) -> WorkerState {
-        WorkerState::new(self.auth.cache())
+        let Some(obj) = self
+            .object_by_path(&full)
+            .await
+            .map_err(|e| format!("{e:#}"))?
+        else {
+            return Ok(false);
+        };
+        let id = object_id(&obj).ok_or("folder without cmis:objectId")?;
+        let delete = self
+            .conn
+            .client
+            .post(&self.root_folder_url)
+            .query(&[("objectId", id.as_str())])
+            .header(AUTHORIZATION, self.header())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(form(&[
+                ("cmisaction", "deleteTree"),
+                ("allVersions", "true"),
+                ("continueOnFailure", "false"),
+            ]));
+        super::readback::read(delete, error_message)
+            .await
+            .map(|r| r.is_some())
     }
 }
 

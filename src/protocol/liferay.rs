@@ -6,43 +6,39 @@
 //! 403, because Liferay answers an expired token as Guest: 403 on writes, never 401).
 //! Contract: `tests/specs/liferay/headless-delivery-documents.yaml` (in-repo copy, see
 //! `tests/specs/README.md`); the traps are the ones named above. The `document` JSON itself
-//! is written by `liferay_json`. A corpus document's versions: created from its first, then
-//! each next one as `PUT /documents/{id}` (a new file version); read back through the portal's
-//! JSON web service `dlfileversion/get-file-versions` and the document servlet `?version=`,
-//! as headless-delivery lists no versions.
+//! is written by `json`; a corpus document's versions are in `versions`.
 
-mod versions_io;
+pub mod json;
+mod versions;
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::auth::{SharedAuth, basic_header};
-use super::liferay_json::Fields;
-use super::multipart::{MultipartHead, first_body, multipart_content_type};
+use super::auth::{AuthCache, basic_header};
+use super::multipart::MultipartHead;
 use super::readback::unreachable_err;
-use super::versions;
-use super::{AuthMode, Protocol, RepoOptions, Uploaded, WorkerState};
+use super::{
+    Api, AuthMode, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState,
+};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use json::Fields;
 
 pub const API: &str = "/o/headless-delivery/v1.0";
 pub const TOKEN_PATH: &str = "/o/oauth2/token";
 
 pub struct Liferay {
-    client: reqwest::Client,
-    opts: RepoOptions,
+    conn: Connection,
     api: String,
     /// Path part of `api`, for the upload fast path.
     api_path: String,
-    auth: Arc<SharedAuth>,
     /// OAuth2: renew when the clock (ms since `epoch`) passes this.
     renew_at_ms: AtomicU64,
     epoch: Instant,
@@ -50,8 +46,8 @@ pub struct Liferay {
     fields: Fields,
     /// Serializes renewals so one expiry costs one token request.
     renew_lock: tokio::sync::Mutex<()>,
-    /// Folder path → id, filled before the start barrier only.
-    folders: std::sync::Mutex<HashMap<String, i64>>,
+    /// The run's folders, made one by one below the site.
+    folders: Folders,
 }
 
 #[derive(Deserialize)]
@@ -102,16 +98,14 @@ impl Liferay {
             .map(|u| u.path().trim_end_matches('/').to_string())
             .unwrap_or_else(|_| API.to_string());
         let l = Liferay {
-            client,
             api_path,
             api,
-            auth: Arc::new(SharedAuth::new(header)),
             renew_at_ms: AtomicU64::new(renew_at_ms),
             epoch,
             renew_lock: tokio::sync::Mutex::new(()),
-            folders: std::sync::Mutex::new(HashMap::new()),
+            folders: Folders::default(),
             fields: Fields::new(&opts.profile),
-            opts,
+            conn: Connection::new(client, opts, header),
         };
         l.check_site().await?;
         Ok(l)
@@ -121,30 +115,31 @@ impl Liferay {
     async fn check_site(&self) -> Result<()> {
         let url = format!(
             "{}/sites/{}/document-folders?pageSize=1",
-            self.api, self.opts.parent
+            self.api, self.conn.opts.parent
         );
-        let header = self.auth.cache().header().clone();
+        let header = self.conn.auth.cache().header().clone();
         let resp = self
+            .conn
             .client
             .get(&url)
             .header(AUTHORIZATION, header)
             .send()
             .await
-            .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         match status {
             StatusCode::OK => Ok(()),
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => bail!(
                 "credentials rejected for `{}` at {} ({}): check --user and the password (INGESTBENCH_PASSWORD or --password-file)",
-                self.opts.user,
-                self.opts.url,
+                self.conn.opts.user,
+                self.conn.opts.url,
                 status.as_u16()
             ),
             StatusCode::NOT_FOUND => bail!(
                 "--parent {}: no such Liferay site at {} ({}); give the site id or key",
-                self.opts.parent,
-                self.opts.url,
+                self.conn.opts.parent,
+                self.conn.opts.url,
                 error_message(404, &body)
             ),
             s => bail!(
@@ -159,51 +154,57 @@ impl Liferay {
     }
 
     /// OAuth2: a new token unless another worker just got one (generation moved on).
-    async fn renew(&self, seen: u64) -> Result<(), UploadError> {
-        if self.opts.auth != AuthMode::Oauth2 {
+    async fn renew_token(&self, seen: u64) -> Result<(), UploadError> {
+        if self.conn.opts.auth != AuthMode::Oauth2 {
             return Ok(());
         }
         let _guard = self.renew_lock.lock().await;
-        if self.auth.generation() != seen {
+        if self.conn.auth.generation() != seen {
             return Ok(());
         }
-        let root = self.opts.url.as_str().trim_end_matches('/');
-        let (h, ttl) = token(&self.client, root, &self.opts)
+        let root = self.conn.opts.url.as_str().trim_end_matches('/');
+        let (h, ttl) = token(&self.conn.client, root, &self.conn.opts)
             .await
             .map_err(|e| UploadError::http(401, format!("token renewal failed: {e:#}")))?;
         self.renew_at_ms
             .store(self.now_ms().saturating_add(ttl), Ordering::Release);
-        self.auth.replace_if_current(seen, h);
+        self.conn.auth.replace_if_current(seen, h);
         Ok(())
     }
 
-    async fn create_folder(&self, parent: Option<i64>, name: &str) -> Result<i64> {
+    async fn make_folder(&self, parent: Option<&str>, name: &str) -> Result<String> {
         let url = match parent {
-            None => format!("{}/sites/{}/document-folders", self.api, self.opts.parent),
+            None => format!(
+                "{}/sites/{}/document-folders",
+                self.api, self.conn.opts.parent
+            ),
             Some(p) => format!("{}/document-folders/{p}/document-folders", self.api),
         };
         for attempt in 0..2 {
-            let header = self.auth.cache().header().clone();
+            let header = self.conn.auth.cache().header().clone();
             let resp = self
+                .conn
                 .client
                 .post(&url)
                 .header(AUTHORIZATION, header)
                 .json(&json!({"name": name, "viewableBy": "Anyone"}))
                 .send()
                 .await
-                .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+                .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
             let status = resp.status();
             let body = resp.bytes().await.unwrap_or_default();
             match status {
                 StatusCode::OK | StatusCode::CREATED => {
                     let f: WithId = serde_json::from_slice(&body)
                         .with_context(|| format!("{url}: folder created without an id"))?;
-                    return Ok(f.id);
+                    return Ok(f.id.to_string());
                 }
                 // It exists already (an earlier run made it): find it.
                 StatusCode::CONFLICT => return self.find_folder(parent, name).await,
-                StatusCode::FORBIDDEN if attempt == 0 && self.opts.auth == AuthMode::Oauth2 => {
-                    self.renew(self.auth.generation())
+                StatusCode::FORBIDDEN
+                    if attempt == 0 && self.conn.opts.auth == AuthMode::Oauth2 =>
+                {
+                    self.renew_token(self.conn.auth.generation())
                         .await
                         .map_err(|e| anyhow::anyhow!(e.message))?;
                 }
@@ -216,9 +217,12 @@ impl Liferay {
         bail!("creating folder {name} at {url}: refused twice")
     }
 
-    async fn find_folder(&self, parent: Option<i64>, name: &str) -> Result<i64> {
+    async fn find_folder(&self, parent: Option<&str>, name: &str) -> Result<String> {
         let base = match parent {
-            None => format!("{}/sites/{}/document-folders", self.api, self.opts.parent),
+            None => format!(
+                "{}/sites/{}/document-folders",
+                self.api, self.conn.opts.parent
+            ),
             Some(p) => format!("{}/document-folders/{p}/document-folders", self.api),
         };
         #[derive(Deserialize)]
@@ -233,21 +237,22 @@ impl Liferay {
             name: String,
         }
         for page in 1..=10_000 {
-            let header = self.auth.cache().header().clone();
+            let header = self.conn.auth.cache().header().clone();
             let url = format!("{base}?page={page}&pageSize=100");
             let resp = self
+                .conn
                 .client
                 .get(&url)
                 .header(AUTHORIZATION, header)
                 .send()
                 .await
-                .map_err(|e| unreachable_err(&self.opts.url, &e))?;
+                .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
             let p: Page = resp
                 .json()
                 .await
                 .with_context(|| format!("{url}: not a page of folders"))?;
             if let Some(f) = p.items.iter().find(|f| f.name == name) {
-                return Ok(f.id);
+                return Ok(f.id.to_string());
             }
             if i64::from(page) >= p.last_page {
                 break;
@@ -257,10 +262,9 @@ impl Liferay {
     }
 }
 
-/// The title a document was uploaded with (see [`super::liferay_json::unique_title`]), for
-/// `verify`.
+/// The title a document was uploaded with (see [`json::unique_title`]), for `verify`.
 pub fn unique_title(title: &str, file_name: &str) -> String {
-    super::liferay_json::unique_title(title, file_name).concat()
+    json::unique_title(title, file_name).concat()
 }
 
 /// POST /o/oauth2/token (client credentials); returns the bearer header and when to renew
@@ -315,24 +319,157 @@ fn form_encode(s: &str) -> String {
 }
 
 impl Liferay {
-    /// Reads a document back by id: name, size, content hash and metadata keyed like the
-    /// profile (`title`, `description`, `keywords`, `customField:x`, `contentField:x`).
-    pub async fn fetch(&self, id: &str) -> Result<Option<super::Fetched>, String> {
-        use base64::Engine;
-        let get = self
-            .client
-            .get(format!(
-                "{}/documents/{id}?nestedFields=contentValue",
-                self.api
-            ))
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
-        let Some(d) = super::readback::read_json(get, error_message).await? else {
-            return Ok(None);
+    /// The id of the folder at `path` below the site, by read-only lookups.
+    async fn folder_id(&self, path: &str) -> Option<String> {
+        let mut parent: Option<String> = None;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            parent = Some(self.find_folder(parent.as_deref(), seg).await.ok()?);
+        }
+        parent
+    }
+
+    /// The folder id an upload's `folder` reference is.
+    fn folder_id_of(folder: &str) -> Result<i64, UploadError> {
+        folder
+            .parse()
+            .map_err(|_| UploadError::protocol(format!("bad folder id {folder}")))
+    }
+}
+
+impl Api for Liferay {
+    const CREATED: (StatusCode, &str) = (StatusCode::OK, "200");
+
+    const ERROR_MESSAGE: fn(u16, &[u8]) -> String = error_message;
+
+    fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// OAuth2: a new token when the old one nears its end.
+    async fn before_upload(&self, auth: &AuthCache) -> Result<(), UploadError> {
+        if self.conn.opts.auth == AuthMode::Oauth2
+            && self.now_ms() >= self.renew_at_ms.load(Ordering::Acquire)
+        {
+            self.renew(auth.generation).await?;
+        }
+        Ok(())
+    }
+    /// The `document` JSON part (written into `scratch[0]`), then the `file` part's header.
+    fn upload_head(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        first: Option<&super::versions::Step<'_>>,
+        scratch: &mut [Vec<u8>; 3],
+    ) -> Result<Bytes, UploadError> {
+        let folder_id = Self::folder_id_of(folder)?;
+        let shadow = match first {
+            Some(first) => first.shadow,
+            None => doc.file().and_then(|f| f.shadow.as_ref()),
         };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(d["contentValue"].as_str().unwrap_or(""))
-            .map_err(|e| e.to_string())?;
-        // Metadata under the profile's names.
+        self.fields
+            .write_with(&self.conn.opts.profile, doc, folder_id, shadow, scratch);
+        let mut head = MultipartHead::new();
+        head.typed("document", "application/json", &scratch[0]);
+        Ok(head.file("file", &doc.name, doc.mime()))
+    }
+    fn upload_path<'a>(&'a self, folder: &str, path: &'a mut FolderPath) -> &'a str {
+        path.of(folder, || {
+            format!("{}/document-folders/{folder}/documents", self.api_path)
+        })
+    }
+    fn upload_url(&self, folder: &str) -> String {
+        format!("{}/document-folders/{folder}/documents", self.api)
+    }
+    fn created_id(body: &[u8]) -> Result<String, UploadError> {
+        let d: WithId = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("200 without a document id: {e}")))?;
+        Ok(d.id.to_string())
+    }
+    /// An expired token makes Liferay treat us as Guest: 403, never 401.
+    fn expired(&self) -> Option<StatusCode> {
+        (self.conn.opts.auth == AuthMode::Oauth2).then_some(StatusCode::FORBIDDEN)
+    }
+    async fn renew(&self, seen: u64) -> Result<(), UploadError> {
+        self.renew_token(seen).await
+    }
+    /// Liferay answers an external reference code that is taken with 400
+    /// (DuplicateFileEntryExternalReferenceCodeException): for this client that is the
+    /// conflict "the document is already there" (409), which a retry or a resume resolves by
+    /// looking it up.
+    fn failure_status(status: StatusCode, message: &str) -> u16 {
+        if status == StatusCode::BAD_REQUEST
+            && message
+                .to_ascii_lowercase()
+                .contains("duplicate external reference code")
+        {
+            409
+        } else {
+            status.as_u16()
+        }
+    }
+
+    async fn add_versions(
+        &self,
+        id: &str,
+        doc: &Doc<'_>,
+        steps: &[super::versions::Step<'_>],
+        from: usize,
+        worker: &mut WorkerState,
+    ) -> Result<(), UploadError> {
+        self.put_versions(id, doc, steps, from, worker).await
+    }
+    async fn stored_versions(
+        &self,
+        id: &str,
+        _worker: &mut WorkerState,
+    ) -> Result<(String, usize), UploadError> {
+        super::upload::versioned_in_place(id, self.history(id).await)
+    }
+
+    /// By the document's external reference code, site-wide.
+    fn lookup_request(
+        &self,
+        doc: &Doc<'_>,
+        _folder: &str,
+    ) -> Result<reqwest::RequestBuilder, UploadError> {
+        Ok(self.conn.client.get(format!(
+            "{}/sites/{}/documents/by-external-reference-code/{}",
+            self.api,
+            self.conn.opts.parent,
+            doc.marker_str()
+        )))
+    }
+    fn found_id(body: &[u8]) -> Result<Option<String>, UploadError> {
+        let d: WithId = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
+        Ok(Some(d.id.to_string()))
+    }
+
+    fn folders(&self) -> Option<&Folders> {
+        Some(&self.folders)
+    }
+    async fn create_folder(&self, parent: Option<&str>, _path: &str, name: &str) -> Result<String> {
+        self.make_folder(parent, name).await
+    }
+
+    /// With its content inline (`nestedFields=contentValue`).
+    fn read_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.conn.client.get(format!(
+            "{}/documents/{id}?nestedFields=contentValue",
+            self.api
+        ))
+    }
+    fn content(&self, _id: &str, meta: &Value) -> Result<Content, String> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(meta["contentValue"].as_str().unwrap_or(""))
+            .map(|b| Content::Inline(b.into()))
+            .map_err(|e| e.to_string())
+    }
+    /// The metadata keyed like the profile (`title`, `description`, `keywords`,
+    /// `customField:x`, `contentField:x`).
+    fn name_and_props(d: &Value) -> (&str, Value) {
         let mut props = serde_json::Map::new();
         for k in ["title", "description", "keywords"] {
             if let Some(v) = d.get(k) {
@@ -358,220 +495,43 @@ impl Liferay {
                 json!(data.split(',').collect::<Vec<_>>()),
             );
         }
-        Ok(Some(super::readback::fetched(
-            d["fileName"].as_str().unwrap_or(""),
-            &bytes,
-            &Value::Object(props),
-        )))
+        (d["fileName"].as_str().unwrap_or(""), Value::Object(props))
     }
-
-    /// `DELETE /document-folders/{id}` (recursive, permanent) of the folder at `path`.
-    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
-        let Some(id) = self.folder_id(path).await else {
-            return Ok(false);
-        };
-        let delete = self
-            .client
-            .delete(format!("{}/document-folders/{id}", self.api))
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
-        super::readback::read(delete, error_message)
-            .await
-            .map(|r| r.is_some())
+    async fn versions(&self, id: &str) -> Result<Option<Vec<Version>>, String> {
+        self.version_list(id).await
     }
 
     /// Documents in the folder at `path` (read-only lookups), None when it does not exist.
-    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+    async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let Some(id) = self.folder_id(path).await else {
             return Ok(None);
         };
         let list = self
+            .conn
             .client
             .get(format!(
                 "{}/document-folders/{id}/documents?pageSize=1",
                 self.api
             ))
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
+            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
         Ok(super::readback::read_json(list, error_message)
             .await?
             .and_then(|v| v["totalCount"].as_u64()))
     }
 
-    /// The id of the folder at `path` below the site, by read-only lookups.
-    async fn folder_id(&self, path: &str) -> Option<i64> {
-        let mut parent: Option<i64> = None;
-        for seg in path.split('/').filter(|s| !s.is_empty()) {
-            parent = Some(self.find_folder(parent, seg).await.ok()?);
-        }
-        parent
-    }
-}
-
-impl Protocol for Liferay {
-    async fn upload(
-        &self,
-        doc: &Doc<'_>,
-        folder: &str,
-        worker: &mut WorkerState,
-    ) -> Result<Uploaded, UploadError> {
-        let folder_id: i64 = folder
-            .parse()
-            .map_err(|_| UploadError::protocol(format!("bad folder id {folder}")))?;
-        if self.opts.auth == AuthMode::Oauth2
-            && self.now_ms() >= self.renew_at_ms.load(Ordering::Acquire)
-        {
-            self.renew(worker.auth.generation).await?;
-        }
-        let path = worker.folder_path.of(folder, || {
-            format!("{}/document-folders/{folder_id}/documents", self.api_path)
-        });
-        let steps = versions::of(doc);
-        let shadow = match steps.as_deref() {
-            Some([first, ..]) => first.shadow,
-            _ => doc.file().and_then(|f| f.shadow.as_ref()),
+    /// `DELETE /document-folders/{id}` (recursive, permanent) of the folder at `path`.
+    async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        let Some(id) = self.folder_id(path).await else {
+            return Ok(false);
         };
-        self.fields.write_with(
-            &self.opts.profile,
-            doc,
-            folder_id,
-            shadow,
-            &mut worker.scratch,
-        );
-        let mut retried = false;
-        loop {
-            let header = worker.auth.header().clone();
-            let seen = worker.auth.generation;
-            let mut head = MultipartHead::new();
-            head.typed("document", "application/json", &worker.scratch[0]);
-            let head = head.file("file", &doc.name, doc.mime());
-            let body = first_body(doc, head, steps.as_deref().and_then(<[_]>::first))?;
-            let (status, node, bytes) = self
-                .opts
-                .route
-                .send_upload(
-                    &self.client,
-                    &mut worker.lane,
-                    || format!("{}/document-folders/{folder_id}/documents", self.api),
-                    path,
-                    &[
-                        (AUTHORIZATION, &header),
-                        (CONTENT_TYPE, &multipart_content_type()),
-                    ],
-                    body,
-                )
-                .await?;
-            match status {
-                StatusCode::OK => {
-                    let d: WithId = serde_json::from_slice(&bytes).map_err(|e| {
-                        UploadError::protocol(format!("200 without a document id: {e}"))
-                    })?;
-                    if let Some(steps) = &steps {
-                        self.add_versions(&d.id.to_string(), doc, steps, 1, worker)
-                            .await?;
-                    }
-                    return Ok(Uploaded {
-                        id: d.id.to_string(),
-                        node,
-                    });
-                }
-                // An expired token makes Liferay treat us as Guest: 403, never 401.
-                StatusCode::FORBIDDEN if !retried && self.opts.auth == AuthMode::Oauth2 => {
-                    retried = true;
-                    self.renew(seen).await?;
-                }
-                s if s.is_success() => {
-                    return Err(UploadError::protocol(format!(
-                        "{} instead of 200",
-                        s.as_u16()
-                    )));
-                }
-                s => {
-                    let message = error_message(s.as_u16(), &bytes);
-                    // Liferay answers an external reference code that is taken with 400
-                    // (DuplicateFileEntryExternalReferenceCodeException): for this client
-                    // that is the conflict "the document is already there" (409), which a
-                    // retry or a resume resolves by looking it up.
-                    let status = if s == StatusCode::BAD_REQUEST
-                        && message
-                            .to_ascii_lowercase()
-                            .contains("duplicate external reference code")
-                    {
-                        409
-                    } else {
-                        s.as_u16()
-                    };
-                    return Err(UploadError::http(status, message));
-                }
-            }
-        }
-    }
-
-    async fn lookup(&self, doc: &Doc<'_>, _folder: &str) -> Result<Option<String>, UploadError> {
-        let url = format!(
-            "{}/sites/{}/documents/by-external-reference-code/{}",
-            self.api,
-            self.opts.parent,
-            doc.marker_str()
-        );
-        let resp = self
+        let delete = self
+            .conn
             .client
-            .get(&url)
-            .header(AUTHORIZATION, self.auth.cache().header().clone())
-            .send()
+            .delete(format!("{}/document-folders/{id}", self.api))
+            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
+        super::readback::read(delete, error_message)
             .await
-            .map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        match status {
-            StatusCode::OK => {
-                let d: WithId = serde_json::from_slice(&body)
-                    .map_err(|e| UploadError::protocol(format!("lookup: {e}")))?;
-                Ok(Some(d.id.to_string()))
-            }
-            StatusCode::NOT_FOUND => Ok(None),
-            s => Err(UploadError::http(
-                s.as_u16(),
-                error_message(s.as_u16(), &body),
-            )),
-        }
-    }
-
-    /// Creates the folder chain below the site (each level once) and returns the last id.
-    async fn prepare_folder(&self, path: &str) -> Result<String> {
-        let mut parent: Option<i64> = None;
-        let mut sofar = String::new();
-        for seg in path.split('/').filter(|s| !s.is_empty()) {
-            if !sofar.is_empty() {
-                sofar.push('/');
-            }
-            sofar.push_str(seg);
-            let known = self.folders.lock().expect("folders").get(&sofar).copied();
-            let id = match known {
-                Some(id) => id,
-                None => {
-                    let id = self.create_folder(parent, seg).await?;
-                    self.folders
-                        .lock()
-                        .expect("folders")
-                        .insert(sofar.clone(), id);
-                    id
-                }
-            };
-            parent = Some(id);
-        }
-        parent.map(|id| id.to_string()).context("empty folder path")
-    }
-
-    async fn complete(
-        &self,
-        doc: &Doc<'_>,
-        id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        self.complete_versions(doc, id, worker).await
-    }
-
-    fn worker(&self) -> WorkerState {
-        WorkerState::new(self.auth.cache())
+            .map(|r| r.is_some())
     }
 }
 

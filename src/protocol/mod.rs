@@ -1,20 +1,27 @@
-//! Repository APIs. One file per API (`alfresco`, `liferay`, `cmis`) behind the [`Protocol`]
-//! trait; every URL, auth and body detail of a system stays in its file. This module holds
-//! only the trait, the [`Repo`] enum and its dispatch, and the types they exchange; shared
-//! pieces live in files named for them (`auth`, `multipart`, `readback`), and Liferay's
-//! `document` JSON writer in `liferay_json`. Protocols build
-//! requests; `transport` sends them.
+//! Repository APIs: one upload, one lookup, one folder chain and one read-back, written once
+//! over the small [`Api`] trait, which each API (`alfresco`, `liferay`, `cmis`) implements
+//! with only what differs: the request head, the status that means created, where the new id
+//! is in the answer, the folder and version calls and the read-back URLs. Every URL, auth and
+//! body detail of a system stays in its module. This module holds the two traits, the
+//! [`Repo`] enum and its dispatch, and the types they exchange; the generic code lives in
+//! `upload`, `folders` and `readback`, and the pieces the APIs share in `auth`, `multipart`
+//! and `versions`. Protocols build requests; `transport` sends them.
 
 pub mod alfresco;
 pub mod auth;
 pub mod cmis;
+pub mod folders;
 pub mod liferay;
-pub mod liferay_json;
 pub mod multipart;
 pub mod readback;
+pub mod upload;
 pub mod versions;
 
 use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use reqwest::StatusCode;
 
 pub use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::Doc;
@@ -22,6 +29,8 @@ use crate::metrics::UploadError;
 use crate::transport::fast::Lane;
 use crate::transport::route::Route;
 pub use auth::{AuthCache, Secret, SharedAuth};
+pub use folders::Folders;
+pub use readback::{Content, Version};
 
 /// Everything a client needs to talk to one repository; each protocol uses what applies.
 #[derive(Debug, Clone)]
@@ -41,11 +50,43 @@ pub struct RepoOptions {
     pub route: Route,
 }
 
-/// A connected client of any protocol (static dispatch, no boxing on the hot path).
+/// What every API's client holds: the HTTP client, the options and the shared login.
+pub struct Connection {
+    pub client: reqwest::Client,
+    pub opts: RepoOptions,
+    pub auth: Arc<SharedAuth>,
+}
+
+impl Connection {
+    pub fn new(
+        client: reqwest::Client,
+        opts: RepoOptions,
+        header: reqwest::header::HeaderValue,
+    ) -> Connection {
+        Connection {
+            client,
+            opts,
+            auth: Arc::new(SharedAuth::new(header)),
+        }
+    }
+}
+
+/// A connected client of any API (static dispatch, no boxing on the hot path).
 pub enum Repo {
     Alfresco(alfresco::Alfresco),
     Liferay(liferay::Liferay),
     Cmis(cmis::Cmis),
+}
+
+/// `$e` with `$r` bound to the API client inside a [`Repo`].
+macro_rules! each {
+    ($repo:expr, $r:ident => $e:expr) => {
+        match $repo {
+            Repo::Alfresco($r) => $e,
+            Repo::Liferay($r) => $e,
+            Repo::Cmis($r) => $e,
+        }
+    };
 }
 
 impl Repo {
@@ -76,6 +117,26 @@ impl Repo {
             ProtocolKind::Cmis => Repo::Cmis(cmis::Cmis::connect(client, opts).await?),
         })
     }
+
+    /// Reads a document back by id (never by search, which lags); None when it is gone.
+    pub async fn fetch(&self, id: &str) -> Result<Option<Fetched>, String> {
+        each!(self, r => readback::fetch(r, id).await)
+    }
+    /// Every version of a document, oldest first (the head last), read back by id: each
+    /// one's size, hash and properties (`name` is the repository's version label); None
+    /// when the document is gone.
+    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<Fetched>>, String> {
+        each!(self, r => readback::fetch_versions(r, id).await)
+    }
+    /// Documents in the run folder at `path` (relative to the parent); None when missing.
+    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
+        each!(self, r => r.count_folder(path).await)
+    }
+    /// Deletes the folder at `path` (relative to the parent) with everything below it,
+    /// permanently where the API allows; returns false when it does not exist.
+    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
+        each!(self, r => r.delete_folder(path).await)
+    }
 }
 
 impl Protocol for Repo {
@@ -85,32 +146,16 @@ impl Protocol for Repo {
         folder: &str,
         worker: &mut WorkerState,
     ) -> Result<Uploaded, UploadError> {
-        match self {
-            Repo::Alfresco(r) => r.upload(doc, folder, worker).await,
-            Repo::Liferay(r) => r.upload(doc, folder, worker).await,
-            Repo::Cmis(r) => r.upload(doc, folder, worker).await,
-        }
+        each!(self, r => r.upload(doc, folder, worker).await)
     }
     async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
-        match self {
-            Repo::Alfresco(r) => r.lookup(doc, folder).await,
-            Repo::Liferay(r) => r.lookup(doc, folder).await,
-            Repo::Cmis(r) => r.lookup(doc, folder).await,
-        }
+        each!(self, r => r.lookup(doc, folder).await)
     }
     async fn prepare_folder(&self, path: &str) -> anyhow::Result<String> {
-        match self {
-            Repo::Alfresco(r) => r.prepare_folder(path).await,
-            Repo::Liferay(r) => r.prepare_folder(path).await,
-            Repo::Cmis(r) => r.prepare_folder(path).await,
-        }
+        each!(self, r => r.prepare_folder(path).await)
     }
     fn worker(&self) -> WorkerState {
-        match self {
-            Repo::Alfresco(r) => r.worker(),
-            Repo::Liferay(r) => r.worker(),
-            Repo::Cmis(r) => r.worker(),
-        }
+        each!(self, r => r.worker())
     }
     async fn complete(
         &self,
@@ -118,11 +163,7 @@ impl Protocol for Repo {
         id: &str,
         worker: &mut WorkerState,
     ) -> Result<(), UploadError> {
-        match self {
-            Repo::Alfresco(r) => r.complete(doc, id, worker).await,
-            Repo::Liferay(r) => r.complete(doc, id, worker).await,
-            Repo::Cmis(r) => r.complete(doc, id, worker).await,
-        }
+        each!(self, r => r.complete(doc, id, worker).await)
     }
 }
 
@@ -137,47 +178,6 @@ pub struct Fetched {
     pub props: std::collections::BTreeMap<String, Vec<String>>,
 }
 
-impl Repo {
-    /// Reads a document back by id (never by search, which lags); None when it is gone.
-    pub async fn fetch(&self, id: &str) -> Result<Option<Fetched>, String> {
-        match self {
-            Repo::Alfresco(r) => r.fetch(id).await,
-            Repo::Liferay(r) => r.fetch(id).await,
-            Repo::Cmis(r) => r.fetch(id).await,
-        }
-    }
-    /// Every version of a document, oldest first (the head last), read back by id: each
-    /// one's size, hash and properties (`name` is the repository's version label); None
-    /// when the document is gone.
-    pub async fn fetch_versions(&self, id: &str) -> Result<Option<Vec<Fetched>>, String> {
-        match self {
-            Repo::Alfresco(r) => r.fetch_versions(id).await,
-            Repo::Liferay(r) => r.fetch_versions(id).await,
-            Repo::Cmis(r) => r.fetch_versions(id).await,
-        }
-    }
-    /// Documents in the run folder at `path` (relative to the parent); None when missing.
-    pub async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
-        match self {
-            Repo::Alfresco(r) => r.count_folder(path).await,
-            Repo::Liferay(r) => r.count_folder(path).await,
-            Repo::Cmis(r) => r.count_folder(path).await,
-        }
-    }
-}
-
-impl Repo {
-    /// Deletes the folder at `path` (relative to the parent) with everything below it,
-    /// permanently where the API allows; returns false when it does not exist.
-    pub async fn delete_folder(&self, path: &str) -> Result<bool, String> {
-        match self {
-            Repo::Alfresco(r) => r.delete_folder(path).await,
-            Repo::Liferay(r) => r.delete_folder(path).await,
-            Repo::Cmis(r) => r.delete_folder(path).await,
-        }
-    }
-}
-
 /// What a successful upload returns.
 #[derive(Debug, Clone)]
 pub struct Uploaded {
@@ -187,7 +187,8 @@ pub struct Uploaded {
     pub node: Option<String>,
 }
 
-/// One repository API, as seen by an upload worker.
+/// A repository as the engine's workers see it: implemented once for every [`Api`] (in
+/// `upload`), and by [`Repo`], which dispatches to the API it connected to.
 pub trait Protocol: Send + Sync + 'static {
     /// Uploads one document into `folder` (as returned by `prepare_folder`), with the
     /// profile's metadata. Counts as success only on the API's documented success status
@@ -224,6 +225,115 @@ pub trait Protocol: Send + Sync + 'static {
         id: &str,
         worker: &mut WorkerState,
     ) -> impl Future<Output = Result<(), UploadError>> + Send;
+}
+
+/// What one repository API says about itself; [`upload`], [`folders`] and [`readback`] do the
+/// rest once for all of them (and every `Api` is a [`Protocol`]). Requests are returned
+/// without their `Authorization` header, which the generic code adds.
+pub trait Api: Send + Sync + Sized + 'static {
+    /// The status of a created document, and its name for the protocol error any other
+    /// success is ("`N` instead of `201 Created`").
+    const CREATED: (StatusCode, &str);
+    /// `"<status> <what the error body says>"`.
+    const ERROR_MESSAGE: fn(u16, &[u8]) -> String;
+
+    fn conn(&self) -> &Connection;
+
+    /// Before each upload (Liferay: a new OAuth2 token when the old one nears its end).
+    fn before_upload(
+        &self,
+        _auth: &AuthCache,
+    ) -> impl Future<Output = Result<(), UploadError>> + Send {
+        async { Ok(()) }
+    }
+    /// The multipart head of a create in `folder`: its fields, then the file part's header.
+    /// `first`: a document with versions is created from its first one. `scratch`: the
+    /// worker's reused buffers.
+    fn upload_head(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+        first: Option<&versions::Step<'_>>,
+        scratch: &mut [Vec<u8>; 3],
+    ) -> Result<Bytes, UploadError>;
+    /// The request target of an upload into `folder`, for the fast path (`path` caches what
+    /// is formatted per folder).
+    fn upload_path<'a>(&'a self, folder: &str, path: &'a mut FolderPath) -> &'a str;
+    /// The full URL of an upload into `folder`, for reqwest.
+    fn upload_url(&self, folder: &str) -> String;
+    /// The new document's id in the [`Api::CREATED`] answer.
+    fn created_id(body: &[u8]) -> Result<String, UploadError>;
+    /// The answer that means an expired login: renewed once and the upload sent again.
+    fn expired(&self) -> Option<StatusCode> {
+        None
+    }
+    /// Logs in again unless another worker did since generation `seen`.
+    fn renew(&self, _seen: u64) -> impl Future<Output = Result<(), UploadError>> + Send {
+        async { Ok(()) }
+    }
+    /// The status a failed upload is counted under (Liferay: a taken external reference
+    /// code is the conflict it means).
+    fn failure_status(status: StatusCode, _message: &str) -> u16 {
+        status.as_u16()
+    }
+
+    /// Uploads `steps[from..]` onto document `id`, in order.
+    fn add_versions(
+        &self,
+        id: &str,
+        doc: &Doc<'_>,
+        steps: &[versions::Step<'_>],
+        from: usize,
+        worker: &mut WorkerState,
+    ) -> impl Future<Output = Result<(), UploadError>> + Send;
+    /// A stored document with versions, found after a stop: the id its next version goes
+    /// onto and how many versions it has.
+    fn stored_versions(
+        &self,
+        id: &str,
+        worker: &mut WorkerState,
+    ) -> impl Future<Output = Result<(String, usize), UploadError>> + Send;
+
+    /// The request that finds a document by its deterministic name (or reference code).
+    fn lookup_request(
+        &self,
+        doc: &Doc<'_>,
+        folder: &str,
+    ) -> Result<reqwest::RequestBuilder, UploadError>;
+    /// The id in a successful lookup's answer.
+    fn found_id(body: &[u8]) -> Result<Option<String>, UploadError>;
+
+    /// The folder cache, for an API whose folders are made one by one (None: the upload
+    /// creates them, and a folder's reference is its path).
+    fn folders(&self) -> Option<&Folders>;
+    /// The folder runs go below, when the API knows it by id.
+    fn root_folder(&self) -> Option<String> {
+        None
+    }
+    /// Creates folder `name` (at `path` below the parent) in folder `parent` (None: the
+    /// parent itself), or finds it when it exists; returns its id.
+    fn create_folder(
+        &self,
+        parent: Option<&str>,
+        path: &str,
+        name: &str,
+    ) -> impl Future<Output = anyhow::Result<String>> + Send;
+
+    /// The request that reads a document's metadata back by id.
+    fn read_request(&self, id: &str) -> reqwest::RequestBuilder;
+    /// Where that document's content is, from its metadata.
+    fn content(&self, id: &str, meta: &serde_json::Value) -> Result<Content, String>;
+    /// The document's name and its properties (a JSON object by the profile's names).
+    fn name_and_props(meta: &serde_json::Value) -> (&str, serde_json::Value);
+    /// Every version of document `id`, oldest first; None when it is gone.
+    fn versions(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<Vec<Version>>, String>> + Send;
+    /// Documents in the folder at `path` below the parent; None when it does not exist.
+    fn count_folder(&self, path: &str) -> impl Future<Output = Result<Option<u64>, String>> + Send;
+    /// Deletes the folder at `path` below the parent with everything in it.
+    fn delete_folder(&self, path: &str) -> impl Future<Output = Result<bool, String>> + Send;
 }
 
 /// What one upload worker keeps between its uploads: its copy of the auth header and its own

@@ -1,10 +1,68 @@
-//! Reading back what was uploaded, for verification, lookups and cleanup (never on the
-//! upload hot path): send a read request and classify the answer, turn a read-back document
-//! into [`Fetched`], and hash content.
+//! Reading back what was uploaded, for verification and cleanup (never on the upload hot
+//! path), once for every API over [`Api`]: a document by id (its metadata, then its content)
+//! and each of its versions; and the pieces the APIs' own read calls share: send a read
+//! request and classify the answer, turn a read-back document into [`Fetched`], hash content.
 
 use bytes::Bytes;
+use reqwest::header::AUTHORIZATION;
 
-use super::Fetched;
+use super::{Api, Fetched};
+
+/// Where a read-back document's content is.
+pub enum Content {
+    /// Read with this request.
+    Get(Box<reqwest::RequestBuilder>),
+    /// Already in the metadata (Liferay's `contentValue`).
+    Inline(Bytes),
+}
+
+/// One version of a document, as the API lists it.
+pub struct Version {
+    /// The repository's version label (or id).
+    pub name: String,
+    /// What names it when its content is missing.
+    pub id: String,
+    /// The request that reads its content.
+    pub content: reqwest::RequestBuilder,
+    /// Its properties (a JSON object; null when the API has none per version).
+    pub props: serde_json::Value,
+}
+
+/// Reads document `id` back: its metadata, then its content; None when it is gone.
+pub async fn fetch<A: Api>(api: &A, id: &str) -> Result<Option<Fetched>, String> {
+    let header = api.conn().auth.cache().header().clone();
+    let req = api.read_request(id).header(AUTHORIZATION, header.clone());
+    let Some(meta) = read_json(req, A::ERROR_MESSAGE).await? else {
+        return Ok(None);
+    };
+    let content = match api.content(id, &meta)? {
+        Content::Get(req) => read((*req).header(AUTHORIZATION, header), A::ERROR_MESSAGE)
+            .await?
+            .ok_or("content not found")?,
+        Content::Inline(bytes) => bytes,
+    };
+    let (name, props) = A::name_and_props(&meta);
+    Ok(Some(fetched(name, &content, &props)))
+}
+
+/// Every version of document `id`, oldest first, with its content; None when it is gone.
+pub async fn fetch_versions<A: Api>(api: &A, id: &str) -> Result<Option<Vec<Fetched>>, String> {
+    let Some(versions) = api.versions(id).await? else {
+        return Ok(None);
+    };
+    let header = api.conn().auth.cache().header().clone();
+    let mut out = Vec::with_capacity(versions.len());
+    for v in versions {
+        let content = read(
+            v.content.header(AUTHORIZATION, header.clone()),
+            A::ERROR_MESSAGE,
+        )
+        .await?
+        .ok_or_else(|| format!("version {}: content not found", v.id))?;
+        out.push(fetched(&v.name, &content, &v.props));
+    }
+    Ok(Some(out))
+}
 
 /// Sends a read request: `Ok(Some(body))` on success, `Ok(None)` on 404, otherwise the
 /// message the protocol's `describe` makes of the answer. For read-back and cleanup, not for

@@ -1,8 +1,7 @@
 //! A Liferay document's versions: each later file version a `PUT /documents/{id}` with the
 //! step's bytes, the history read back through the portal's JSON web service
 //! (`dlfileversion/get-file-versions`: headless-delivery lists no versions) with each
-//! version's bytes from the document URL with `?version=`, and completing a document a stop
-//! left between versions. Split from `liferay.rs` for its size.
+//! version's bytes from the document URL with `?version=`.
 
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -12,13 +11,13 @@ use super::{Liferay, error_message};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 use crate::protocol::multipart::{MultipartHead, first_body, multipart_content_type};
-use crate::protocol::{WorkerState, versions};
+use crate::protocol::{Version, WorkerState, readback, versions};
 
 impl Liferay {
     /// Uploads `steps[from..]` onto document `id`, in order: each a `PUT /documents/{id}`
     /// with the same `document` JSON and the step's bytes, which Liferay keeps as a new
     /// file version.
-    pub(super) async fn add_versions(
+    pub(super) async fn put_versions(
         &self,
         id: &str,
         doc: &Doc<'_>,
@@ -28,13 +27,19 @@ impl Liferay {
     ) -> Result<(), UploadError> {
         for s in steps.iter().skip(from) {
             // The step's own metadata; the folder is not changed by an update (0: ignored).
-            self.fields
-                .write_with(&self.opts.profile, doc, 0, s.shadow, &mut worker.scratch);
+            self.fields.write_with(
+                &self.conn.opts.profile,
+                doc,
+                0,
+                s.shadow,
+                &mut worker.scratch,
+            );
             let mut head = MultipartHead::new();
             head.typed("document", "application/json", &worker.scratch[0]);
             let head = head.file("file", &doc.name, doc.mime());
             let body = first_body(doc, head, Some(s))?;
             let resp = self
+                .conn
                 .client
                 .put(format!("{}/documents/{id}", self.api))
                 .header(AUTHORIZATION, worker.auth.header().clone())
@@ -57,7 +62,7 @@ impl Liferay {
 
     /// The portal's root (`--url`), for the calls outside headless-delivery.
     pub(super) fn root(&self) -> &str {
-        self.opts.url.as_str().trim_end_matches('/')
+        self.conn.opts.url.as_str().trim_end_matches('/')
     }
 
     /// The file versions of document `id`, oldest first: headless-delivery lists none, so
@@ -65,13 +70,14 @@ impl Liferay {
     /// (status -1: any), sorted by version number.
     pub(super) async fn history(&self, id: &str) -> Result<Option<Vec<Value>>, String> {
         let req = self
+            .conn
             .client
             .get(format!(
                 "{}/api/jsonws/dlfileversion/get-file-versions/file-entry-id/{id}/status/-1",
                 self.root()
             ))
-            .header(AUTHORIZATION, self.auth.cache().header().clone());
-        let Some(v) = crate::protocol::readback::read_json(req, error_message).await? else {
+            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
+        let Some(v) = readback::read_json(req, error_message).await? else {
             return Ok(None);
         };
         let mut out: Vec<Value> = v.as_array().cloned().unwrap_or_default();
@@ -87,38 +93,16 @@ impl Liferay {
         Ok(Some(out))
     }
 
-    /// Uploads the versions a document adopted after a stop still lacks.
-    pub async fn complete_versions(
-        &self,
-        doc: &Doc<'_>,
-        id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        let Some(steps) = versions::of(doc) else {
-            return Ok(());
-        };
-        let have = self
-            .history(id)
-            .await
-            .map_err(UploadError::protocol)?
-            .map_or(0, |h| h.len());
-        self.add_versions(id, doc, &steps, have.max(1), worker)
-            .await
-    }
-
     /// Every version of a document, oldest first: the list from [`Liferay::history`], each
     /// version's bytes from the document's `contentUrl` with `?version=` (the portal's
     /// document servlet). Per-version metadata is not readable this way (none is compared).
-    pub async fn fetch_versions(
-        &self,
-        id: &str,
-    ) -> Result<Option<Vec<crate::protocol::Fetched>>, String> {
-        let header = self.auth.cache().header().clone();
+    pub(super) async fn version_list(&self, id: &str) -> Result<Option<Vec<Version>>, String> {
         let get = self
+            .conn
             .client
             .get(format!("{}/documents/{id}", self.api))
-            .header(AUTHORIZATION, header.clone());
-        let Some(d) = crate::protocol::readback::read_json(get, error_message).await? else {
+            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
+        let Some(d) = readback::read_json(get, error_message).await? else {
             return Ok(None);
         };
         let url = d["contentUrl"].as_str().unwrap_or("");
@@ -126,24 +110,23 @@ impl Liferay {
         let Some(history) = self.history(id).await? else {
             return Ok(None);
         };
-        let mut out = Vec::with_capacity(history.len());
-        for v in history {
-            let label = v["version"].as_str().unwrap_or("").to_string();
-            let content = crate::protocol::readback::read(
-                self.client
-                    .get(format!("{}{base}", self.root()))
-                    .query(&[("version", label.as_str())])
-                    .header(AUTHORIZATION, header.clone()),
-                error_message,
-            )
-            .await?
-            .ok_or_else(|| format!("version {label}: content not found"))?;
-            out.push(crate::protocol::readback::fetched(
-                &label,
-                &content,
-                &Value::Null,
-            ));
-        }
-        Ok(Some(out))
+        Ok(Some(
+            history
+                .iter()
+                .map(|v| {
+                    let label = v["version"].as_str().unwrap_or("").to_string();
+                    Version {
+                        content: self
+                            .conn
+                            .client
+                            .get(format!("{}{base}", self.root()))
+                            .query(&[("version", label.as_str())]),
+                        props: Value::Null,
+                        id: label.clone(),
+                        name: label,
+                    }
+                })
+                .collect(),
+        ))
     }
 }

@@ -1,8 +1,8 @@
-//! The CMIS requests besides a plain create: the profile's properties as indexed form
-//! controls (shared with `upload`), a `cmisaction` call and its JSON answer, and a versioned
-//! document's steps: check-out / check-in of each later version (OpenCMIS InMemory does not
-//! version on `setContentStream`), the version list read back (`cmisselector=versions`), and
-//! completing a document a stop left between versions. Split from `cmis.rs` for its size.
+//! A CMIS document's versions: check-out / check-in of each later version after its first
+//! (OpenCMIS InMemory does not version on `setContentStream`), through a `cmisaction` call
+//! and its JSON answer; the version series listed (`cmisselector=versions`), with a check-out
+//! a stop left open cancelled before the rest go up, and each version's content read back by
+//! its own object id.
 
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -12,7 +12,7 @@ use super::{Cmis, error_message, form, object_id};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 use crate::protocol::multipart::{MultipartHead, first_body, multipart_content_type};
-use crate::protocol::{WorkerState, versions};
+use crate::protocol::{Version, readback, versions};
 
 /// A version's succinct property.
 pub(super) fn prop<'a>(v: &'a Value, name: &str) -> &'a Value {
@@ -20,58 +20,6 @@ pub(super) fn prop<'a>(v: &'a Value, name: &str) -> &'a Value {
 }
 
 impl Cmis {
-    /// The profile's properties as indexed controls from `propertyId[offset]` on, a
-    /// multi-valued one as `propertyValue[i][j]`; values from `shadow` where the profile maps
-    /// them. At offset 2 (an upload, after the type and the name) the names made at connect
-    /// time are used, so an upload formats none.
-    pub(super) fn write_properties(
-        &self,
-        head: &mut MultipartHead,
-        doc: &Doc<'_>,
-        shadow: Option<&crate::fixtures::ShadowMetadata>,
-        offset: usize,
-    ) {
-        let profile = &self.opts.profile;
-        let mut last: Option<(usize, usize)> = None;
-        let fast = offset == 2;
-        profile.each_value_with(
-            doc.seed,
-            doc.index,
-            doc.marker_str(),
-            shadow,
-            |k, spec, v| {
-                let f = &self.fields[k];
-                let i = k + offset;
-                let j = match last {
-                    Some((lk, j)) if lk == k => j + 1,
-                    _ => {
-                        if fast {
-                            head.text(&f.id, &spec.name);
-                        } else {
-                            head.text(&format!("propertyId[{i}]"), &spec.name);
-                        }
-                        0
-                    }
-                };
-                last = Some((k, j));
-                match (spec.multiple, fast) {
-                    (false, true) => {
-                        head.text(&f.value, v);
-                    }
-                    (false, false) => {
-                        head.text(&format!("propertyValue[{i}]"), v);
-                    }
-                    (true, true) if j < f.values.len() => {
-                        head.text(&f.values[j], v);
-                    }
-                    (true, _) => {
-                        head.text(&format!("propertyValue[{i}][{j}]"), v);
-                    }
-                }
-            },
-        );
-    }
-
     /// Sends one browser-binding call; anything but 200/201 is the failure.
     pub(super) async fn call(&self, req: reqwest::RequestBuilder) -> Result<Value, UploadError> {
         let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
@@ -97,7 +45,8 @@ impl Cmis {
         pairs: &[(&str, &str)],
         header: &reqwest::header::HeaderValue,
     ) -> reqwest::RequestBuilder {
-        self.client
+        self.conn
+            .client
             .post(&self.root_folder_url)
             .query(&[("objectId", id)])
             .header(AUTHORIZATION, header.clone())
@@ -110,7 +59,7 @@ impl Cmis {
     /// with the step's bytes (`major`, `checkinComment`). OpenCMIS versions nothing on
     /// `setContentStream` of a version that is not checked out (it refuses it), so check-out
     /// and check-in is the mechanism every CMIS repository supports.
-    pub(super) async fn add_versions(
+    pub(super) async fn check_in_versions(
         &self,
         latest: &str,
         doc: &Doc<'_>,
@@ -142,6 +91,7 @@ impl Cmis {
             let head = head.file("content", &doc.name, doc.mime());
             let body = first_body(doc, head, Some(s))?;
             let req = self
+                .conn
                 .client
                 .post(&self.root_folder_url)
                 .query(&[("objectId", pwc.as_str())])
@@ -164,6 +114,7 @@ impl Cmis {
     /// (a private working copy included when one exists).
     pub(super) async fn all_versions(&self, id: &str) -> Result<Option<Vec<Value>>, String> {
         let req = self
+            .conn
             .client
             .get(&self.root_folder_url)
             .query(&[
@@ -172,23 +123,18 @@ impl Cmis {
                 ("succinct", "true"),
             ])
             .header(AUTHORIZATION, self.header());
-        Ok(crate::protocol::readback::read_json(req, error_message)
+        Ok(readback::read_json(req, error_message)
             .await?
             .map(|v| v.as_array().cloned().unwrap_or_default()))
     }
 
-    /// Uploads the versions a document adopted after a stop still lacks: a check-out the
-    /// stop left open is cancelled first, then the steps after the versions it has go up.
-    pub async fn complete_versions(
+    /// A stored series found after a stop: a check-out the stop left open is cancelled, then
+    /// its latest version (what the next one is checked in onto) and how many it has.
+    pub(super) async fn series(
         &self,
-        doc: &Doc<'_>,
         id: &str,
-        worker: &mut WorkerState,
-    ) -> Result<(), UploadError> {
-        let Some(steps) = versions::of(doc) else {
-            return Ok(());
-        };
-        let header = worker.auth.header().clone();
+        header: &reqwest::header::HeaderValue,
+    ) -> Result<(String, usize), UploadError> {
         let list = |id: String| async move {
             self.all_versions(&id)
                 .await
@@ -201,23 +147,19 @@ impl Cmis {
             .find(|v| prop(v, "cmis:isPrivateWorkingCopy").as_bool() == Some(true))
             .and_then(object_id)
         {
-            self.call(self.action(&pwc, &[("cmisaction", "cancelCheckOut")], &header))
+            self.call(self.action(&pwc, &[("cmisaction", "cancelCheckOut")], header))
                 .await?;
             all = list(id.to_string()).await?;
         }
         let Some(latest) = all.first().and_then(object_id) else {
             return Err(UploadError::protocol(format!("{id}: no versions listed")));
         };
-        self.add_versions(&latest, doc, &steps, all.len().max(1), &header)
-            .await
+        Ok((latest, all.len()))
     }
 
-    /// Every version of a document, oldest first: `cmisselector=versions`, then each
-    /// version's content by its own object id; `name` is its `cmis:versionLabel`.
-    pub async fn fetch_versions(
-        &self,
-        id: &str,
-    ) -> Result<Option<Vec<crate::protocol::Fetched>>, String> {
+    /// Every version of a document, oldest first: `cmisselector=versions`, each version's
+    /// content by its own object id; `name` is its `cmis:versionLabel`.
+    pub(super) async fn version_list(&self, id: &str) -> Result<Option<Vec<Version>>, String> {
         let Some(mut all) = self.all_versions(id).await? else {
             return Ok(None);
         };
@@ -226,20 +168,19 @@ impl Cmis {
         let mut out = Vec::with_capacity(all.len());
         for v in all {
             let vid = object_id(&v).ok_or("a version without cmis:objectId")?;
-            let content = crate::protocol::readback::read(
-                self.client
+            out.push(Version {
+                name: prop(&v, "cmis:versionLabel")
+                    .as_str()
+                    .unwrap_or(&vid)
+                    .to_string(),
+                content: self
+                    .conn
+                    .client
                     .get(&self.root_folder_url)
-                    .query(&[("objectId", vid.as_str()), ("cmisselector", "content")])
-                    .header(AUTHORIZATION, self.header()),
-                error_message,
-            )
-            .await?
-            .ok_or_else(|| format!("version {vid}: content not found"))?;
-            out.push(crate::protocol::readback::fetched(
-                prop(&v, "cmis:versionLabel").as_str().unwrap_or(&vid),
-                &content,
-                &v["succinctProperties"],
-            ));
+                    .query(&[("objectId", vid.as_str()), ("cmisselector", "content")]),
+                props: v["succinctProperties"].clone(),
+                id: vid,
+            });
         }
         Ok(Some(out))
     }
