@@ -60,7 +60,9 @@ fn sample(line: &str) -> Result<Sample, String> {
         "+Inf" | "Inf" => f64::INFINITY,
         "-Inf" => f64::NEG_INFINITY,
         "NaN" => f64::NAN,
-        v => v.parse::<f64>().map_err(|_| format!("not a number: {v:?}"))?,
+        v => v
+            .parse::<f64>()
+            .map_err(|_| format!("not a number: {v:?}"))?,
     };
     Ok(Sample {
         metric: metric.to_string(),

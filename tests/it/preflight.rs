@@ -190,7 +190,7 @@ async fn import(
     extra: &[&str],
 ) -> (
     ingestbench::Outcome,
-    Vec<ingestbench::manifest::ManifestEntry>,
+    Vec<ingestbench::results::manifest::ManifestEntry>,
     Option<ingestbench::verify::VerifyReport>,
 ) {
     let mut args = vec![
@@ -227,12 +227,13 @@ async fn import(
         .map(|e| e.path())
         .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
         .unwrap();
-    let entries = ingestbench::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
     (outcome, entries, r.verify.clone())
 }
 
 /// The import's failures, keyed as [`expected_refusals`] keys them.
-fn failures(entries: &[ingestbench::manifest::ManifestEntry]) -> BTreeSet<String> {
+fn failures(entries: &[ingestbench::results::manifest::ManifestEntry]) -> BTreeSet<String> {
     entries
         .iter()
         .filter(|e| !e.ok)
