@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::servers::{Probe, TARGET_THREAD};
+use super::servers::{Probe, TARGET_THREAD, stat_fields};
 
 /// Clock ticks per second of `/proc` CPU times (USER_HZ).
 const TICKS: f64 = 100.0;
@@ -503,45 +503,7 @@ fn process_counters(pid: u32) -> Result<TaskCounters, String> {
 
 /// `pid` and every process descended from it.
 fn descendants(pid: u32) -> Result<Vec<u32>, String> {
-    let mut parent_of: HashMap<u32, u32> = HashMap::new();
-    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
-    for e in rd.flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(e.path().join("stat"))
-            && let Some((_, f)) = stat_fields(&stat)
-            && let Some(pp) = f.get(1).and_then(|v| v.parse::<u32>().ok())
-        {
-            parent_of.insert(p, pp);
-        }
-    }
-    if !parent_of.contains_key(&pid) {
-        return Err(format!("no process {pid}"));
-    }
-    let mut tree: HashSet<u32> = HashSet::from([pid]);
-    loop {
-        let before = tree.len();
-        for (c, p) in &parent_of {
-            if tree.contains(p) {
-                tree.insert(*c);
-            }
-        }
-        if tree.len() == before {
-            break;
-        }
-    }
-    let mut v: Vec<u32> = tree.into_iter().collect();
-    v.sort_unstable();
-    Ok(v)
-}
-
-/// Fields after the command name of a `/proc/.../stat` line (the name may hold spaces).
-fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat[open + 1..close].to_string();
-    Some((comm, stat[close + 1..].split_whitespace().collect()))
+    super::servers::process_tree(pid).map(|(tree, _)| tree)
 }
 
 fn ticks(f: &[&str], i: usize) -> f64 {

@@ -208,7 +208,7 @@ fn round3(v: f64) -> f64 {
 }
 
 /// Fields after the command name of a `/proc/.../stat` line (the name may hold spaces).
-fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
+pub(super) fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = stat[open + 1..close].to_string();
@@ -247,9 +247,9 @@ pub fn embedded_target_cpu_seconds() -> f64 {
     threads_reading(TARGET_THREAD).busy_s
 }
 
-/// `pid` and all its descendants: CPU (their own, plus what reaped children left in
-/// cutime/cstime) and resident memory.
-fn process_reading(pid: u32) -> Result<Reading, String> {
+/// `pid` and every process descended from it, sorted, with each one's `/proc/<pid>/stat`
+/// line (one pass over `/proc`).
+pub(super) fn process_tree(pid: u32) -> Result<(Vec<u32>, HashMap<u32, String>), String> {
     let mut parent_of: HashMap<u32, u32> = HashMap::new();
     let mut stats: HashMap<u32, String> = HashMap::new();
     let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
@@ -282,6 +282,16 @@ fn process_reading(pid: u32) -> Result<Reading, String> {
             break;
         }
     }
+    let mut tree: Vec<u32> = tree.into_iter().collect();
+    tree.sort_unstable();
+    stats.retain(|p, _| tree.binary_search(p).is_ok());
+    Ok((tree, stats))
+}
+
+/// `pid` and all its descendants: CPU (their own, plus what reaped children left in
+/// cutime/cstime) and resident memory.
+fn process_reading(pid: u32) -> Result<Reading, String> {
+    let (tree, stats) = process_tree(pid)?;
     let page = 4096u64;
     let mut r = Reading::default();
     let mut rss = 0u64;
