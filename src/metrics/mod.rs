@@ -6,6 +6,7 @@
 pub mod exposition;
 pub mod jtl;
 pub mod live;
+pub mod probe;
 pub mod resources;
 pub mod servers;
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::servers::{Probe, TARGET_THREAD, stat_fields};
+use super::probe::{Probe, TARGET_THREAD, stat_fields};
 
 /// Clock ticks per second of `/proc` CPU times (USER_HZ).
 const TICKS: f64 = 100.0;
@@ -503,7 +503,7 @@ fn process_counters(pid: u32) -> Result<TaskCounters, String> {
 
 /// `pid` and every process descended from it.
 fn descendants(pid: u32) -> Result<Vec<u32>, String> {
-    super::servers::process_tree(pid).map(|(tree, _)| tree)
+    super::probe::process_tree(pid).map(|(tree, _)| tree)
 }
 
 fn ticks(f: &[&str], i: usize) -> f64 {

@@ -3,7 +3,7 @@
 //! Three sources: the embedded target's own threads in this process (`/proc/self/task`),
 //! local processes by pid with their descendants (`/proc/<pid>`; a loopback URL's listener is
 //! found on its own), and remote machines through Prometheus node_exporter (its text
-//! exposition format, parsed by `prometheus-parse`). A source that cannot be read is named
+//! exposition format, read by `exposition`). A source that cannot be read is named
 //! in the result with why, never fatal. Between runs only, never per upload.
 
 use std::collections::{HashMap, HashSet};
@@ -11,33 +11,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-/// Name the embedded target's runtime threads carry (kernel thread names: 15 bytes at most).
-pub const TARGET_THREAD: &str = "ib-target";
+pub use super::probe::{Probe, TARGET_THREAD};
+use super::probe::{process_tree, stat_fields};
 
 /// Clock ticks per second of `/proc` CPU times (USER_HZ, 100 on Linux).
 const TICKS: f64 = 100.0;
 
-/// Where a server's CPU and memory are read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Probe {
-    /// The embedded target's threads in this process.
-    EmbeddedThreads,
-    /// A local process and its descendants (nginx's workers, a JVM's children).
-    Process { name: String, pid: u32 },
-    /// A node_exporter `/metrics` URL.
-    NodeExporter { url: String },
-}
-
-impl Probe {
-    pub fn name(&self) -> String {
-        match self {
-            Probe::EmbeddedThreads => "embedded target".into(),
-            Probe::Process { name, pid } => format!("{name} (pid {pid})"),
-            Probe::NodeExporter { url } => url.clone(),
-        }
-    }
-}
 
 /// What a probe read at one moment.
 #[derive(Debug, Clone, Default)]
@@ -207,13 +186,6 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-/// Fields after the command name of a `/proc/.../stat` line (the name may hold spaces).
-pub(super) fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat[open + 1..close].to_string();
-    Some((comm, stat[close + 1..].split_whitespace().collect()))
-}
 
 /// utime + stime (fields 14 and 15; 11 and 12 after the name) in seconds.
 fn cpu_of(f: &[&str]) -> f64 {
@@ -247,46 +219,6 @@ pub fn embedded_target_cpu_seconds() -> f64 {
     threads_reading(TARGET_THREAD).busy_s
 }
 
-/// `pid` and every process descended from it, sorted, with each one's `/proc/<pid>/stat`
-/// line (one pass over `/proc`).
-pub(super) fn process_tree(pid: u32) -> Result<(Vec<u32>, HashMap<u32, String>), String> {
-    let mut parent_of: HashMap<u32, u32> = HashMap::new();
-    let mut stats: HashMap<u32, String> = HashMap::new();
-    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
-    for e in rd.flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        if let Some((_, f)) = stat_fields(&stat)
-            && let Some(pp) = f.get(1).and_then(|v| v.parse::<u32>().ok())
-        {
-            parent_of.insert(p, pp);
-        }
-        stats.insert(p, stat);
-    }
-    if !stats.contains_key(&pid) {
-        return Err(format!("no process {pid}"));
-    }
-    let mut tree: HashSet<u32> = HashSet::from([pid]);
-    loop {
-        let before = tree.len();
-        for (c, p) in &parent_of {
-            if tree.contains(p) {
-                tree.insert(*c);
-            }
-        }
-        if tree.len() == before {
-            break;
-        }
-    }
-    let mut tree: Vec<u32> = tree.into_iter().collect();
-    tree.sort_unstable();
-    stats.retain(|p, _| tree.binary_search(p).is_ok());
-    Ok((tree, stats))
-}
 
 /// `pid` and all its descendants: CPU (their own, plus what reaped children left in
 /// cutime/cstime) and resident memory.
