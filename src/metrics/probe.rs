@@ -79,3 +79,17 @@ pub fn process_tree(pid: u32) -> Result<(Vec<u32>, HashMap<u32, String>), String
     stats.retain(|p, _| tree.binary_search(p).is_ok());
     Ok((tree, stats))
 }
+
+/// The text a node_exporter `/metrics` URL serves (an error says why not, for the result).
+pub async fn scrape(http: Option<&reqwest::Client>, url: &str) -> Result<String, String> {
+    let http = http.ok_or("no HTTP client")?;
+    let r = http
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("unreachable: {}", super::error_chain(&e)))?;
+    if !r.status().is_success() {
+        return Err(format!("answered HTTP {}", r.status().as_u16()));
+    }
+    r.text().await.map_err(|e| format!("reading: {e}"))
+}

@@ -14,7 +14,7 @@
 //! `/proc/net/dev` bytes per interface. Remote hosts through node_exporter. A source that
 //! cannot be read is named with why, never fatal.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -234,16 +234,7 @@ impl Sampler {
     }
 
     async fn scrape(&self, url: &str) -> Result<RemoteCounters, String> {
-        let http = self.http.as_ref().ok_or("no HTTP client")?;
-        let r = http
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| format!("unreachable: {}", super::error_chain(&e)))?;
-        if !r.status().is_success() {
-            return Err(format!("answered HTTP {}", r.status().as_u16()));
-        }
-        let text = r.text().await.map_err(|e| format!("reading: {e}"))?;
+        let text = super::probe::scrape(self.http.as_ref(), url).await?;
         parse_node_exporter(&text)
     }
 
@@ -775,6 +766,7 @@ pub fn cpu_capacity(pid: u32, host_cores: f64) -> CpuCapacity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     const STAT_A: &str = "cpu  32299 0 6921 16252 609 0 137 638 0 0
 cpu0 15892 0 2971 9122 111 0 20 305 0 0

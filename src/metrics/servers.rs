@@ -6,7 +6,7 @@
 //! exposition format, read by `exposition`). A source that cannot be read is named
 //! in the result with why, never fatal. Between runs only, never per upload.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,6 @@ use super::probe::{process_tree, stat_fields};
 
 /// Clock ticks per second of `/proc` CPU times (USER_HZ, 100 on Linux).
 const TICKS: f64 = 100.0;
-
 
 /// What a probe read at one moment.
 #[derive(Debug, Clone, Default)]
@@ -107,16 +106,7 @@ impl Servers {
     }
 
     async fn scrape(&self, url: &str) -> Result<Reading, String> {
-        let http = self.http.as_ref().ok_or("no HTTP client")?;
-        let r = http
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| format!("unreachable: {}", super::error_chain(&e)))?;
-        if !r.status().is_success() {
-            return Err(format!("answered HTTP {}", r.status().as_u16()));
-        }
-        let text = r.text().await.map_err(|e| format!("reading: {e}"))?;
+        let text = super::probe::scrape(self.http.as_ref(), url).await?;
         parse_node_exporter(&text)
     }
 
@@ -186,7 +176,6 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-
 /// utime + stime (fields 14 and 15; 11 and 12 after the name) in seconds.
 fn cpu_of(f: &[&str]) -> f64 {
     let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
@@ -218,7 +207,6 @@ fn threads_reading(name: &str) -> Reading {
 pub fn embedded_target_cpu_seconds() -> f64 {
     threads_reading(TARGET_THREAD).busy_s
 }
-
 
 /// `pid` and all its descendants: CPU (their own, plus what reaped children left in
 /// cutime/cstime) and resident memory.
