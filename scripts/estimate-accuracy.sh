@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Calibration of `ingestbench estimate`: how often the measured full import lies inside the
 # stated 95 % interval, and how far off the prediction is, over repeated trials per case.
-# One trial: describe DIR, measure a 10 % sample of its size mix (sweep --corpus, 3 runs),
-# estimate the whole import (--existing-docs = what the sample left in the repository, since
-# the import goes on top of it), then upload every file of the corpus (run --corpus DIR)
-# and compare predicted with measured duration.
+# One trial: describe DIR, measure a sample, estimate the whole import (which goes on top of
+# what the sample left in the repository), then upload every file of the corpus (run --corpus
+# DIR, --warmup 0: the sample left the server warm) and compare predicted with measured.
+# The sample is, by --method:
+#   pilot  (default) a pilot import: a random 10 % of the corpus's files imported as the
+#          import will be (run --corpus DIR --sample N, its tree, one run, warm-up auto)
+#   sizes  the size-class sample: sweep --corpus, 3 sizes x 3 runs of 10 % each
 #
-#   scripts/estimate-accuracy.sh [--trials N] [--cases linear,growth,opencmis] [--threads T] [--keep DIR] [DIR]
+#   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
+#                                [--threads T] [--sample-pct P] [--warmup W] [--keep DIR] [DIR]
+# --warmup W: the pilot's warm-up (default auto); a JVM just started needs longer (15s).
 #
 # --keep DIR keeps every trial's sweep, estimate and import under DIR/<case>-<trial>/.
 #
@@ -16,14 +21,19 @@
 #   usl       the same as linear with USL contention (--contention 0.05 --coherency 0.002)
 #   opencmis  the real Apache Chemistry OpenCMIS InMemory server (scripts/cmis.sh, a fresh JVM
 #             per trial): warm-up, growth and noise are the server's own
+#   fileshare     the Java lab's OpenCMIS FileShare on Tomcat node 1 (disk-backed; scripts/lab.sh
+#                 --backend java, a fresh lab and store per trial), HTTP direct
+#   fileshare-lb  the same lab through Apache httpd + mod_jk balancing over both nodes
 # Prints one line per trial and, per case, the coverage and the error distribution.
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
+    --method) method=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
@@ -38,13 +48,33 @@ cargo build --release --locked --quiet
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
 work=$(mktemp -d)
 tpid=""
-cleanup() { [ -n "$tpid" ] && kill "$tpid" 2>/dev/null || true; [ "${cmis_up:-}" = 1 ] && scripts/cmis.sh down >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() {
+  [ -n "$tpid" ] && kill "$tpid" 2>/dev/null || true
+  [ "${cmis_up:-}" = 1 ] && scripts/cmis.sh down >/dev/null 2>&1 || true
+  [ "${lab_up:-}" = 1 ] && scripts/lab.sh down --backend java >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+ROOT_DIR=$(pwd)
+# Names a repository refuses (a case clash in /usr/share/doc for Alfresco) are renamed as a
+# team would, so pilot and import store every file.
+names=(--on-name-clash rename --on-bad-name rename)
+# A fresh Java lab: down, its shared store emptied, up (both Tomcat nodes, httpd, HAProxy).
+java_lab_fresh() {
+  scripts/lab.sh down --backend java >/dev/null 2>&1 || true
+  rm -rf "${LAB_JAVA_DIR:-.lab-java}/store"
+  scripts/lab.sh up --backend java >"$work/lab.log" 2>&1 || { echo "the Java lab did not start: $(tail -n3 "$work/lab.log")" >&2; return 1; }
+  lab_up=1
+}
 trap cleanup EXIT
 export INGESTBENCH_PASSWORD=admin
 "$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
 sample=$(( docs * pct / 100 ))
-echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads"
+case $method in
+  pilot) echo "corpus $dir: $docs documents; pilot import: $sample documents ($pct %), $threads threads" ;;
+  sizes) echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads" ;;
+  *) echo "estimate-accuracy.sh: --method is pilot or sizes" >&2; exit 2 ;;
+esac
 out="$work/trials.tsv"
 : > "$out"
 
@@ -72,47 +102,52 @@ trial() { # case k
       scripts/cmis.sh up >/dev/null; cmis_up=1
       url="http://127.0.0.1:${CMIS_PORT:-18090}/cmis/browser"
       proto=(--protocol cmis --profile opencmis) ;;
+    fileshare|fileshare-lb)
+      java_lab_fresh
+      local m=direct; [ "$case" = fileshare-lb ] && m=http-lb
+      url=$(grep '^url' "$ROOT_DIR/access-methods/lab-java/$m.toml" | cut -d'"' -f2)
+      proto=(--protocol cmis --profile opencmis) ;;
   esac
   rm -rf "$work/results" "$work/methods"; mkdir -p "$work/methods"
-  printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
-  "$bin" sweep --quiet --corpus "${from:-$work/corpus.json}" --access-methods direct \
-    --access-methods-dir "$work/methods" --threads "$threads" --docs "$sample" --runs 3 \
-    "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
-    || { echo "sweep failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
-  local sweep; sweep=$(ls -d "$work"/results/sweep-*)
-  # What the sample left in the repository (measured, warm-up and after-window documents).
-  local existing
-  existing=$(python3 - "$sweep" <<'PY'
-import json, pathlib, sys
-n = 0
-for f in pathlib.Path(sys.argv[1], "runs").glob("*.json"):
-    r = json.loads(f.read_text())
-    rec = r.get("record", r)
-    n += rec["docs_ok"] + rec.get("warmup_docs", 0) + rec.get("docs_after_window", 0) + rec.get("docs_failed", 0)
-print(n)
-PY
-)
-  "$bin" estimate --corpus "$work/corpus.json" "$sweep" --existing-docs "$existing" --json \
-    2>/dev/null > "$work/estimate.json"
+  if [ "$method" = pilot ]; then
+    "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$sample" --threads "$threads" "${names[@]}" --warmup "$warmup" \
+      --runs 1 "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
+      || { echo "pilot failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
+  else
+    printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
+    "$bin" sweep --quiet --corpus "${from:-$work/corpus.json}" --access-methods direct \
+      --access-methods-dir "$work/methods" --threads "$threads" --docs "$sample" --runs 3 \
+      "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
+      || { echo "sweep failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
+  fi
+  local sweep; sweep=$(ls -d "$work"/results/*-*)
+  # The estimate's default: the import starts with what the sample left (it says how much).
+  "$bin" estimate --corpus "$work/corpus.json" "$sweep" --json 2>"$work/estimate.txt" > "$work/estimate.json"
   # The import as it would run: no warm-up of its own (the sample left the server warm).
-  "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" --sample "$docs" --threads "$threads" \
+  "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" --sample "$docs" --threads "$threads" "${names[@]}" \
     --runs 1 "${proto[@]}" --results-dir "$work/results" --json > "$work/run.json" 2>"$work/run.log" \
     || { echo "import failed: $(tail -n3 "$work/run.log")" >&2; return 1; }
-  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$existing" <<'PY' | tee -a "$out"
+  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" <<'PY' | tee -a "$out"
 import json, sys
 est, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-t, case, k, existing = int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+t, case, k = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+existing = est.get("existing_docs", 0)
 o = next(o for o in est["options"] if o["threads"] == t)
 m = run["mean_duration_s"]
 p, h = o["duration_s"], o["ci95_s"]
-g = est.get("growth") or {}
+g = est.get("pilot") or est.get("growth") or {}
+g = {"model": g.get("growth_model", g.get("model", "-")), "per_1000_docs": g.get("growth_per_1000", g.get("per_1000_docs", 0))}
 inside = int(p - h <= m <= p + h)
 print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}")
 PY
   if [ -n "$keep" ]; then
-    mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/run.json" "$keep/$case-$k/"
+    mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/estimate.txt" "$work/run.json" "$work/corpus.json" "$keep/$case-$k/"
   fi
-  case $case in opencmis) scripts/cmis.sh down >/dev/null 2>&1 || true; cmis_up=0 ;; *) stop_target ;; esac
+  case $case in
+    opencmis) scripts/cmis.sh down >/dev/null 2>&1 || true; cmis_up=0 ;;
+    fileshare*) scripts/lab.sh down --backend java >/dev/null 2>&1 || true; lab_up=0 ;;
+    *) stop_target ;;
+  esac
 }
 
 echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting"

@@ -618,8 +618,10 @@ pub struct EstimateArgs {
     /// Documents the repository will already hold when the import starts, beyond what it
     /// held when the sample was measured (a repository that slows as it fills is slower
     /// still with 10 TB in it).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub existing_docs: u64,
+    /// Default: the import goes into the repository the measurement filled, so it starts
+    /// with what the measurement left (printed); 0 for a repository of its own.
+    #[arg(long, value_name = "N")]
+    pub existing_docs: Option<u64>,
 }
 
 pub const COMPARE_HELP: &str = "\

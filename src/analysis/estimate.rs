@@ -118,6 +118,12 @@ pub struct Estimate {
     /// costed as a document's fixed cost `a`; the versions' bytes at the per-byte cost.
     #[serde(default)]
     pub extra_requests: u64,
+    /// `--existing-docs` was given (else `existing_docs` is what the measurement left).
+    #[serde(default)]
+    pub existing_docs_given: bool,
+    /// The pilot import's fit, when the estimate comes from one ([`super::pilot`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pilot: Option<super::pilot::PilotFit>,
 }
 
 /// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
@@ -412,6 +418,133 @@ pub fn estimate(
     sweeps: &[(SweepPlan, Vec<CellRun>)],
     existing_docs: u64,
 ) -> Estimate {
+    estimate_from(corpus, sweeps, Some(existing_docs))
+}
+
+/// Documents the measured runs left in the repository (measured, warm-up, after a window,
+/// failed: a failed upload may have stored it), summed over the results.
+pub fn left_by(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> u64 {
+    sweeps
+        .iter()
+        .flat_map(|(_, runs)| runs)
+        .map(|r| {
+            let rec = &r.record;
+            rec.docs_ok + rec.warmup_docs + rec.docs_after_window + rec.docs_failed
+        })
+        .sum()
+}
+
+/// [`estimate`], with `existing_docs` absent when the import goes into the repository the
+/// measurement filled: it starts at what the measurement left ([`left_by`]; a pilot counts
+/// its folders and versions too). Pilot imports (`run --corpus DIR`, [`super::pilot`]) are
+/// estimated by their own model, size-class sweeps by the one here.
+pub fn estimate_from(
+    corpus: &CorpusDescription,
+    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    existing: Option<u64>,
+) -> Estimate {
+    let (pilots, sweeps): (Vec<_>, Vec<_>) = sweeps.iter().cloned().partition(|(p, runs)| {
+        p.kind == crate::results::records::PlanKind::Run
+            && !runs.is_empty()
+            && runs.iter().all(super::pilot::is_pilot)
+    });
+    let existing_docs = existing.unwrap_or_else(|| left_by(&sweeps));
+    let mut e = estimate_sweeps(corpus, &sweeps, existing_docs);
+    e.existing_docs_given = existing.is_some();
+    for (plan, runs) in &pilots {
+        let work = super::pilot::ImportWork::of(corpus, plan.protocol);
+        let refs: Vec<&CellRun> = runs.iter().collect();
+        let Some((t, half, fit)) = super::pilot::predict(&refs, plan.protocol, &work, existing)
+        else {
+            continue;
+        };
+        let cell = &runs[0].cell;
+        let mut flags = Vec::new();
+        if let Some(n) = &fit.needed {
+            flags.push(format!(
+                "interval wider than ±{:.0} %: {n}",
+                super::pilot::TARGET * 100.0
+            ));
+        }
+        let h = t / 3600.0;
+        e.options.push(OptionEstimate {
+            method: cell.method.clone(),
+            connection: cell.connection,
+            threads: cell.threads,
+            duration_s: round(t, 3),
+            ci95_s: round(half, 3),
+            hours: round(h, 4),
+            ci95_hours: round(half / 3600.0, 4),
+            per_doc_s: fit.s_per_request,
+            per_mib_s: fit.s_per_mib,
+            sizes_measured: Vec::new(),
+            flags,
+            growth_factor: 1.0,
+        });
+        if existing.is_none() {
+            e.existing_docs = fit.fill_import_start as u64;
+        }
+        e.pilot = Some(fit);
+    }
+    e.options
+        .sort_by(|x, y| x.duration_s.total_cmp(&y.duration_s));
+    if e.pilot.is_some() {
+        e.answer = answer(&e.options);
+        e.time_by_size = Vec::new();
+        if sweeps.is_empty() {
+            e.findings.clear();
+        }
+        let fit = e.pilot.as_ref().expect("pilot");
+        e.findings.insert(0, pilot_finding(fit, existing.is_some()));
+        e.assumptions = pilot_assumptions();
+    }
+    e
+}
+
+/// What the pilot says about the import, in words.
+fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
+    let start = if given {
+        format!(
+            "the import starts with {:.0} objects stored (--existing-docs)",
+            fit.fill_import_start
+        )
+    } else {
+        format!(
+            "the import goes into the repository the pilot filled: it starts with the {:.0} objects the pilot left (--existing-docs N says otherwise)",
+            fit.fill_import_start
+        )
+    };
+    format!(
+        "from a pilot import of {} documents ({} folders, {} versions) in {:.1} s: {:.3} ms per request at its mix; growth {} ({:+.1} % ± {:.1} % per 1,000 objects stored); {start}; {}",
+        fit.docs,
+        fit.folders,
+        fit.versions,
+        fit.duration_s,
+        fit.s_per_request * 1000.0,
+        fit.growth_model,
+        fit.growth_per_1000 * 100.0,
+        fit.se_growth_per_1000 * 100.0,
+        fit.needed
+            .clone()
+            .unwrap_or_else(|| format!("interval ±{:.0} %", fit.rel_half_width * 100.0))
+    )
+}
+
+fn pilot_assumptions() -> Vec<String> {
+    vec![
+        "the pilot is a random slice of the corpus imported as the import will be (its files, its tree, its threads, the same repository and access path)".into(),
+        "the cost per request grows with the objects stored as fitted over the pilot's windows (flat or linear), and stays linear beyond the fill levels the pilot reached".into(),
+        "the server stays in the regime the pilot saw: a heap's collection threshold, a cache that stops holding the working set or a disk that fills changes the cost in a step no pilot before it can see".into(),
+        format!("what a pilot cannot show (the import's hours against its minutes) is within ± {:.0} % (95 %), as calibrated on repositories and corpora the model was not written on", 196.0 * super::pilot::MODEL_ERROR),
+    ]
+}
+
+/// The size-class estimate (`sweep --corpus`).
+fn estimate_sweeps(
+    corpus: &CorpusDescription,
+    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    existing_docs: u64,
+) -> Estimate {
     // Growth per option, from the sweep whose fit is the most precise (fill levels of
     // different sweeps do not compare: each counts from its own start).
     let mut fits: BTreeMap<(String, ConnectionPolicy, u64), super::growth::Growth> =
@@ -535,6 +668,8 @@ pub fn estimate(
             corpus.folders
         },
         extra_requests,
+        existing_docs_given: true,
+        pilot: None,
     }
 }
 

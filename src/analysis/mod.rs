@@ -10,6 +10,7 @@ pub mod demands;
 pub mod estimate;
 pub mod growth;
 pub mod limits;
+pub mod pilot;
 pub mod scaling;
 pub mod stats;
 pub mod verdict;

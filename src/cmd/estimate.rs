@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::write_file;
 use crate::Outcome;
-use crate::analysis::estimate::{Estimate, estimate, human_bytes, human_hours};
+use crate::analysis::estimate::{Estimate, estimate_from, human_bytes, human_hours};
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
 
@@ -23,7 +23,7 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         }
         sweeps.push(crate::results::load_dir(d)?);
     }
-    let e = estimate(&corpus, &sweeps, a.existing_docs);
+    let e = estimate_from(&corpus, &sweeps, a.existing_docs);
     let json = serde_json::to_string_pretty(&e)?;
     let out = a
         .output
@@ -90,6 +90,9 @@ pub fn table(e: &Estimate) -> String {
     }
     for f in &e.findings {
         let _ = writeln!(o, "  {f}");
+    }
+    if let Some(p) = &e.pilot {
+        let _ = writeln!(o, "  evidence: {}", p.evidence);
     }
     let mut flags: Vec<&String> = e.options.iter().flat_map(|x| &x.flags).collect();
     flags.sort();

@@ -176,6 +176,8 @@ pub struct RunMeasurement {
     /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
     /// completed (empty for runs of fewer than 10 documents): throughput over time.
     pub progress_s: Vec<f64>,
+    /// The run's trajectory ([`super::timeline`]).
+    pub timeline: Vec<super::timeline::TimelinePoint>,
     /// Warm-up documents acknowledged and failed before the start (not measured).
     pub warmup_ok: u64,
     pub warmup_failed: u64,
@@ -308,6 +310,8 @@ pub async fn run_cell<P: Protocol>(
     };
     let warm = WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned());
     let ok_so_far = Arc::new(AtomicU64::new(0));
+    let tally = Arc::new(super::timeline::Tally::default());
+    folders.count_into(tally.clone());
     let marks = Arc::new(Marks::new(if plan.window.is_some() {
         0
     } else {
@@ -335,6 +339,7 @@ pub async fn run_cell<P: Protocol>(
             deadline: deadline.clone(),
             warmup: warm.for_worker(w, plan.threads),
             ok_so_far: ok_so_far.clone(),
+            tally: tally.clone(),
             marks: marks.clone(),
             resuming: plan.resuming || resume.is_some(),
             known_ids: plan.earlier.as_ref().map(|e| e.known_ids.clone()),
@@ -391,6 +396,7 @@ pub async fn run_cell<P: Protocol>(
         Some(w) => *deadline.get_or_init(|| Instant::now() + w) - w,
         None => Instant::now(),
     };
+    let ticker = super::timeline::Ticker::start(tally, started);
     // After the start is fixed: a slow node_exporter delays this read, never the window.
     let res_start = match &plan.resources {
         Some(s) => Some(s.read().await),
@@ -416,6 +422,7 @@ pub async fn run_cell<P: Protocol>(
     };
     merged.folders_created = folders.created().await;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
+    let timeline = ticker.finish(end);
     let stopped = live.stop.load(Ordering::Relaxed);
     let duration = match plan.window {
         Some(w) if !stopped => w,
@@ -430,6 +437,7 @@ pub async fn run_cell<P: Protocol>(
         new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
         upload_runtimes: Some(width),
         progress_s: marks.seconds_since(started),
+        timeline,
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,
         docs_after_window: late,

@@ -13,6 +13,7 @@ pub mod pool;
 mod session;
 mod sidecars;
 mod sweep;
+pub mod timeline;
 pub mod warmup;
 mod worker;
 

@@ -105,6 +105,8 @@ pub(super) struct FolderTable {
     per: u64,
     tree: Option<Arc<crate::fixtures::Tree>>,
     made: tokio::sync::Mutex<Made>,
+    /// Where each folder made below the base is counted as it is made (the run's timeline).
+    count: std::sync::OnceLock<Arc<super::timeline::Tally>>,
 }
 
 /// The folders made so far, and every folder path below the base they created (a tree's
@@ -126,7 +128,13 @@ impl FolderTable {
             per: per.max(1),
             tree,
             made: tokio::sync::Mutex::new(Made::default()),
+            count: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Counts the folders made from now on into `tally` as well.
+    pub(super) fn count_into(&self, tally: Arc<super::timeline::Tally>) {
+        let _ = self.count.set(tally);
     }
 
     /// Does the run recreate a corpus tree (folders made on first use, timed)?
@@ -187,6 +195,9 @@ impl FolderTable {
             sofar.push_str(seg);
             if !made.paths.contains(&sofar) {
                 made.paths.insert(sofar.clone());
+                if let Some(t) = self.count.get() {
+                    t.folders.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         let f = Arc::new((path, reference));
@@ -248,6 +259,8 @@ pub(super) struct WorkerCtx<P> {
     pub(super) deadline: Arc<std::sync::OnceLock<Instant>>,
     pub(super) warmup: Option<WorkerWarmup>,
     pub(super) ok_so_far: Arc<AtomicU64>,
+    /// The run's trajectory counts ([`super::timeline`]).
+    pub(super) tally: Arc<super::timeline::Tally>,
     pub(super) marks: Arc<Marks>,
     pub(super) resuming: bool,
     /// `--resume`: ids the interrupted attempts' manifest already lists.
@@ -354,6 +367,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
             out.rec.record_ok(latency, size, done.into_std());
             out.rec.versions_ok += versions;
             ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
+            ctx.tally.ok(versions, size);
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
         ctx.marks.completed_one();

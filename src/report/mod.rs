@@ -58,6 +58,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         start_skew_ms: o.start_skew_ms,
         latency_histogram_us: String::new(),
         aborted: o.fatal.clone(),
+        timeline: o.timeline.clone(),
     }
 }
 

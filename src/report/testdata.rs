@@ -92,6 +92,7 @@ pub fn fixed_summary() -> SweepSummary {
                     go_unix_ms: None,
                     start_skew_ms: None,
                     progress_s: Vec::new(),
+                    timeline: Vec::new(),
                     run: r,
                     duration,
                     recorder: rec.clone(),

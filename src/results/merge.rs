@@ -89,6 +89,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         new_connections: conns,
         upload_runtimes: None,
         progress_s: Vec::new(),
+        timeline: Vec::new(),
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,
         warmup_s: warm_s,

@@ -117,6 +117,25 @@ pub struct RunRecord {
     /// Set when the repository rejected the documents outright and the run stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<String>,
+    /// The run's trajectory: cumulative counts of its measured part every 20 ms (coarser
+    /// for long runs, at most 512 points), closed at its last completion. The pilot estimate
+    /// reads a run as a stream of windows from it. Absent before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// What a run had done `t_s` seconds after its start (cumulative).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    pub t_s: f64,
+    /// Documents acknowledged (each once, whatever its versions).
+    pub docs: u64,
+    /// Versions uploaded before the heads of those documents.
+    pub versions: u64,
+    /// Their bytes, versions included.
+    pub bytes: u64,
+    /// Folders created below the run's folder.
+    pub folders: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -1,0 +1,602 @@
+//! The pilot estimate: the import's duration from a **pilot import**, a random slice of the
+//! corpus imported exactly as the import will be (`run --corpus DIR --sample N`: real files,
+//! their real tree recreated, the corpus's size mix, the import's threads), read as a stream
+//! of windows from its timeline (`engine::timeline`).
+//!
+//! **Why a pilot.** The size-class sample (`sweep --corpus`, `estimate.rs`) measures three
+//! isolated sizes in short runs into numbered folders, and carries a growth slope fitted from
+//! nine short runs over a long lever. On real servers its estimates ran 10–41 % short with
+//! intervals of ±50–180 % (issue #40): the import creates a folder tree the sample never did,
+//! sends the real mix rather than three sizes, and meets a warm server the sample's first
+//! runs did not. A pilot does all of that, and its windows give the trajectory.
+//!
+//! **Model.** The pilot's measured part is cut into windows of equal requests (a document,
+//! its versions' requests and the folders its API must create: [`weights`]); each window `w`
+//! took `dt_w = a·R_w + g·R_w·(S_w − S̄) + c·(B_w − R_w·β)` seconds, with `R_w` its requests,
+//! `S_w` the objects stored at its middle (counted from the pilot's start, warm-up included),
+//! `B_w` its bytes and `β` the pilot's bytes per request. So `a` is the cost of a request at
+//! the pilot's own mix and mean fill, `g` how it grows with what the repository holds, and
+//! `c` what a byte costs beyond the pilot's mix (it matters only when the corpus's mix differs
+//! from the pilot's: a heavy tail the slice under- or over-sampled). `g` and `c` join the
+//! model only where the evidence supports them (the same criterion as `growth.rs`: |t| > √2,
+//! Akaike's; a significant *fall* of the cost is a server still warming up, and the level the
+//! pilot ended at is taken). The first and last windows (workers starting together, the tail
+//! where fewer than all are busy) are left out of the fit and their excess added once: the
+//! import has one start and one tail too.
+//!
+//! **Interval.** The fit's covariance (least squares over the windows, inflated for the
+//! windows' lag-1 autocorrelation: a collection pause spans windows) gives the variance of
+//! `x'θ` for the import's `x`; the import's own window-to-window noise is added (it is one
+//! run), and [`MODEL_ERROR`] for what a pilot cannot show. Student's t on the fit's degrees of
+//! freedom. When the half-width exceeds ±20 %, the estimate says how much longer a pilot
+//! would reach it.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::t975;
+use crate::api::ProtocolKind;
+use crate::corpus::CorpusDescription;
+use crate::results::records::{CellRun, TimelinePoint};
+
+/// Relative error (one σ) of what a pilot cannot show: the import's hours against the
+/// pilot's minutes (a server's slow drift, a cache, a collection regime). Calibrated with
+/// `scripts/estimate-accuracy.sh --pilot` on repositories and corpora the model was not
+/// written on (docs/estimate.md).
+pub const MODEL_ERROR: f64 = 0.03;
+
+/// The half-width (relative, 95 %) the estimate aims at; wider, it says what would narrow it.
+pub const TARGET: f64 = 0.20;
+
+/// What the pilot measured and the model fitted to it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PilotFit {
+    /// The pilot's measured part: documents, versions, folders, bytes, seconds.
+    pub docs: u64,
+    pub versions: u64,
+    pub folders: u64,
+    pub bytes: u64,
+    pub duration_s: f64,
+    /// Windows the fit used, and its degrees of freedom.
+    pub windows: usize,
+    pub df: f64,
+    /// Requests a version counts as (a document is one), and what a folder costs against a
+    /// document (fitted, or its API's requests when the pilot cannot tell).
+    pub per_version: f64,
+    pub per_folder: f64,
+    /// `a`: seconds per request at the pilot's mix and mean fill, and its standard error.
+    pub s_per_request: f64,
+    pub se_s_per_request: f64,
+    /// `c`: seconds per MiB beyond the pilot's mix (0 when not in the model).
+    pub s_per_mib: f64,
+    pub se_s_per_mib: f64,
+    /// `flat`, `linear` or `warming`.
+    pub growth_model: String,
+    /// `g` relative to `a`, per 1,000 objects stored (0.05 = 5 % slower per 1,000 more).
+    pub growth_per_1000: f64,
+    pub se_growth_per_1000: f64,
+    /// Objects stored at the pilot's mean window, and when the import starts (from the
+    /// pilot's start: what the pilot left, or `--existing-docs`).
+    pub fill_pilot_mean: f64,
+    pub fill_import_start: f64,
+    /// The start and tail's excess over the fit (s), added once.
+    pub overhead_s: f64,
+    /// The relative half-width of the 95 % interval.
+    pub rel_half_width: f64,
+    /// How the model was chosen, in words.
+    pub evidence: String,
+    /// When wider than ±20 %: what would narrow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed: Option<String>,
+}
+
+/// The requests a version and a folder cost for an API: a version its API's calls (CMIS a
+/// check-out and a check-in), a folder one request except in Alfresco, which creates it in
+/// the upload that first needs it. A folder's own cost is fitted where the pilot can tell
+/// it; this weight is the fallback.
+pub fn weights(protocol: ProtocolKind) -> (f64, f64) {
+    match protocol {
+        ProtocolKind::Alfresco => (1.0, 0.0),
+        ProtocolKind::Liferay => (1.0, 1.0),
+        ProtocolKind::Cmis => (2.0, 1.0),
+    }
+}
+
+/// Is this run a pilot import (a corpus's real files in their tree, with a timeline)?
+pub fn is_pilot(r: &CellRun) -> bool {
+    r.record.timeline.len() >= 8 && r.record.docs_ok >= 50
+}
+
+/// One window: seconds, documents (as requests: a version counts its API's calls),
+/// folders made, bytes, objects stored at its middle.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    dt: f64,
+    d: f64,
+    f: f64,
+    b: f64,
+    fill: f64,
+}
+
+/// A run's windows of equal documents (at most 40; about 2 ticks each), with the objects
+/// stored before it (`offset`); a timeline point interpolated linearly between ticks.
+fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64) -> Vec<Window> {
+    // (t, documents as requests, folders, bytes, objects)
+    let pts: Vec<[f64; 5]> = tl
+        .iter()
+        .map(|p| {
+            [
+                p.t_s,
+                p.docs as f64 + pv * p.versions as f64,
+                p.folders as f64,
+                p.bytes as f64,
+                (p.docs + p.versions + p.folders) as f64,
+            ]
+        })
+        .collect();
+    let Some(last) = pts.last() else {
+        return Vec::new();
+    };
+    let total = last[1];
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let at = |r: f64| -> [f64; 5] {
+        let i = pts.partition_point(|p| p[1] < r).clamp(1, pts.len() - 1);
+        let (p0, p1) = (pts[i - 1], pts[i]);
+        let f = if p1[1] > p0[1] {
+            (r - p0[1]) / (p1[1] - p0[1])
+        } else {
+            1.0
+        };
+        std::array::from_fn(|k| p0[k] + f * (p1[k] - p0[k]))
+    };
+    let k = (tl.len() / 2).clamp(4, 40);
+    let mut out = Vec::with_capacity(k);
+    let mut prev = at(0.0);
+    prev[2] = 0.0;
+    for j in 1..=k {
+        let cur = at(total * j as f64 / k as f64);
+        out.push(Window {
+            dt: cur[0] - prev[0],
+            d: cur[1] - prev[1],
+            f: cur[2] - prev[2],
+            b: cur[3] - prev[3],
+            fill: offset + (prev[4] + cur[4]) / 2.0,
+        });
+        prev = cur;
+    }
+    out
+}
+
+/// Least squares of `y` on the columns of `x` (no intercept): coefficients, their
+/// covariance (σ² (X'X)⁻¹) and the residuals. `None` when X'X is singular.
+fn ols(x: &[Vec<f64>], y: &[f64]) -> Option<(Vec<f64>, Vec<Vec<f64>>, Vec<f64>)> {
+    let p = x.first()?.len();
+    let n = y.len();
+    if n <= p {
+        return None;
+    }
+    let mut xtx = vec![vec![0.0; p]; p];
+    let mut xty = vec![0.0; p];
+    for (row, yi) in x.iter().zip(y) {
+        for i in 0..p {
+            xty[i] += row[i] * yi;
+            for j in 0..p {
+                xtx[i][j] += row[i] * row[j];
+            }
+        }
+    }
+    let inv = invert(&xtx)?;
+    let beta: Vec<f64> = (0..p)
+        .map(|i| (0..p).map(|j| inv[i][j] * xty[j]).sum())
+        .collect();
+    let resid: Vec<f64> = x
+        .iter()
+        .zip(y)
+        .map(|(row, yi)| yi - row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>())
+        .collect();
+    let s2 = resid.iter().map(|e| e * e).sum::<f64>() / (n - p) as f64;
+    let cov = inv
+        .iter()
+        .map(|r| r.iter().map(|v| v * s2).collect())
+        .collect();
+    Some((beta, cov, resid))
+}
+
+/// Gauss–Jordan inverse of a small symmetric matrix; `None` when singular.
+fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    let n = m.len();
+    let mut a: Vec<Vec<f64>> = m
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut row = r.clone();
+            row.extend((0..n).map(|j| f64::from(u8::from(i == j))));
+            row
+        })
+        .collect();
+    for c in 0..n {
+        let piv = (c..n).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))?;
+        if a[piv][c].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(c, piv);
+        let d = a[c][c];
+        a[c].iter_mut().for_each(|v| *v /= d);
+        for r in 0..n {
+            if r != c {
+                let f = a[r][c];
+                if f != 0.0 {
+                    for j in 0..2 * n {
+                        a[r][j] -= f * a[c][j];
+                    }
+                }
+            }
+        }
+    }
+    Some(a.into_iter().map(|r| r[n..].to_vec()).collect())
+}
+
+/// Lag-1 autocorrelation of the residuals, clipped to [0, 0.8]: the variance inflation
+/// (1 + ρ)/(1 − ρ) for windows that share a moment.
+fn inflation(resid: &[f64]) -> f64 {
+    if resid.len() < 4 {
+        return 1.0;
+    }
+    let m = resid.iter().sum::<f64>() / resid.len() as f64;
+    let num: f64 = resid.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
+    let den: f64 = resid.iter().map(|e| (e - m).powi(2)).sum();
+    let rho = if den > 0.0 {
+        (num / den).clamp(0.0, 0.8)
+    } else {
+        0.0
+    };
+    (1.0 + rho) / (1.0 - rho)
+}
+
+/// What the import asks: documents as requests (versions at their API's calls), folders,
+/// objects, bytes (versions included).
+pub struct ImportWork {
+    pub docs: f64,
+    pub folders: f64,
+    pub objects: f64,
+    pub bytes: f64,
+}
+
+impl ImportWork {
+    pub fn of(corpus: &CorpusDescription, protocol: ProtocolKind) -> ImportWork {
+        let (pv, _) = weights(protocol);
+        let sh = &corpus.shadow;
+        let folders = if corpus.kind == "directory" {
+            corpus.directories
+        } else {
+            corpus.folders
+        } as f64;
+        let versions = sh.version_content_files as f64;
+        let docs = corpus.documents as f64;
+        ImportWork {
+            docs: docs + pv * versions,
+            folders,
+            objects: docs + versions + folders,
+            bytes: (corpus.bytes + sh.version_bytes) as f64,
+        }
+    }
+}
+
+/// Which terms the evidence keeps (see the module's documentation).
+#[derive(Clone, Copy)]
+struct Terms {
+    folders: bool,
+    growth: bool,
+    bytes: bool,
+}
+
+/// The fit's columns for a window, as `terms` says; `s̄`, `β`: the pilot's mean fill and
+/// bytes per document.
+fn columns(x: &Window, t: Terms, fill_mean: f64, beta: f64) -> Vec<f64> {
+    let mut v = vec![x.d + x.f];
+    if t.folders {
+        v.push(x.f);
+    }
+    if t.growth {
+        v.push(x.d * (x.fill - fill_mean));
+    }
+    if t.bytes {
+        v.push(x.b - x.d * beta);
+    }
+    v
+}
+
+/// The prediction: seconds and the 95 % half-width, with the fit behind it. `runs` are the
+/// pilot's runs in the order they ran; `existing` overrides the fill the import starts at
+/// (objects beyond the pilot's start), else what the pilot left.
+pub fn predict(
+    runs: &[&CellRun],
+    protocol: ProtocolKind,
+    work: &ImportWork,
+    existing: Option<u64>,
+) -> Option<(f64, f64, PilotFit)> {
+    let (pv, _) = weights(protocol);
+    let mut ordered: Vec<&&CellRun> = runs.iter().filter(|r| is_pilot(r)).collect();
+    ordered.sort_by_key(|r| r.record.started_unix_ms);
+    // Every window of every run, objects counted from the first run's start.
+    let mut wins: Vec<Window> = Vec::new();
+    let mut edges: Vec<Window> = Vec::new();
+    let mut stored = 0.0;
+    let (mut docs, mut versions, mut folders, mut bytes, mut secs) = (0, 0, 0, 0, 0.0);
+    for r in &ordered {
+        let rec = &r.record;
+        stored += rec.warmup_docs as f64;
+        let ws = windows_of(&rec.timeline, pv, stored);
+        if ws.len() < 4 {
+            continue;
+        }
+        edges.push(ws[0]);
+        edges.push(ws[ws.len() - 1]);
+        wins.extend_from_slice(&ws[1..ws.len() - 1]);
+        let last = rec.timeline.last().copied().unwrap_or_default();
+        docs += last.docs;
+        versions += last.versions;
+        folders += last.folders;
+        bytes += last.bytes;
+        secs += last.t_s;
+        stored += (last.docs + last.versions + last.folders + rec.docs_failed) as f64
+            + rec.docs_after_window as f64;
+    }
+    if wins.len() < 6 {
+        return None;
+    }
+    let dsum: f64 = wins.iter().map(|x| x.d).sum();
+    let beta = wins.iter().map(|x| x.b).sum::<f64>() / dsum;
+    let fill_mean = wins.iter().map(|x| x.fill * x.d).sum::<f64>() / dsum;
+    let y: Vec<f64> = wins.iter().map(|x| x.dt).collect();
+    let sqrt2 = std::f64::consts::SQRT_2;
+    // The full model, then what the evidence keeps. Folders are in it when the pilot made
+    // some in more than one window (else their cost cannot be told from a document's).
+    let any_f = wins.iter().filter(|x| x.f > 0.0).count() >= 2;
+    let full_t = Terms {
+        folders: any_f,
+        growth: true,
+        bytes: true,
+    };
+    let full: Vec<Vec<f64>> = wins
+        .iter()
+        .map(|x| columns(x, full_t, fill_mean, beta))
+        .collect();
+    let (bf, cf, _) = ols(&full, &y)?;
+    let tstat = |i: usize| bf[i] / cf[i][i].max(1e-300).sqrt();
+    let gi = 1 + usize::from(any_f);
+    // A folder is a request like a document (`a`), plus `δ` when the pilot tells it apart.
+    // Kept whenever the pilot made folders: the import's share of folders differs from the
+    // pilot's (a slice of a deep tree makes most of its folders), so what a folder costs
+    // beyond a request matters, and its uncertainty with it, whether significant or not.
+    let keep_f = any_f;
+    let keep_g = tstat(gi).abs() > sqrt2;
+    // Likewise the bytes beyond the pilot's mix: they weigh only as far as the corpus's mix
+    // differs from the pilot's (a heavy tail the slice took too little or too much of).
+    let keep_c = true;
+    let warming = keep_g && bf[gi] < 0.0;
+    let terms = Terms {
+        folders: keep_f,
+        growth: keep_g && !warming,
+        bytes: keep_c,
+    };
+    // A warming server: the level of the pilot's second half.
+    let fit_wins: Vec<Window> = if warming {
+        wins[wins.len() / 2..].to_vec()
+    } else {
+        wins.clone()
+    };
+    let fold = |x: &Window| *x;
+    let xs: Vec<Vec<f64>> = fit_wins
+        .iter()
+        .map(|x| columns(&fold(x), terms, fill_mean, beta))
+        .collect();
+    let ys: Vec<f64> = fit_wins.iter().map(|x| x.dt).collect();
+    let (b, cov, resid) = ols(&xs, &ys)?;
+    let infl = inflation(&resid);
+    let df = (fit_wins.len() - b.len()) as f64;
+    let s2 = resid.iter().map(|e| e * e).sum::<f64>() / df;
+    let win_d = fit_wins.iter().map(|x| x.d).sum::<f64>() / fit_wins.len() as f64;
+    // The import as one window.
+    let start = existing.map_or(stored, |e| e as f64);
+    let import = Window {
+        dt: 0.0,
+        d: work.docs,
+        f: work.folders,
+        b: work.bytes,
+        fill: start + work.objects / 2.0,
+    };
+    let x = columns(&fold(&import), terms, fill_mean, beta);
+    let dot = |v: &[f64]| v.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>();
+    let fitted = dot(&x);
+    // The start's and the tail's excess over the fit, once.
+    let runs_n = (edges.len() / 2).max(1) as f64;
+    let overhead = (edges
+        .iter()
+        .map(|e| e.dt - dot(&columns(&fold(e), terms, fill_mean, beta)))
+        .sum::<f64>()
+        / runs_n)
+        .max(0.0);
+    let t = (fitted + overhead).max(1e-9);
+    let var_fit: f64 = (0..x.len())
+        .map(|i| (0..x.len()).map(|j| x[i] * cov[i][j] * x[j]).sum::<f64>())
+        .sum::<f64>()
+        * infl;
+    let var_run = s2 * infl * work.docs / win_d;
+    let var_model = (MODEL_ERROR * t).powi(2);
+    let half = t975(df) * (var_fit + var_run + var_model).sqrt();
+    let rel = half / t;
+    let a = b[0];
+    let idx_g = 1 + usize::from(keep_f);
+    let (g, se_g) = if terms.growth {
+        (b[idx_g], cov[idx_g][idx_g].sqrt())
+    } else {
+        (bf[gi], cf[gi][gi].sqrt())
+    };
+    let ci = b.len() - 1;
+    let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);
+    let growth_model = if warming {
+        "warming"
+    } else if keep_g {
+        "linear"
+    } else {
+        "flat"
+    };
+    let evidence = format!(
+        "{} windows of {:.0} documents over {:.1} s of pilot; a folder {}; growth {:+.2} % ± {:.2} % per 1,000 objects stored (t = {:.1}: {}); bytes beyond the pilot's mix {}",
+        wins.len(),
+        win_d,
+        secs,
+        if keep_f {
+            format!(
+                "costs {:.3} ms, a request and {:+.3} ms (t = {:.1})",
+                (a + b[1]) * 1000.0,
+                b[1] * 1000.0,
+                b[1] / cov[1][1].sqrt()
+            )
+        } else if any_f {
+            format!(
+                "costs what a document's request costs (a difference not told apart: t = {:.1})",
+                tstat(1)
+            )
+        } else {
+            "was not made in the pilot".into()
+        },
+        per1000(bf[gi]) * 100.0,
+        per1000(cf[gi][gi].sqrt()) * 100.0,
+        tstat(gi),
+        match growth_model {
+            "linear" => "in the model, |t| > √2",
+            "warming" => {
+                "the cost fell: a server still warming up, the level of the pilot's second half taken"
+            }
+            _ => "not in the model, |t| ≤ √2",
+        },
+        if keep_c {
+            format!(
+                "cost {:.4} s per MiB (t = {:.1})",
+                b[ci] * 1048576.0,
+                b[ci] / cov[ci][ci].sqrt()
+            )
+        } else {
+            "not significant: the pilot's mix stands for the corpus's".into()
+        }
+    );
+    let needed =
+        (rel > TARGET).then(|| needed(rel, var_fit, var_run, var_model, t, keep_g, secs, docs));
+    Some((
+        t,
+        half,
+        PilotFit {
+            docs,
+            versions,
+            folders,
+            bytes,
+            duration_s: secs,
+            windows: fit_wins.len(),
+            df,
+            per_version: pv,
+            per_folder: if keep_f {
+                1.0 + b[1] / a.max(1e-12)
+            } else {
+                1.0
+            },
+            s_per_request: a,
+            se_s_per_request: cov[0][0].sqrt(),
+            s_per_mib: if keep_c { b[ci] * 1048576.0 } else { 0.0 },
+            se_s_per_mib: if keep_c {
+                cov[ci][ci].sqrt() * 1048576.0
+            } else {
+                0.0
+            },
+            growth_model: growth_model.into(),
+            growth_per_1000: per1000(g),
+            se_growth_per_1000: per1000(se_g),
+            fill_pilot_mean: fill_mean.round(),
+            fill_import_start: start.round(),
+            overhead_s: overhead,
+            rel_half_width: rel,
+            evidence,
+            needed,
+        },
+    ))
+}
+
+/// How much longer a pilot would bring the interval to ±20 %: the fit's variance falls as
+/// 1/n with a flat model and about as 1/n³ for the growth term (more windows over a wider
+/// span of fill); the import's own noise and the model error do not fall at all.
+#[allow(clippy::too_many_arguments)]
+fn needed(
+    rel: f64,
+    var_fit: f64,
+    var_run: f64,
+    var_model: f64,
+    t: f64,
+    growth: bool,
+    secs: f64,
+    docs: u64,
+) -> String {
+    let target_var = (TARGET * t / 1.96).powi(2) - var_run - var_model;
+    if target_var <= 0.0 {
+        return format!(
+            "±{:.0} %: the import's own run-to-run noise and the model error alone exceed ±{:.0} %; no longer pilot narrows it",
+            rel * 100.0,
+            TARGET * 100.0
+        );
+    }
+    let ratio = var_fit / target_var;
+    let k = if growth { ratio.cbrt() } else { ratio };
+    let k = k.max(1.0);
+    format!(
+        "±{:.0} %: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring it to ±{:.0} %",
+        rel * 100.0,
+        k,
+        docs as f64 * k,
+        secs * k,
+        TARGET * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl(rate: impl Fn(f64) -> f64, n: u64) -> Vec<TimelinePoint> {
+        // Documents completed at a cost per doc that depends on the docs done so far.
+        let mut out = vec![TimelinePoint::default()];
+        let (mut t, mut d) = (0.0, 0u64);
+        while d < n {
+            d += 1;
+            t += rate(d as f64);
+            if d % 10 == 0 {
+                out.push(TimelinePoint {
+                    t_s: t,
+                    docs: d,
+                    versions: 0,
+                    bytes: d * 1000,
+                    folders: 0,
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_flat_pilot_recovers_its_cost_per_request() {
+        let pts = tl(|d| 0.001 * (1.0 + 0.05 * (d * 7.3).sin()), 2000);
+        let w = windows_of(&pts, 1.0, 0.0);
+        assert_eq!(w.len(), 40);
+        let dt: f64 = w.iter().map(|x| x.dt).sum();
+        assert!((dt - pts.last().unwrap().t_s).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ols_recovers_a_known_line() {
+        let x: Vec<Vec<f64>> = (0..20).map(|i| vec![1.0, i as f64]).collect();
+        let y: Vec<f64> = (0..20).map(|i| 3.0 + 0.5 * i as f64).collect();
+        let (b, _, r) = ols(&x, &y).unwrap();
+        assert!((b[0] - 3.0).abs() < 1e-9 && (b[1] - 0.5).abs() < 1e-9);
+        assert!(r.iter().all(|e| e.abs() < 1e-9));
+    }
+}
