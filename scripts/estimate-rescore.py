@@ -33,13 +33,20 @@ for keep in args:
         o = est["options"][0]
         p, h, m = o["duration_s"], o["ci95_s"], run["mean_duration_s"]
         fit = est.get("pilot") or {}
-        case = re.sub(r"-\d+$", "", os.path.basename(trial))
-        rows.append((case, p, h, m))
+        case = os.path.basename(os.path.normpath(keep)) + "/" + re.sub(r"-\d+$", "", os.path.basename(trial))
+        flags = "; ".join(o.get("flags", []))
+        rows.append((case, p, h, m, bool(flags)))
         print(f"{os.path.basename(trial)}\t{p:.2f}\t±{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{int(abs(p-m)<=h)}\t"
-              f"{fit.get('growth_model','-')}\t{fit.get('evidence','')[:160]}")
+              f"{fit.get('growth_model','-')}\t{'flagged' if flags else ''}")
+def summary(label, rs):
+    err = [abs(p / m - 1) for _, p, h, m, _ in rs]
+    inside = sum(abs(p - m) <= h for _, p, h, m, _ in rs)
+    off = [r for r in rs if abs(r[1] / r[3] - 1) > 0.25]
+    print(f"{label}: {inside}/{len(rs)} inside; median |error| {statistics.median(err)*100:.1f} %, "
+          f"max {max(err)*100:.1f} %; median half-width {statistics.median([h/p for _, p, h, m, _ in rs])*100:.0f} %; "
+          f"off by > 25 %: {len(off)} ({sum(r[4] for r in off)} flagged beforehand)")
+real = [r for r in rows if not any(e in r[0] for e in ("/linear", "/growth", "/usl"))]
+if real:
+    summary("all real-server trials", real)
 for case in dict.fromkeys(r[0] for r in rows):
-    rs = [r for r in rows if r[0] == case]
-    err = [abs(p / m - 1) for _, p, h, m in rs]
-    inside = sum(abs(p - m) <= h for _, p, h, m in rs)
-    print(f"{case}: {inside}/{len(rs)} inside; median |error| {statistics.median(err)*100:.1f} %, "
-          f"max {max(err)*100:.1f} %; median half-width {statistics.median([h/p for _, p, h, m in rs])*100:.0f} %")
+    summary(case, [r for r in rows if r[0] == case])

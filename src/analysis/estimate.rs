@@ -443,19 +443,23 @@ pub fn estimate_from(
     sweeps: &[(SweepPlan, Vec<CellRun>)],
     existing: Option<u64>,
 ) -> Estimate {
+    // A run of a directory's real files in their tree is a pilot import.
     let (pilots, sweeps): (Vec<_>, Vec<_>) = sweeps.iter().cloned().partition(|(p, runs)| {
         p.kind == crate::results::records::PlanKind::Run
+            && p.corpus_names.is_some()
+            && p.corpus_tree
             && !runs.is_empty()
-            && runs.iter().all(super::pilot::is_pilot)
     });
     let existing_docs = existing.unwrap_or_else(|| left_by(&sweeps));
     let mut e = estimate_sweeps(corpus, &sweeps, existing_docs);
     e.existing_docs_given = existing.is_some();
+    let mut too_short = Vec::new();
     for (plan, runs) in &pilots {
         let work = super::pilot::ImportWork::of(corpus, plan.protocol);
         let refs: Vec<&CellRun> = runs.iter().collect();
         let Some((t, half, fit)) = super::pilot::predict(&refs, plan.protocol, &work, existing)
         else {
+            too_short.push(super::pilot::too_short(&refs));
             continue;
         };
         let cell = &runs[0].cell;
@@ -465,6 +469,12 @@ pub fn estimate_from(
                 "interval wider than ±{:.0} %: {n}",
                 super::pilot::TARGET * 100.0
             ));
+        }
+        if let Some(g) = &fit.unresolved_growth {
+            flags.push(format!("growth not resolved: {g}"));
+        }
+        if fit.growth_model == "warming" {
+            flags.push("the cost fell through the pilot: the server was still warming up (a JVM compiles for minutes); the level of the pilot's last third is taken, and a warm server imports faster: warm it longer before the pilot (--warmup 60s) to know".into());
         }
         let h = t / 3600.0;
         e.options.push(OptionEstimate {
@@ -488,14 +498,20 @@ pub fn estimate_from(
     }
     e.options
         .sort_by(|x, y| x.duration_s.total_cmp(&y.duration_s));
-    if e.pilot.is_some() {
+    if e.pilot.is_none() && !too_short.is_empty() {
+        if sweeps.is_empty() {
+            e.findings.clear();
+            e.answer = "no estimate: the pilot import is too short to read (see below)".into();
+        }
+        e.findings.extend(too_short);
+    }
+    if let Some(fit) = e.pilot.clone() {
         e.answer = answer(&e.options);
         e.time_by_size = Vec::new();
         if sweeps.is_empty() {
             e.findings.clear();
         }
-        let fit = e.pilot.as_ref().expect("pilot");
-        e.findings.insert(0, pilot_finding(fit, existing.is_some()));
+        e.findings.insert(0, pilot_finding(&fit, existing.is_some()));
         e.assumptions = pilot_assumptions();
     }
     e

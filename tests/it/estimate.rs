@@ -110,6 +110,86 @@ async fn an_estimate_on_a_repository_that_slows_as_it_fills_models_the_growth() 
     sample_predicts_the_import(0.5).await;
 }
 
+/// The pilot estimate where its model is exact (2 slots x 12 ms + 40 ms/MiB): a pilot import
+/// of a random 25 % of a 1,500-file corpus (its real files, 4 threads), then the whole import
+/// on top of it: inside the stated interval, within ±10 %, and an interval under ±30 %.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
+    let _one = common::TIMED.lock().await;
+    let (target, dir) = common::target_with(|c| {
+        c.perf.max_concurrent = 2;
+        c.perf.service_time = std::time::Duration::from_millis(12);
+        c.perf.per_mib = std::time::Duration::from_millis(40);
+        c.share_prefixes = true;
+    })
+    .await;
+    let pw = common::password_file(dir.path(), "admin");
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 1500);
+    let root = dir.path().join("files");
+    files_of(&csv, &root, 1500);
+    let results = dir.path().join("results");
+    let url = target.http_url().unwrap();
+    let import = |sample: &'static str, warmup: &'static str| {
+        let args = [
+            "ingestbench",
+            "run",
+            "--warmup",
+            warmup,
+            "--quiet",
+            "--url",
+            &url,
+            "--corpus",
+            root.to_str().unwrap(),
+            "--sample",
+            sample,
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+            "--profile",
+            "basic",
+            "--password-file",
+            pw.to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ];
+        let Command::Run(ra) = cli(&args) else {
+            unreachable!()
+        };
+        ra
+    };
+    let (outcome, pilot) = ingestbench::run_command(&import("375", "100")).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let pilot_dir = results.join(format!("run-{}", pilot.id));
+    let corpus = ingestbench::corpus::describe(&root).unwrap();
+    let sweeps = vec![ingestbench::results::load_dir(&pilot_dir).unwrap()];
+    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
+    let fit = est.pilot.as_ref().expect("the run is read as a pilot");
+    assert_eq!(fit.docs, 375);
+    assert_eq!(
+        est.existing_docs,
+        fit.fill_import_start as u64,
+        "the import starts at what the pilot left"
+    );
+    assert!(fit.fill_import_start >= 475.0, "{fit:?}");
+    let o = &est.options[0];
+    let (outcome, r) = ingestbench::run_command(&import("1500", "0")).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let (predicted, half, measured) = (o.duration_s, o.ci95_s, r.mean_duration_s);
+    eprintln!(
+        "pilot: predicted {predicted:.2} s ± {half:.2}, measured {measured:.2} s, ratio {:.3}; {}",
+        predicted / measured,
+        fit.evidence
+    );
+    assert!(
+        (0.9..=1.1).contains(&(predicted / measured)) && (measured - predicted).abs() <= half,
+        "predicted {predicted:.2} s ± {half:.2} vs measured {measured:.2} s: {}",
+        fit.evidence
+    );
+    assert!(half <= 0.3 * predicted, "±{half:.2} s on {predicted:.2} s");
+}
+
 async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     let _one = common::TIMED.lock().await;
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
