@@ -511,7 +511,8 @@ pub fn estimate_from(
         if sweeps.is_empty() {
             e.findings.clear();
         }
-        e.findings.insert(0, pilot_finding(&fit, existing.is_some()));
+        e.findings
+            .insert(0, pilot_finding(&fit, existing.is_some()));
         e.assumptions = pilot_assumptions();
     }
     e

@@ -18,13 +18,15 @@
 //! request at the pilot's own mix and mean fill, `c` what a byte costs beyond the pilot's mix
 //! (it matters only when the corpus's mix differs from the slice's: a heavy tail the slice
 //! took too little or too much of) and `g` how the cost grows with what the repository holds.
-//! `c` and `g` join the model only where the evidence supports them (|t| > √2, Akaike's, as in
-//! `growth.rs`); a significant *fall* of the cost is a server still warming up, and the level
+//! `g` joins the model only where a 95 % test supports it (it is carried over a lever of
+//! several times the pilot's span; `c` always: a window holding a large file must not read as
+//! growth); a significant *fall* of the cost is a server still warming up, and the level
 //! of the pilot's last third is taken. A folder's cost of its own was tried and left out: a
 //! pilot makes its folders early, while the server still warms up, so the two trade places
-//! from one trial to the next. The first and last windows (workers starting together, the
-//! tail where fewer than all are busy) are left out of the fit and their excess added once:
-//! the import has one start and one tail too.
+//! from one trial to the next. The windows of the first 5 % and the last 15 % of the
+//! documents (workers starting together; the tail where fewer than all are busy, as long as
+//! the largest files of the last shares take) are left out of the fit and their excess added
+//! once: the import has one start and one tail too.
 //!
 //! **Interval.** The fit's covariance (least squares over the windows, inflated for the
 //! windows' lag-1 autocorrelation: a collection pause spans windows) gives the variance of
@@ -40,11 +42,15 @@ use crate::api::ProtocolKind;
 use crate::corpus::CorpusDescription;
 use crate::results::records::{CellRun, TimelinePoint};
 
-/// Relative error (one σ) of what a pilot cannot show: the import's hours against the
-/// pilot's minutes (a server's slow drift, a cache, a collection regime). Calibrated with
-/// `scripts/estimate-accuracy.sh` (its default `--method pilot`) on repositories and corpora the model was not
-/// written on (docs/estimate.md).
-pub const MODEL_ERROR: f64 = 0.03;
+/// Relative error (one σ) of what a pilot cannot show: a server still warming up after the
+/// pilot (Tomcat keeps getting faster for about a minute of load), growth beyond the fill the
+/// pilot saw, the machine's state at the import's hour. Calibrated on 30 trials on three real
+/// servers (OpenCMIS InMemory, FileShare direct and behind mod_jk) and four corpora
+/// (`scripts/estimate-accuracy.sh`, re-scored with `scripts/estimate-rescore.py`): with 3 %
+/// (what the embedded target's exact model needs) 14 of 30 imports fell inside, with 20 %
+/// 27 of 30 (docs/estimate.md). The evidence behind the rest of the interval cannot narrow
+/// this: a warm server (a longer warm-up before the pilot) and a longer pilot can.
+pub const MODEL_ERROR: f64 = 0.20;
 
 /// The half-width (relative, 95 %) the estimate aims at; wider, it says what would narrow it.
 pub const TARGET: f64 = 0.20;
@@ -351,6 +357,7 @@ pub fn predict(
     // Every window of every run, objects counted from the first run's start.
     let mut wins: Vec<Window> = Vec::new();
     let mut edges: Vec<Window> = Vec::new();
+    let mut runs_read = 0usize;
     let mut stored = 0.0;
     let (mut docs, mut versions, mut folders, mut bytes, mut secs) = (0, 0, 0, 0, 0.0);
     for r in &ordered {
@@ -360,9 +367,19 @@ pub fn predict(
         if ws.len() < 4 {
             continue;
         }
-        edges.push(ws[0]);
-        edges.push(ws[ws.len() - 1]);
-        wins.extend_from_slice(&ws[1..ws.len() - 1]);
+        // The start (the first 5 % of the documents: workers starting together) and the
+        // tail (the last 15 %: a worker whose share holds the large files still uploads
+        // while the others are done, which lasts as long as those files take, far longer
+        // than one window) are not the steady import; their excess is added once.
+        let k = ws.len();
+        let (lo, hi) = (
+            (k * 5).div_ceil(100).max(1),
+            k - (k * 15).div_ceil(100).max(1),
+        );
+        edges.extend_from_slice(&ws[..lo]);
+        edges.extend_from_slice(&ws[hi..]);
+        wins.extend_from_slice(&ws[lo..hi]);
+        runs_read += 1;
         let last = rec.timeline.last().copied().unwrap_or_default();
         docs += last.docs;
         versions += last.versions;
@@ -379,7 +396,6 @@ pub fn predict(
     let beta = wins.iter().map(|x| x.b).sum::<f64>() / dsum;
     let fill_mean = wins.iter().map(|x| x.fill * x.d).sum::<f64>() / dsum;
     let y: Vec<f64> = wins.iter().map(|x| x.dt).collect();
-    let sqrt2 = std::f64::consts::SQRT_2;
     // The full model, then what the evidence keeps. A folder is one request where its API
     // makes one (Liferay, CMIS; in Alfresco the upload that first needs it creates it), as a
     // document is: a term of its own (a folder's cost apart from a document's) was fitted on the
@@ -404,10 +420,17 @@ pub fn predict(
     let tstat = |i: usize| bf[i] / (cf[i][i] * infl_full).max(1e-300).sqrt();
     let gi = 1 + usize::from(any_f);
     let keep_f = false;
-    let keep_g = tstat(gi).abs() > sqrt2;
-    // The bytes beyond the pilot's mix weigh only as far as the corpus's mix differs from
-    // the pilot's (a heavy tail the slice took too little or too much of).
-    let keep_c = bf[gi + 1] > 0.0 && tstat(gi + 1) > sqrt2;
+    // Growth (or a fall) is carried over the import's lever, often several times the span
+    // the pilot saw, so a growth kept by mistake costs far more than one left out (which the
+    // estimate flags when it could matter): the 95 % test, not Akaike's |t| > √2 (with it, 2
+    // of 9 /usr/share/doc trials kept a growth their import did not have, and predicted 1.8-2x).
+    let keep_g = tstat(gi).abs() > t975((wins.len() - 3) as f64);
+    // The bytes beyond the pilot's mix are always in the model: they weigh in the estimate
+    // only as far as the corpus's mix differs from the slice's (a heavy tail the slice took
+    // too little or too much of), but without them a window holding a 100 MB file reads as
+    // growth (on /usr/lib/x86_64-linux-gnu, whose large files cluster in walk order, a pilot
+    // then "grew" 2 % per 1,000 objects and over-predicted 3-5x).
+    let keep_c = true;
     let warming = keep_g && bf[gi] < 0.0;
     let terms = Terms {
         per_folder: pf,
@@ -445,7 +468,7 @@ pub fn predict(
     let dot = |v: &[f64]| v.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>();
     let fitted = dot(&x);
     // The start's and the tail's excess over the fit, once.
-    let runs_n = (edges.len() / 2).max(1) as f64;
+    let runs_n = runs_read.max(1) as f64;
     let overhead = (edges
         .iter()
         .map(|e| e.dt - dot(&columns(&fold(e), terms, fill_mean, beta)))
@@ -501,11 +524,11 @@ pub fn predict(
         per1000((cf[gi][gi] * infl_full).sqrt()) * 100.0,
         tstat(gi),
         match growth_model {
-            "linear" => "in the model, |t| > √2",
+            "linear" => "in the model: significant at 95 %",
             "warming" => {
                 "the cost fell: a server still warming up, the level of the pilot's last third taken"
             }
-            _ => "not in the model, |t| ≤ √2",
+            _ => "not in the model: not significant at 95 %",
         },
         if keep_c {
             format!(

@@ -377,6 +377,14 @@ pub async fn run_cell<P: Protocol>(
         }
         None => None,
     };
+    // The resources' opening read, while every worker waits at the start: a read inside
+    // the window (a walk of /proc, a node_exporter scrape) stalled its first uploads, and
+    // the quick start's small comparisons at 1 and 8 threads stayed unresolved in 2 of 3
+    // cold runs. Before the rendezvous, so a slow scrape never delays a shard's agreed start.
+    let res_start = match &plan.resources {
+        Some(s) => Some(s.read().await),
+        None => None,
+    };
     let common = match &plan.rendezvous {
         Some(r) => Some(
             r.lock()
@@ -397,11 +405,6 @@ pub async fn run_cell<P: Protocol>(
         None => Instant::now(),
     };
     let ticker = super::timeline::Ticker::start(tally, started);
-    // After the start is fixed: a slow node_exporter delays this read, never the window.
-    let res_start = match &plan.resources {
-        Some(s) => Some(s.read().await),
-        None => None,
-    };
     let mut merged = Recorder::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
     for h in handles {

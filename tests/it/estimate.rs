@@ -112,7 +112,8 @@ async fn an_estimate_on_a_repository_that_slows_as_it_fills_models_the_growth() 
 
 /// The pilot estimate where its model is exact (2 slots x 12 ms + 40 ms/MiB): a pilot import
 /// of a random 25 % of a 1,500-file corpus (its real files, 4 threads), then the whole import
-/// on top of it: inside the stated interval, within ±10 %, and an interval under ±30 %.
+/// on top of it: inside the stated interval, within ±10 %, and an interval under ±50 % (the
+/// pilot's calibrated model error, 20 % one σ, is most of it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     let _one = common::TIMED.lock().await;
@@ -159,7 +160,9 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
         };
         ra
     };
-    let (outcome, pilot) = ingestbench::run_command(&import("375", "100")).await.unwrap();
+    let (outcome, pilot) = ingestbench::run_command(&import("375", "100"))
+        .await
+        .unwrap();
     assert_eq!(outcome, ingestbench::Outcome::Success);
     let pilot_dir = results.join(format!("run-{}", pilot.id));
     let corpus = ingestbench::corpus::describe(&root).unwrap();
@@ -168,13 +171,14 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     let fit = est.pilot.as_ref().expect("the run is read as a pilot");
     assert_eq!(fit.docs, 375);
     assert_eq!(
-        est.existing_docs,
-        fit.fill_import_start as u64,
+        est.existing_docs, fit.fill_import_start as u64,
         "the import starts at what the pilot left"
     );
     assert!(fit.fill_import_start >= 475.0, "{fit:?}");
     let o = &est.options[0];
-    let (outcome, r) = ingestbench::run_command(&import("1500", "0")).await.unwrap();
+    let (outcome, r) = ingestbench::run_command(&import("1500", "0"))
+        .await
+        .unwrap();
     assert_eq!(outcome, ingestbench::Outcome::Success);
     let (predicted, half, measured) = (o.duration_s, o.ci95_s, r.mean_duration_s);
     eprintln!(
@@ -187,7 +191,7 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
         "predicted {predicted:.2} s ± {half:.2} vs measured {measured:.2} s: {}",
         fit.evidence
     );
-    assert!(half <= 0.3 * predicted, "±{half:.2} s on {predicted:.2} s");
+    assert!(half <= 0.5 * predicted, "±{half:.2} s on {predicted:.2} s");
 }
 
 async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
