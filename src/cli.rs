@@ -327,6 +327,16 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DURATION", conflicts_with = "docs")]
     pub duration: Option<String>,
 
+    /// A paced, open-model import at this many documents per second: document k of a run is
+    /// due at start + k/RATE; a free worker (at most --threads) takes the next due document,
+    /// waits until it is due and sends it. Each document gets a service time (from the send,
+    /// the run's latency) and a response time (from when it was due, so a stalled
+    /// repository's queue shows). Documents started more than one interval or 10 ms late are
+    /// counted as late, those not started when the last one was due as the backlog, and the
+    /// run says when the repository did not keep up. Works with --docs and --duration.
+    #[arg(long, value_name = "DOCS_PER_SEC")]
+    pub rate: Option<f64>,
+
     /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
     /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
     #[arg(long, value_name = "PCT")]

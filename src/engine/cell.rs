@@ -116,6 +116,8 @@ pub struct CellPlan {
     pub attempt: u32,
     /// `--resume`: what the interrupted attempts' manifest holds of this run.
     pub earlier: Option<Arc<EarlierRun>>,
+    /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
+    pub rate: Option<f64>,
 }
 
 /// What the manifest of the interrupted attempts holds of one run (`--resume`).
@@ -201,6 +203,8 @@ pub struct RunMeasurement {
     /// taken over the window alone (counted from before, a 4-document run after a 3-second
     /// warm-up showed the client at 2,289 % of the machine).
     pub cpu_at_start_s: Option<f64>,
+    /// `--rate`: the schedule and what became of it.
+    pub paced: Option<crate::results::paced::PacedRecord>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -317,6 +321,9 @@ pub async fn run_cell<P: Protocol>(
     let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::with_capacity(part.works.len());
     let width = super::pool::width(plan.target_on_this_host, fixtures.size);
+    let pace = plan
+        .rate
+        .map(|r| Arc::new(super::pace::Pace::for_run(plan, r, resume)));
     for (w, work) in part.works {
         let ctx = WorkerCtx {
             proto: proto.clone(),
@@ -347,6 +354,7 @@ pub async fn run_cell<P: Protocol>(
                 .map(|(sink, cell)| sink.worker(cell.clone())),
             metrics: plan.metrics.clone(),
             index: w,
+            pace: pace.clone(),
         };
         handles.push(super::pool::spawn_worker(w as usize, width, worker(ctx)));
     }
@@ -396,7 +404,11 @@ pub async fn run_cell<P: Protocol>(
         Some(s) => Some(s.read().await),
         None => None,
     };
+    if let Some(p) = &pace {
+        p.origin();
+    }
     let mut merged = Recorder::new();
+    let mut tally = super::pace::PaceTally::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
     for h in handles {
         let out = match h.await {
@@ -407,6 +419,9 @@ pub async fn run_cell<P: Protocol>(
         warm_ok += out.warmup_ok;
         warm_failed += out.warmup_failed;
         late += out.late;
+        if let Some(t) = &out.pace {
+            tally.merge(t);
+        }
     }
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
@@ -421,6 +436,7 @@ pub async fn run_cell<P: Protocol>(
         Some(w) if !stopped => w,
         _ => end.saturating_duration_since(started),
     };
+    let paced = pace.map(|p| p.record(&tally, merged.docs_ok, duration));
     Ok(RunMeasurement {
         run,
         duration,
@@ -442,6 +458,7 @@ pub async fn run_cell<P: Protocol>(
         cpu_at_start_s,
         warmup_s: settled.as_ref().map(|s| s.seconds),
         warmup_settled: settled.map(|s| s.settled),
+        paced,
     })
 }
 

@@ -9,6 +9,7 @@
 
 pub mod budget;
 mod cell;
+mod pace;
 pub mod pool;
 mod session;
 mod sidecars;

@@ -243,6 +243,7 @@ impl SweepJob<'_> {
                 .work
                 .resuming
                 .then(|| Arc::new(self.earlier_run(cell, run, known))),
+            rate: self.measure.rate_per_s,
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

@@ -58,6 +58,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         start_skew_ms: o.start_skew_ms,
         latency_histogram_us: String::new(),
         aborted: o.fatal.clone(),
+        paced: o.paced.clone(),
     }
 }
 
@@ -90,6 +91,9 @@ pub fn summary_text(r: &RunResult) -> String {
             "  run {}: {:>8.1} docs/s  {:>8.2} MB/s  {:>7.3} s  ok {}  failed {}",
             run.run, run.docs_per_sec, run.mb_per_sec, run.duration_s, run.docs_ok, run.docs_failed
         );
+        if let Some(p) = &run.paced {
+            let _ = writeln!(s, "    {}", p.text());
+        }
     }
     let _ = writeln!(
         s,

@@ -7,6 +7,7 @@
 
 pub mod manifest;
 pub mod merge;
+pub mod paced;
 pub mod records;
 
 use std::path::{Path, PathBuf};

@@ -117,6 +117,9 @@ pub struct RunRecord {
     /// Set when the repository rejected the documents outright and the run stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<String>,
+    /// `--rate`: the paced schedule and what became of it (absent for closed-loop runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<super::paced::PacedRecord>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -286,6 +289,10 @@ pub struct MeasurePolicy {
     /// ones go to the comparisons still open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// `--rate`: an open-model, paced import at this many documents per second (absent:
+    /// closed loop, as fast as the workers go).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
 }
 
 impl Default for MeasurePolicy {
@@ -297,6 +304,7 @@ impl Default for MeasurePolicy {
             precision_pct: None,
             max_runs: 0,
             budget_s: None,
+            rate_per_s: None,
         }
     }
 }
