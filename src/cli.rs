@@ -813,6 +813,16 @@ pub struct TargetArgs {
     #[arg(long, default_value_t = 0.0, value_name = "RATE")]
     pub fault_reset: f64,
 
+    /// Fault injection, once: upload number --stall-after (0-based) holds its capacity slot
+    /// this many ms longer (a pause such as a garbage collection), for testing that paced
+    /// runs count response time from when documents were due.
+    #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]
+    pub stall_once_ms: u64,
+
+    /// Which upload (0-based) --stall-once-ms stalls.
+    #[arg(long, default_value_t = 0, value_name = "N", hide = true)]
+    pub stall_after: u64,
+
     /// Bind addresses other than loopback (the target has test users; think twice).
     #[arg(long)]
     pub allow_remote: bool,
