@@ -39,6 +39,45 @@ pub struct PacedRecord {
 }
 
 impl PacedRecord {
+    /// The runs of one cell as one record: counts added, response times merged exactly from
+    /// their histograms, the achieved rate given (the cell's docs/sec); `None` for a cell
+    /// of closed-loop runs.
+    pub fn over_runs<'a>(
+        runs: impl Iterator<Item = &'a PacedRecord>,
+        achieved_per_s: f64,
+    ) -> Option<PacedRecord> {
+        let mut acc: Option<PacedRecord> = None;
+        let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
+        let mut n = 0.0;
+        for r in runs {
+            n += 1.0;
+            if let Ok(h) = crate::metrics::decode_hist(&r.response_histogram_us) {
+                match &mut hist {
+                    Some(a) => a.add(&h).expect("same bounds"),
+                    None => hist = Some(h),
+                }
+            }
+            match &mut acc {
+                None => acc = Some(r.clone()),
+                Some(a) => {
+                    a.due += r.due;
+                    a.late += r.late;
+                    a.backlog += r.backlog;
+                    a.kept_up &= r.kept_up;
+                    a.schedule_s += r.schedule_s;
+                }
+            }
+        }
+        let mut a = acc?;
+        a.schedule_s = crate::metrics::round3(a.schedule_s / n);
+        a.achieved_per_s = achieved_per_s;
+        if let Some(h) = &hist {
+            a.response_ms = LatencyMs::from_hist(h);
+            a.response_histogram_us = crate::metrics::encode_hist(h);
+        }
+        Some(a)
+    }
+
     /// One line for the human summary.
     pub fn text(&self) -> String {
         let verdict = if self.kept_up {
@@ -63,5 +102,45 @@ impl PacedRecord {
             self.response_ms.p99,
             self.response_ms.max,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_merge_into_one_record_exactly() {
+        let one = |ms: &[u64], late, backlog, kept_up| {
+            let mut h =
+                hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+            for m in ms {
+                h.record(m * 1000).unwrap();
+            }
+            PacedRecord {
+                rate_per_s: 50.0,
+                achieved_per_s: 0.0,
+                due: ms.len() as u64,
+                schedule_s: 1.0,
+                late,
+                late_after_ms: 20.0,
+                backlog,
+                kept_up,
+                response_ms: LatencyMs::from_hist(&h),
+                response_histogram_us: crate::metrics::encode_hist(&h),
+            }
+        };
+        let a = one(&[10, 20, 30], 0, 0, true);
+        let b = one(&[40, 1000], 2, 1, false);
+        let m = PacedRecord::over_runs([&a, &b].into_iter(), 48.5).unwrap();
+        assert_eq!((m.due, m.late, m.backlog, m.kept_up), (5, 2, 1, false));
+        assert_eq!(m.achieved_per_s, 48.5);
+        assert!(
+            (m.response_ms.max - 1000.0).abs() < 1.0,
+            "{:?}",
+            m.response_ms
+        );
+        assert!((m.response_ms.min - 10.0).abs() < 0.1);
+        assert!(PacedRecord::over_runs(std::iter::empty(), 1.0).is_none());
     }
 }
