@@ -337,6 +337,27 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DOCS_PER_SEC")]
     pub rate: Option<f64>,
 
+    /// Readers beside the import: N tasks, each a user who reads, pauses (--think-time) and
+    /// reads again while the run's uploads go on: a document's metadata, its content, a
+    /// listing of one of the run's folders, or a query by name (--reader-mix). Each kind of
+    /// read gets its own latency histogram and classified errors; reads that end after the
+    /// import are not counted. Alfresco only for now.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub readers: u64,
+
+    /// Each reader's pause after each read, e.g. 100ms, 1s.
+    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    pub think_time: String,
+
+    /// Relative weights of the readers' reads: meta (a document's metadata), download (its
+    /// content), list (a folder's documents), query (documents by name).
+    #[arg(
+        long,
+        default_value = "meta=4,download=2,list=2,query=1",
+        value_name = "WEIGHTS"
+    )]
+    pub reader_mix: String,
+
     /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
     /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
     #[arg(long, value_name = "PCT")]

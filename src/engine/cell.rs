@@ -118,6 +118,8 @@ pub struct CellPlan {
     pub earlier: Option<Arc<EarlierRun>>,
     /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
     pub rate: Option<f64>,
+    /// `--readers`: readers beside the import (`engine::readers`).
+    pub readers: Option<crate::results::readers::ReaderPolicy>,
 }
 
 /// What the manifest of the interrupted attempts holds of one run (`--resume`).
@@ -205,6 +207,8 @@ pub struct RunMeasurement {
     pub cpu_at_start_s: Option<f64>,
     /// `--rate`: the schedule and what became of it.
     pub paced: Option<crate::results::paced::PacedRecord>,
+    /// `--readers`: what they read while the import ran.
+    pub readers: Option<crate::results::readers::ReadersRecord>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -407,6 +411,15 @@ pub async fn run_cell<P: Protocol>(
     if let Some(p) = &pace {
         p.origin();
     }
+    let readers = plan.readers.filter(|r| r.readers > 0).map(|policy| {
+        super::readers::Readers::start(
+            proto.clone(),
+            policy,
+            folders.clone(),
+            live.clone(),
+            run_tag,
+        )
+    });
     let mut merged = Recorder::new();
     let mut tally = super::pace::PaceTally::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
@@ -423,6 +436,10 @@ pub async fn run_cell<P: Protocol>(
             tally.merge(t);
         }
     }
+    let readers = match readers {
+        Some(r) => Some(r.finish().await),
+        None => None,
+    };
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
     let resources = match (&plan.resources, res_start) {
@@ -459,6 +476,7 @@ pub async fn run_cell<P: Protocol>(
         warmup_s: settled.as_ref().map(|s| s.seconds),
         warmup_settled: settled.map(|s| s.settled),
         paced,
+        readers,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod budget;
 mod cell;
 mod pace;
 pub mod pool;
+mod readers;
 mod session;
 mod sidecars;
 mod sweep;

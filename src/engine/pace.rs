@@ -228,6 +228,7 @@ mod tests {
             attempt: 0,
             earlier: None,
             rate: Some(100.0),
+            readers: None,
         }
     }
 

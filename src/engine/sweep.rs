@@ -244,6 +244,7 @@ impl SweepJob<'_> {
                 .resuming
                 .then(|| Arc::new(self.earlier_run(cell, run, known))),
             rate: self.measure.rate_per_s,
+            readers: self.measure.readers,
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

@@ -151,6 +151,17 @@ impl FolderTable {
         }
     }
 
+    /// The references of the folders made so far (what readers list).
+    pub(super) async fn references(&self) -> Vec<String> {
+        self.made
+            .lock()
+            .await
+            .by_key
+            .values()
+            .map(|f| f.1.clone())
+            .collect()
+    }
+
     /// Folders created below the base so far (each path element once).
     pub(super) async fn created(&self) -> u64 {
         self.made.lock().await.paths.len() as u64

@@ -206,6 +206,29 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
             bail!("--rate {r}: give documents per second, more than 0 and at most 1000000, e.g. 50")
         }
     };
+    let readers = match a.readers {
+        0 => None,
+        n => {
+            let think = match parse_duration(&a.think_time) {
+                Some(v) if v >= 0.0 => v,
+                _ => bail!(
+                    "--think-time {}: give a duration such as 100ms or 1s (0 for none)",
+                    a.think_time
+                ),
+            };
+            if a.protocol != ProtocolKind::Alfresco {
+                bail!(
+                    "--readers: the readers are written for Alfresco only so far, not {}",
+                    a.protocol.name()
+                );
+            }
+            Some(crate::results::readers::ReaderPolicy {
+                readers: n,
+                think_time_s: think,
+                mix: crate::results::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
+            })
+        }
+    };
     Ok(MeasurePolicy {
         warmup: parse_warmup(&a.warmup)?,
         duration_s,
@@ -213,6 +236,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         max_runs: a.max_runs.unwrap_or(MAX_RUNS_PRECISION),
         budget_s: None,
         rate_per_s,
+        readers,
     })
 }
 
@@ -307,6 +331,9 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             bail!(
                 "--precision cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
             );
+        }
+        if shard.is_some() && measure.readers.is_some() {
+            bail!("--readers cannot be combined with --shard yet: run the readers on one injector");
         }
         if shard.is_some() && measure.rate_per_s.is_some() {
             bail!(

@@ -59,6 +59,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         latency_histogram_us: String::new(),
         aborted: o.fatal.clone(),
         paced: o.paced.clone(),
+        readers: o.readers.clone(),
     }
 }
 
@@ -93,6 +94,16 @@ pub fn summary_text(r: &RunResult) -> String {
         );
         if let Some(p) = &run.paced {
             let _ = writeln!(s, "    {}", p.text());
+        }
+        if let Some(r) = &run.readers {
+            let _ = writeln!(
+                s,
+                "    {} readers beside the import for {:.3} s ({} reads after it ended, not counted):",
+                r.readers, r.window_s, r.reads_after_import
+            );
+            for l in r.lines() {
+                let _ = writeln!(s, "      {l}");
+            }
         }
     }
     let _ = writeln!(

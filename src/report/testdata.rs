@@ -89,6 +89,7 @@ pub fn fixed_summary() -> SweepSummary {
                 let o = crate::engine::RunMeasurement {
                     cpu_at_start_s: None,
                     paced: None,
+                    readers: None,
                     started_unix_ms: 0,
                     go_unix_ms: None,
                     start_skew_ms: None,

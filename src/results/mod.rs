@@ -8,6 +8,7 @@
 pub mod manifest;
 pub mod merge;
 pub mod paced;
+pub mod readers;
 pub mod records;
 
 use std::path::{Path, PathBuf};

@@ -120,6 +120,9 @@ pub struct RunRecord {
     /// `--rate`: the paced schedule and what became of it (absent for closed-loop runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<super::paced::PacedRecord>,
+    /// `--readers`: what the readers beside the import read, per kind of read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readers: Option<super::readers::ReadersRecord>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -293,6 +296,9 @@ pub struct MeasurePolicy {
     /// closed loop, as fast as the workers go).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_s: Option<f64>,
+    /// `--readers`: readers beside the import (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readers: Option<super::readers::ReaderPolicy>,
 }
 
 impl Default for MeasurePolicy {
@@ -305,6 +311,7 @@ impl Default for MeasurePolicy {
             max_runs: 0,
             budget_s: None,
             rate_per_s: None,
+            readers: None,
         }
     }
 }

@@ -191,3 +191,74 @@ async fn a_rate_under_capacity_keeps_up_in_a_steady_state_window() {
         p.achieved_per_s
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_read_what_the_paced_import_stores_while_it_runs() {
+    let _one = crate::common::TIMED.lock().await;
+    // 4 slots × 10 ms (400 requests/s), shared by uploads and reads.
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--docs",
+            "150",
+            "--threads",
+            "4",
+            "--rate",
+            "50",
+            "--readers",
+            "3",
+            "--think-time",
+            "20ms",
+        ],
+    )
+    .await;
+    let run = &r.runs[0];
+    let rd = run.readers.as_ref().expect("readers recorded");
+    for l in rd.lines() {
+        eprintln!("{l}");
+    }
+    assert_eq!(rd.readers, 3);
+    assert!(
+        rd.window_s >= 2.5,
+        "the readers read while the import ran: {rd:?}"
+    );
+    let ops: Vec<_> = rd.ops.iter().map(|o| o.op).collect();
+    use ingestbench::protocol::reads::ReadOp;
+    assert_eq!(ops, ReadOp::ALL.to_vec());
+    for o in &rd.ops {
+        assert!(o.ok >= 5, "{:?}: {} ok", o.op, o.ok);
+        assert_eq!(o.failed, 0, "{:?}: {:?}", o.op, o.errors);
+        assert!(
+            o.latency_ms.p50 >= 10.0,
+            "{:?} takes a slot: {:?}",
+            o.op,
+            o.latency_ms
+        );
+    }
+    // Downloads read whole documents (10 KiB each).
+    let dl = rd.ops.iter().find(|o| o.op == ReadOp::Download).unwrap();
+    assert!(
+        dl.bytes >= dl.ok * 10_000,
+        "{} bytes for {}",
+        dl.bytes,
+        dl.ok
+    );
+    assert!(run.paced.as_ref().unwrap().kept_up);
+    let text = ingestbench::report::summary_text(&r);
+    assert!(text.contains("readers beside the import"), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            dir.path()
+                .join("results")
+                .join(format!("run-{}", r.id))
+                .join("result.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let schema = crate::common::result_schema();
+    crate::common::assert_valid(&schema, &schema, &json);
+}
