@@ -327,6 +327,37 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DURATION", conflicts_with = "docs")]
     pub duration: Option<String>,
 
+    /// A paced, open-model import at this many documents per second: document k of a run is
+    /// due at start + k/RATE; a free worker (at most --threads) takes the next due document,
+    /// waits until it is due and sends it. Each document gets a service time (from the send,
+    /// the run's latency) and a response time (from when it was due, so a stalled
+    /// repository's queue shows). Documents started more than one interval or 10 ms late are
+    /// counted as late, those not started when the last one was due as the backlog, and the
+    /// run says when the repository did not keep up. Works with --docs and --duration.
+    #[arg(long, value_name = "DOCS_PER_SEC")]
+    pub rate: Option<f64>,
+
+    /// Readers beside the import: N tasks, each a user who reads, pauses (--think-time) and
+    /// reads again while the run's uploads go on: a document's metadata, its content, a
+    /// listing of one of the run's folders, or a query by name (--reader-mix). Each kind of
+    /// read gets its own latency histogram and classified errors; reads that end after the
+    /// import are not counted. Alfresco only for now.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub readers: u64,
+
+    /// Each reader's pause after each read, e.g. 100ms, 1s.
+    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    pub think_time: String,
+
+    /// Relative weights of the readers' reads: meta (a document's metadata), download (its
+    /// content), list (a folder's documents), query (documents by name).
+    #[arg(
+        long,
+        default_value = "meta=4,download=2,list=2,query=1",
+        value_name = "WEIGHTS"
+    )]
+    pub reader_mix: String,
+
     /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
     /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
     #[arg(long, value_name = "PCT")]
@@ -804,6 +835,16 @@ pub struct TargetArgs {
     /// Fault injection: share of uploads stored, then the connection dropped unanswered.
     #[arg(long, default_value_t = 0.0, value_name = "RATE")]
     pub fault_reset: f64,
+
+    /// Fault injection, once: upload number --stall-after (0-based) holds its capacity slot
+    /// this many ms longer (a pause such as a garbage collection), for testing that paced
+    /// runs count response time from when documents were due.
+    #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]
+    pub stall_once_ms: u64,
+
+    /// Which upload (0-based) --stall-once-ms stalls.
+    #[arg(long, default_value_t = 0, value_name = "N", hide = true)]
+    pub stall_after: u64,
 
     /// Bind addresses other than loopback (the target has test users; think twice).
     #[arg(long)]

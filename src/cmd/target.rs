@@ -97,6 +97,8 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             contention: a.contention,
             coherency: a.coherency,
             cpu_per_doc: Duration::from_secs_f64(a.cpu_per_doc_ms / 1000.0),
+            stall_once: Duration::from_millis(a.stall_once_ms),
+            stall_after: a.stall_after,
         },
         token_lifetime: Duration::from_secs_f64(a.token_lifetime_s.max(0.001)),
         faults: emulator::Faults {

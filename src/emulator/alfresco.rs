@@ -8,6 +8,7 @@
 
 /// Tickets and who a request is (split for size).
 mod auth;
+mod query;
 /// Content updates and version history (split for size).
 mod versions;
 
@@ -169,6 +170,7 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
     match (method, segs.as_slice()) {
         ("POST", ["nodes", id, "children"]) => create(state, parts, &user, id, &query, body).await,
         ("GET", ["nodes", id, "children"]) => children(state, &user, id, &query).await,
+        ("GET", ["queries", "nodes"]) => query::find_nodes(state, &user, &query).await,
         ("GET", ["nodes", id]) => get_node(state, &user, id, &query).await,
         ("GET", ["nodes", id, "content"]) => content(state, &user, id).await,
         ("DELETE", ["nodes", id]) => delete(state, &user, id).await,

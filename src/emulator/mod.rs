@@ -65,6 +65,11 @@ pub struct PerfModel {
     /// CPU time each upload spends on a core (a hashing loop, not a sleep): a known CPU
     /// demand per document, for checking measured demands and CPU-bound verdicts.
     pub cpu_per_doc: Duration,
+    /// One stall: upload number `stall_after` (0-based, counting the requests faults strike:
+    /// creates, folders included, and new versions) holds its slot this much longer (0 = never), e.g. a garbage-collection pause:
+    /// what a paced run's response time must show and its service time hides.
+    pub stall_once: Duration,
+    pub stall_after: u64,
 }
 
 impl PerfModel {
@@ -198,6 +203,8 @@ struct Capacity {
     served: std::sync::atomic::AtomicU64,
     /// Requests in flight (for the USL terms).
     in_flight: std::sync::atomic::AtomicU64,
+    /// Uploads served so far (for the one stall).
+    uploads: std::sync::atomic::AtomicU64,
     sem: Option<Semaphore>,
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
 }
@@ -211,17 +218,29 @@ impl Capacity {
             model,
             served: std::sync::atomic::AtomicU64::new(0),
             in_flight: std::sync::atomic::AtomicU64::new(0),
+            uploads: std::sync::atomic::AtomicU64::new(0),
             sem,
             free_at: Mutex::new(free_at),
         }
     }
 
-    /// Runs `work` as one request of `body_len` bytes under the model.
-    async fn serve<T>(&self, body_len: usize, work: impl std::future::Future<Output = T>) -> T {
+    /// Runs `work` as one request of `body_len` bytes (an upload or not) under the model.
+    async fn serve<T>(
+        &self,
+        body_len: usize,
+        upload: bool,
+        work: impl std::future::Future<Output = T>,
+    ) -> T {
         let served = self
             .served
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut cost = self.model.cost(body_len, served);
+        if upload
+            && !self.model.stall_once.is_zero()
+            && self.uploads.fetch_add(1, Ordering::Relaxed) == self.model.stall_after
+        {
+            cost += self.model.stall_once;
+        }
         let usl = self.model.contention > 0.0 || self.model.coherency > 0.0;
         let _flight = usl.then(|| {
             let n = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
@@ -553,12 +572,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Fu
     } else if liferay {
         state
             .capacity
-            .serve(len, liferay::route(&state, &parts, body))
+            .serve(len, is_upload, liferay::route(&state, &parts, body))
             .await
     } else {
         state
             .capacity
-            .serve(len, alfresco::route(&state, &parts, body))
+            .serve(len, is_upload, alfresco::route(&state, &parts, body))
             .await
     };
     match fault {

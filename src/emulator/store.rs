@@ -445,6 +445,32 @@ impl Store {
         })
     }
 
+    /// One page, by name, of the nodes anywhere below `root` (not `root` itself) whose name
+    /// matches `like` (a lower-case SQL LIKE pattern, `\\` escaping), documents (`Some(false)`),
+    /// folders (`Some(true)`) or both; and the total. The name search of `queries/nodes`.
+    pub fn search_names(
+        &self,
+        root: &str,
+        like: &str,
+        kind: Option<bool>,
+        skip: u64,
+        max: u64,
+    ) -> Result<(Vec<Node>, u64), StoreError> {
+        const SUB: &str = "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id)";
+        const MATCH: &str = "id IN (SELECT id FROM sub) AND id != ?1 AND name_key LIKE ?2 ESCAPE '\\' AND (?3 < 0 OR is_folder = ?3)";
+        let k: i64 = kind.map_or(-1, i64::from);
+        self.with(|c| {
+            let total: i64 = c
+                .query_row(&format!("{SUB} SELECT COUNT(*) FROM nodes WHERE {MATCH}"), params![root, like, k], |r| r.get(0))
+                .map_err(internal)?;
+            let mut st = c
+                .prepare_cached(&format!("{SUB} SELECT {COLS} FROM nodes WHERE {MATCH} ORDER BY name_key LIMIT ?4 OFFSET ?5"))
+                .map_err(internal)?;
+            let rows = st.query_map(params![root, like, k, max as i64, skip as i64], row_to_node).map_err(internal)?;
+            Ok((rows.collect::<rusqlite::Result<Vec<_>>>().map_err(internal)?, total as u64))
+        })
+    }
+
     /// Deletes a node and its subtree with their content; returns how many nodes went.
     pub fn delete_tree(&self, id: &str) -> Result<u64, StoreError> {
         let ids: (Vec<(String, i64)>, Vec<String>) = self.with(|c| {

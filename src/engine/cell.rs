@@ -116,6 +116,10 @@ pub struct CellPlan {
     pub attempt: u32,
     /// `--resume`: what the interrupted attempts' manifest holds of this run.
     pub earlier: Option<Arc<EarlierRun>>,
+    /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
+    pub rate: Option<f64>,
+    /// `--readers`: readers beside the import (`engine::readers`).
+    pub readers: Option<crate::results::readers::ReaderPolicy>,
 }
 
 /// What the manifest of the interrupted attempts holds of one run (`--resume`).
@@ -203,6 +207,10 @@ pub struct RunMeasurement {
     /// taken over the window alone (counted from before, a 4-document run after a 3-second
     /// warm-up showed the client at 2,289 % of the machine).
     pub cpu_at_start_s: Option<f64>,
+    /// `--rate`: the schedule and what became of it.
+    pub paced: Option<crate::results::paced::PacedRecord>,
+    /// `--readers`: what they read while the import ran.
+    pub readers: Option<crate::results::readers::ReadersRecord>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -321,6 +329,9 @@ pub async fn run_cell<P: Protocol>(
     let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::with_capacity(part.works.len());
     let width = super::pool::width(plan.target_on_this_host, fixtures.size);
+    let pace = plan
+        .rate
+        .map(|r| Arc::new(super::pace::Pace::for_run(plan, r, resume)));
     for (w, work) in part.works {
         let ctx = WorkerCtx {
             proto: proto.clone(),
@@ -352,6 +363,7 @@ pub async fn run_cell<P: Protocol>(
                 .map(|(sink, cell)| sink.worker(cell.clone())),
             metrics: plan.metrics.clone(),
             index: w,
+            pace: pace.clone(),
         };
         handles.push(super::pool::spawn_worker(w as usize, width, worker(ctx)));
     }
@@ -405,7 +417,20 @@ pub async fn run_cell<P: Protocol>(
         None => Instant::now(),
     };
     let ticker = super::timeline::Ticker::start(tally, started);
+    if let Some(p) = &pace {
+        p.origin();
+    }
+    let readers = plan.readers.filter(|r| r.readers > 0).map(|policy| {
+        super::readers::Readers::start(
+            proto.clone(),
+            policy,
+            folders.clone(),
+            live.clone(),
+            run_tag,
+        )
+    });
     let mut merged = Recorder::new();
+    let mut tally = super::pace::PaceTally::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
     for h in handles {
         let out = match h.await {
@@ -416,7 +441,14 @@ pub async fn run_cell<P: Protocol>(
         warm_ok += out.warmup_ok;
         warm_failed += out.warmup_failed;
         late += out.late;
+        if let Some(t) = &out.pace {
+            tally.merge(t);
+        }
     }
+    let readers = match readers {
+        Some(r) => Some(r.finish().await),
+        None => None,
+    };
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
     let resources = match (&plan.resources, res_start) {
@@ -431,6 +463,7 @@ pub async fn run_cell<P: Protocol>(
         Some(w) if !stopped => w,
         _ => end.saturating_duration_since(started),
     };
+    let paced = pace.map(|p| p.record(&tally, merged.docs_ok, duration));
     Ok(RunMeasurement {
         run,
         duration,
@@ -453,6 +486,8 @@ pub async fn run_cell<P: Protocol>(
         cpu_at_start_s,
         warmup_s: settled.as_ref().map(|s| s.seconds),
         warmup_settled: settled.map(|s| s.settled),
+        paced,
+        readers,
     })
 }
 

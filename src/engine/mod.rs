@@ -9,7 +9,9 @@
 
 pub mod budget;
 mod cell;
+mod pace;
 pub mod pool;
+mod readers;
 mod session;
 mod sidecars;
 mod sweep;

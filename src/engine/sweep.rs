@@ -243,6 +243,8 @@ impl SweepJob<'_> {
                 .work
                 .resuming
                 .then(|| Arc::new(self.earlier_run(cell, run, known))),
+            rate: self.measure.rate_per_s,
+            readers: self.measure.readers,
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

@@ -159,6 +159,17 @@ impl FolderTable {
         }
     }
 
+    /// The references of the folders made so far (what readers list).
+    pub(super) async fn references(&self) -> Vec<String> {
+        self.made
+            .lock()
+            .await
+            .by_key
+            .values()
+            .map(|f| f.1.clone())
+            .collect()
+    }
+
     /// Folders created below the base so far (each path element once).
     pub(super) async fn created(&self) -> u64 {
         self.made.lock().await.paths.len() as u64
@@ -272,6 +283,9 @@ pub(super) struct WorkerCtx<P> {
     pub(super) metrics: Option<Arc<crate::metrics::live::CellCounters>>,
     /// This worker's global index.
     pub(super) index: u64,
+    /// `--rate`: the run's shared schedule; the worker takes its documents from it, not
+    /// from `work` (`engine::pace`).
+    pub(super) pace: Option<Arc<super::pace::Pace>>,
 }
 
 /// What a worker hands back: its recorder and its counts outside the measurement.
@@ -280,6 +294,8 @@ pub(super) struct WorkerOut {
     pub(super) warmup_ok: u64,
     pub(super) warmup_failed: u64,
     pub(super) late: u64,
+    /// `--rate`: what this worker saw of the schedule.
+    pub(super) pace: Option<super::pace::PaceTally>,
 }
 
 /// What one upload came to.
@@ -298,6 +314,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         warmup_ok: 0,
         warmup_failed: 0,
         late: 0,
+        pace: ctx.pace.as_ref().map(|_| super::pace::PaceTally::new()),
     };
     let mut state = ctx.proto.worker();
     if let Some(mut w) = ctx.warmup.take() {
@@ -322,14 +339,35 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
     if let Some(m) = &ctx.metrics {
         m.worker(1);
     }
-    for index in work.indices() {
+    let pace = ctx.pace.clone();
+    let mut indices = work.indices();
+    loop {
         if ctx.live.stop.load(Ordering::Relaxed) || ctx.manifest.broken() {
             break;
         }
+        // Closed loop: the worker's next document now; paced: the schedule's next, when due.
+        let (index, due) = match &pace {
+            None => match indices.next() {
+                Some(i) => (i, None),
+                None => break,
+            },
+            Some(p) => match p.claim() {
+                Some((i, due)) => {
+                    if !super::pace::wait_until(due, &ctx.live.stop).await {
+                        break;
+                    }
+                    (i, Some(due))
+                }
+                None => break,
+            },
+        };
         if let Until::Deadline(d) = until
             && Instant::now() >= d
         {
             break;
+        }
+        if let (Some(p), Some(due), Some(t)) = (&pace, due, &mut out.pace) {
+            t.started(p, due, Instant::now());
         }
         let mut versions = 0;
         let (failure, latency, size, done) =
@@ -364,6 +402,9 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
         if ok && late {
             out.late += 1;
         } else if ok {
+            if let (Some(due), Some(t)) = (due, &mut out.pace) {
+                t.acknowledged(due, done);
+            }
             out.rec.record_ok(latency, size, done.into_std());
             out.rec.versions_ok += versions;
             ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);

@@ -199,12 +199,44 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
             _ => bail!("--precision {p}: give a percentage between 0 and 100, e.g. 5%"),
         },
     };
+    let rate_per_s = match a.rate {
+        None => None,
+        Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => Some(r),
+        Some(r) => {
+            bail!("--rate {r}: give documents per second, more than 0 and at most 1000000, e.g. 50")
+        }
+    };
+    let readers = match a.readers {
+        0 => None,
+        n => {
+            let think = match parse_duration(&a.think_time) {
+                Some(v) if v >= 0.0 => v,
+                _ => bail!(
+                    "--think-time {}: give a duration such as 100ms or 1s (0 for none)",
+                    a.think_time
+                ),
+            };
+            if a.protocol != ProtocolKind::Alfresco {
+                bail!(
+                    "--readers: the readers are written for Alfresco only so far, not {}",
+                    a.protocol.name()
+                );
+            }
+            Some(crate::results::readers::ReaderPolicy {
+                readers: n,
+                think_time_s: think,
+                mix: crate::results::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
+            })
+        }
+    };
     Ok(MeasurePolicy {
         warmup: parse_warmup(&a.warmup)?,
         duration_s,
         precision_pct,
         max_runs: a.max_runs.unwrap_or(MAX_RUNS_PRECISION),
         budget_s: None,
+        rate_per_s,
+        readers,
     })
 }
 
@@ -298,6 +330,14 @@ impl TryFrom<&CommonArgs> for CommonPlan {
         if shard.is_some() && measure.precision_pct.is_some() {
             bail!(
                 "--precision cannot be combined with --shard: every shard must run the same runs (give --runs instead)"
+            );
+        }
+        if shard.is_some() && measure.readers.is_some() {
+            bail!("--readers cannot be combined with --shard yet: run the readers on one injector");
+        }
+        if shard.is_some() && measure.rate_per_s.is_some() {
+            bail!(
+                "--rate cannot be combined with --shard yet: a paced schedule is not split over shards; run one injector, or shards without --rate"
             );
         }
         if shard.as_ref().is_some_and(|s| s.count > 1) && !a.fail_if.is_empty() {

@@ -371,6 +371,54 @@ impl Api for Alfresco {
             }))
     }
 
+    /// `GET nodes/{parent}/children?relativePath=…` of the run folder's documents (the
+    /// folder's reference is its path below the parent), one page of 100.
+    fn list_request(&self, folder: &str) -> Option<reqwest::RequestBuilder> {
+        Some(
+            self.conn
+                .client
+                .get(format!(
+                    "{}/nodes/{}/children",
+                    self.core, self.conn.opts.parent
+                ))
+                .query(&[
+                    ("relativePath", folder),
+                    ("maxItems", "100"),
+                    ("where", "(isFile=true)"),
+                ]),
+        )
+    }
+
+    /// `GET queries/nodes?term=…&rootNodeId={parent}&nodeType=cm:content`, one page of 25.
+    fn query_request(&self, term: &str) -> Option<reqwest::RequestBuilder> {
+        Some(
+            self.conn
+                .client
+                .get(format!("{}/queries/nodes", self.core))
+                .query(&[
+                    ("term", term),
+                    ("rootNodeId", self.conn.opts.parent.as_str()),
+                    ("nodeType", "cm:content"),
+                    ("maxItems", "25"),
+                ]),
+        )
+    }
+
+    /// `list.entries[].entry.id` of a `NodePaging`.
+    fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
+        let v: serde_json::Value = serde_json::from_slice(body)
+            .map_err(|e| UploadError::protocol(format!("a listing that is not JSON: {e}")))?;
+        let entries = v
+            .pointer("/list/entries")
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| UploadError::protocol("a listing without list.entries"))?;
+        Ok(entries
+            .iter()
+            .filter_map(|e| e.pointer("/entry/id").and_then(serde_json::Value::as_str))
+            .map(str::to_string)
+            .collect())
+    }
+
     /// `DELETE nodes/{id}?permanent=true` of the folder at `path` below the parent.
     async fn delete_folder(&self, path: &str) -> Result<bool, String> {
         let header = self.conn.auth.cache().header().clone();

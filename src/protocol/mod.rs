@@ -14,6 +14,7 @@ pub mod folders;
 pub mod liferay;
 pub mod multipart;
 pub mod readback;
+pub mod reads;
 pub mod upload;
 pub mod versions;
 
@@ -165,6 +166,9 @@ impl Protocol for Repo {
     ) -> Result<(), UploadError> {
         each!(self, r => r.complete(doc, id, worker).await)
     }
+    async fn read(&self, op: reads::ReadOp, target: &str) -> Result<reads::ReadDone, UploadError> {
+        each!(self, r => r.read(op, target).await)
+    }
 }
 
 /// A document read back by id, for verification.
@@ -225,6 +229,14 @@ pub trait Protocol: Send + Sync + 'static {
         id: &str,
         worker: &mut WorkerState,
     ) -> impl Future<Output = Result<(), UploadError>> + Send;
+
+    /// One read a user does beside the import (`reads`): metadata or content of document
+    /// `target`, the listing of folder `target`, or a query for `target`.
+    fn read(
+        &self,
+        op: reads::ReadOp,
+        target: &str,
+    ) -> impl Future<Output = Result<reads::ReadDone, UploadError>> + Send;
 }
 
 /// What one repository API says about itself; [`upload`], [`folders`] and [`readback`] do the
@@ -334,6 +346,20 @@ pub trait Api: Send + Sync + Sized + 'static {
     fn count_folder(&self, path: &str) -> impl Future<Output = Result<Option<u64>, String>> + Send;
     /// Deletes the folder at `path` below the parent with everything in it.
     fn delete_folder(&self, path: &str) -> impl Future<Output = Result<bool, String>> + Send;
+
+    /// Readers (`reads`): the request listing the documents of `folder` (as `prepare_folder`
+    /// returned it); None while the API's readers are not written.
+    fn list_request(&self, _folder: &str) -> Option<reqwest::RequestBuilder> {
+        None
+    }
+    /// Readers: a query for documents whose name matches `term`, below the run's parent.
+    fn query_request(&self, _term: &str) -> Option<reqwest::RequestBuilder> {
+        None
+    }
+    /// Readers: the document ids a listing's or a query's answer names.
+    fn listed_ids(_body: &[u8]) -> Result<Vec<String>, UploadError> {
+        Ok(Vec::new())
+    }
 }
 
 /// What one upload worker keeps between its uploads: its copy of the auth header and its own

@@ -14,6 +14,13 @@ use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 
 impl<A: Api> Protocol for A {
+    async fn read(
+        &self,
+        op: super::reads::ReadOp,
+        target: &str,
+    ) -> Result<super::reads::ReadDone, UploadError> {
+        super::reads::read(self, op, target).await
+    }
     async fn upload(
         &self,
         doc: &Doc<'_>,

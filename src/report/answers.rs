@@ -57,11 +57,49 @@ pub fn terminal(s: &SweepSummary) -> Vec<String> {
 /// The answers, in the order a reader asks them.
 pub fn answers(s: &SweepSummary) -> Vec<Answer> {
     let mut out = costs(s);
-    out.extend(scaling(s));
-    out.extend(fastest(s));
-    out.extend(what_would_help(s));
+    match s.plan.measure.rate_per_s {
+        // A paced sweep's docs/sec is the asked rate wherever the target kept up: where
+        // scaling stops and the fastest cell say nothing there; whether it kept up does.
+        Some(rate) => out.extend(paced(s, rate)),
+        None => {
+            out.extend(scaling(s));
+            out.extend(fastest(s));
+            out.extend(what_would_help(s));
+        }
+    }
     out.push(unresolved(s));
     out
+}
+
+/// `--rate`: whether each cell kept up with the rate, its achieved rate and response time
+/// (from due), or its backlog and late documents.
+fn paced(s: &SweepSummary, rate: f64) -> Vec<Answer> {
+    let parts: Vec<String> = s
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let p = c.paced.as_ref()?;
+            let head = format!("{} {} at {}", c.method, c.size, threads(c.threads));
+            Some(if p.kept_up {
+                format!(
+                    "{head}: kept up ({:.1} docs/s; response p99 {:.1} ms from due, service p99 {:.1} ms)",
+                    p.achieved_per_s, p.response_ms.p99, c.latency_ms.p99
+                )
+            } else {
+                format!(
+                    "{head}: did NOT keep up: achieved {:.1} docs/s, backlog {} and {} late of {} due (response p99 {:.1} ms from due)",
+                    p.achieved_per_s, p.backlog, p.late, p.due, p.response_ms.p99
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    vec![Answer {
+        question: format!("Whether the target kept up with {rate} docs/s"),
+        answer: parts.join("; "),
+    }]
 }
 
 /// Per method against the baseline: every size, at the fewest and the most threads.
@@ -274,6 +312,53 @@ fn unresolved(s: &SweepSummary) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A paced sweep answers whether each cell kept up, not which was fastest.
+    #[test]
+    fn a_paced_sweep_says_which_cells_kept_up() {
+        let mut s = crate::report::testdata::fixed_summary();
+        s.plan.measure.rate_per_s = Some(100.0);
+        let rec = |kept_up: bool, backlog: u64| crate::results::paced::PacedRecord {
+            rate_per_s: 100.0,
+            achieved_per_s: if kept_up { 99.5 } else { 61.0 },
+            due: 300,
+            schedule_s: 2.99,
+            late: if kept_up { 0 } else { 200 },
+            late_after_ms: 10.0,
+            backlog,
+            kept_up,
+            response_ms: Default::default(),
+            response_histogram_us: String::new(),
+        };
+        for (i, c) in s.cells.iter_mut().enumerate() {
+            c.paced = Some(if i == 0 {
+                rec(false, 120)
+            } else {
+                rec(true, 0)
+            });
+        }
+        let a = answers(&s);
+        let kept = a
+            .iter()
+            .find(|x| x.question == "Whether the target kept up with 100 docs/s")
+            .expect("a paced answer");
+        let c0 = &s.cells[0];
+        assert!(
+            kept.answer.contains(&format!(
+                "{} {} at {}: did NOT keep up: achieved 61.0 docs/s, backlog 120 and 200 late of 300 due",
+                c0.method,
+                c0.size,
+                threads(c0.threads)
+            )),
+            "{}",
+            kept.answer
+        );
+        assert!(kept.answer.contains(": kept up (99.5 docs/s"));
+        assert!(
+            a.iter()
+                .all(|x| !x.question.starts_with("The fastest cell"))
+        );
+    }
 
     /// Every sentence is the summary's numbers: the relative costs with their intervals and
     /// verdicts, the knee and peak, the fastest cell and its limit, what stayed open.

@@ -59,6 +59,8 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         latency_histogram_us: String::new(),
         aborted: o.fatal.clone(),
         timeline: o.timeline.clone(),
+        paced: o.paced.clone(),
+        readers: o.readers.clone(),
     }
 }
 
@@ -91,6 +93,19 @@ pub fn summary_text(r: &RunResult) -> String {
             "  run {}: {:>8.1} docs/s  {:>8.2} MB/s  {:>7.3} s  ok {}  failed {}",
             run.run, run.docs_per_sec, run.mb_per_sec, run.duration_s, run.docs_ok, run.docs_failed
         );
+        if let Some(p) = &run.paced {
+            let _ = writeln!(s, "    {}", p.text());
+        }
+        if let Some(r) = &run.readers {
+            let _ = writeln!(
+                s,
+                "    {} readers beside the import for {:.3} s ({} reads after it ended, not counted):",
+                r.readers, r.window_s, r.reads_after_import
+            );
+            for l in r.lines() {
+                let _ = writeln!(s, "      {l}");
+            }
+        }
     }
     let _ = writeln!(
         s,

@@ -86,6 +86,10 @@ pub struct CellSummary {
     /// (`analysis::verdict`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::analysis::verdict::Verdict>,
+    /// `--rate`: the cell's runs' schedules together (counts added, response times merged;
+    /// the achieved rate is the cell's docs/sec). Its histogram is left out of the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<crate::results::paced::PacedRecord>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -585,6 +589,14 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
                 .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
         ),
         verdict: None,
+        paced: crate::results::paced::PacedRecord::over_runs(
+            runs.iter().filter_map(|r| r.record.paced.as_ref()),
+            round3(rate(ok as f64)),
+        )
+        .map(|mut p| {
+            p.response_histogram_us.clear();
+            p
+        }),
     }
 }
 

@@ -88,6 +88,8 @@ pub fn fixed_summary() -> SweepSummary {
                 let duration = Duration::from_secs_f64(100.0 / x);
                 let o = crate::engine::RunMeasurement {
                     cpu_at_start_s: None,
+                    paced: None,
+                    readers: None,
                     started_unix_ms: 0,
                     go_unix_ms: None,
                     start_skew_ms: None,

@@ -81,6 +81,8 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
     };
     Ok(RunMeasurement {
         cpu_at_start_s: None,
+        paced: None,
+        readers: None,
         run,
         duration,
         recorder: rec,

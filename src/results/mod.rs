@@ -7,6 +7,8 @@
 
 pub mod manifest;
 pub mod merge;
+pub mod paced;
+pub mod readers;
 pub mod records;
 
 use std::path::{Path, PathBuf};

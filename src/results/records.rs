@@ -122,6 +122,12 @@ pub struct RunRecord {
     /// reads a run as a stream of windows from it. Absent before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelinePoint>,
+    /// `--rate`: the paced schedule and what became of it (absent for closed-loop runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<super::paced::PacedRecord>,
+    /// `--readers`: what the readers beside the import read, per kind of read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readers: Option<super::readers::ReadersRecord>,
 }
 
 /// What a run had done `t_s` seconds after its start (cumulative).
@@ -305,6 +311,13 @@ pub struct MeasurePolicy {
     /// ones go to the comparisons still open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// `--rate`: an open-model, paced import at this many documents per second (absent:
+    /// closed loop, as fast as the workers go).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    /// `--readers`: readers beside the import (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readers: Option<super::readers::ReaderPolicy>,
 }
 
 impl Default for MeasurePolicy {
@@ -316,6 +329,8 @@ impl Default for MeasurePolicy {
             precision_pct: None,
             max_runs: 0,
             budget_s: None,
+            rate_per_s: None,
+            readers: None,
         }
     }
 }

@@ -357,3 +357,87 @@ async fn the_target_answers_in_the_documented_shapes() {
         404
     );
 }
+
+/// `GET queries/nodes`, what readers search with: a `NodePaging` of the documents whose name
+/// matches below `rootNodeId`, and the documented 400 and 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_target_answers_queries_in_the_documented_shape() {
+    let core = common::spec("alfresco/alfresco-core.yaml");
+    let find = op(&core, "/queries/nodes", "get");
+    let params: Vec<&str> = find["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(params.contains(&"term") && params.contains(&"rootNodeId"));
+    let def = |name: &str| core["definitions"][name].clone();
+    let (target, _dir) = common::target().await;
+    let api = format!(
+        "{}{}",
+        target.http_url().unwrap(),
+        ingestbench::protocol::alfresco::CORE_PATH
+    );
+    let c = ingestbench::reqwest_builder().build().unwrap();
+    let mut ids = Vec::new();
+    for name in ["report-2026.txt", "minutes.txt"] {
+        let form = reqwest::multipart::Form::new()
+            .part(
+                "filedata",
+                reqwest::multipart::Part::bytes(b"hello".to_vec())
+                    .file_name(name)
+                    .mime_str("text/plain")
+                    .unwrap(),
+            )
+            .text("relativePath", "q/deep");
+        let r = c
+            .post(format!("{api}/nodes/-my-/children"))
+            .basic_auth("admin", Some("admin"))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        let v: Value = r.json().await.unwrap();
+        ids.push(v["entry"]["id"].as_str().unwrap().to_string());
+    }
+    let query = |q: &[(&str, &str)]| {
+        c.get(format!("{api}/queries/nodes"))
+            .basic_auth("admin", Some("admin"))
+            .query(q)
+            .send()
+    };
+    let r = query(&[("term", "REPORT*"), ("rootNodeId", "-my-")])
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    common::assert_valid(&core, &def("NodePaging"), &v);
+    let found: Vec<&str> = v["list"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, vec![ids[0].as_str()]);
+    let folders: Value = query(&[("term", "deep"), ("nodeType", "cm:folder")])
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(folders["list"]["pagination"]["totalItems"], json!(1));
+    for (q, want) in [
+        (vec![("term", "ab")], 400),
+        (vec![], 400),
+        (
+            vec![("term", "report"), ("rootNodeId", "no-such-node")],
+            404,
+        ),
+    ] {
+        let r = query(&q).await.unwrap();
+        assert_eq!(r.status().as_u16(), want, "{q:?}");
+        let v: Value = r.json().await.unwrap();
+        common::assert_valid(&core, &def("Error"), &v);
+    }
+}

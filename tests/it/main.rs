@@ -21,6 +21,7 @@ mod liferay;
 mod malformed;
 mod measure;
 mod oldresults;
+mod paced;
 mod preflight;
 mod prometheus;
 mod resource_demands;

@@ -1,0 +1,264 @@
+//! Paced, open-model runs (`--rate`) against an embedded target of known capacity: a stall
+//! shows in the response time (from when documents were due) and not in the service time
+//! (from the send), a rate above capacity is reported as a backlog and late documents with
+//! the achieved rate near capacity, and a rate under capacity keeps up; the documents are
+//! verified like a closed-loop run's.
+
+use std::time::Duration;
+
+use clap::Parser;
+use ingestbench::cli::{Cli, Command};
+use ingestbench::emulator::{EmulatorConfig, PerfModel};
+
+use crate::common::{password_file, target_with};
+
+async fn run(url: &str, dir: &std::path::Path, extra: &[&str]) -> ingestbench::report::RunResult {
+    let pw = password_file(dir, "admin");
+    let results = dir.join("results");
+    let mut v = vec![
+        "ingestbench",
+        "run",
+        "--quiet",
+        "--url",
+        url,
+        "--profile",
+        "basic",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    v.extend_from_slice(extra);
+    let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
+        unreachable!()
+    };
+    let (outcome, r) = ingestbench::run_command(&a).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    r
+}
+
+/// `slots` × `ms`: a capacity of slots × 1000 / ms documents per second.
+fn capacity(slots: usize, ms: u64) -> impl FnOnce(&mut EmulatorConfig) {
+    move |cfg: &mut EmulatorConfig| {
+        cfg.perf = PerfModel {
+            service_time: Duration::from_millis(ms),
+            max_concurrent: slots,
+            ..PerfModel::default()
+        };
+        cfg.share_prefixes = true;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_shows_in_the_response_time_and_not_in_the_service_time() {
+    let _one = crate::common::TIMED.lock().await;
+    // One slot of 20 ms (50 docs/s), paced at 35 docs/s (ρ = 0.7) through one worker, as
+    // wrk2 demonstrates coordinated omission with one connection; upload 20 holds the slot
+    // 1 s longer. After the stall the queue drains at 50 − 35 = 15 docs/s, and document j
+    // after the stalled one answers 1 s + S + j(S − 1/rate) after it was due: the stalled
+    // document and the next one (1 s + 12 ms) take at least the stall, the rest less. Of
+    // 150 documents p99 is the 2nd largest, so p99 ≥ 1 s exactly when the response time
+    // counts from the due time; the service time of every document but the stalled one
+    // stays near 20 ms.
+    let (t, _d) = target_with(|cfg| {
+        capacity(1, 20)(cfg);
+        cfg.perf.stall_once = Duration::from_secs(1);
+        cfg.perf.stall_after = 20;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &["--docs", "150", "--threads", "1", "--rate", "35"],
+    )
+    .await;
+    let run = &r.runs[0];
+    let p = run
+        .paced
+        .as_ref()
+        .expect("a paced run records its schedule");
+    eprintln!(
+        "service p99 {:.1} ms max {:.1} ms; response p99 {:.1} ms max {:.1} ms; late {} backlog {} achieved {:.1}",
+        run.latency_ms.p99,
+        run.latency_ms.max,
+        p.response_ms.p99,
+        p.response_ms.max,
+        p.late,
+        p.backlog,
+        p.achieved_per_s
+    );
+    assert_eq!(r.docs_ok, 150);
+    assert!(
+        run.latency_ms.max >= 1000.0,
+        "the stall happened: {:?}",
+        run.latency_ms
+    );
+    assert!(
+        p.response_ms.p99 >= 1000.0,
+        "response p99 {} ms",
+        p.response_ms.p99
+    );
+    assert!(
+        run.latency_ms.p99 < 250.0,
+        "service p99 {} ms",
+        run.latency_ms.p99
+    );
+    // The documents due during the stall started late. (Whether the queue drained before
+    // the last due time depends on the client's own cost per document, which adds to the
+    // modelled 20 ms: a debug build on a loaded machine leaves a backlog of a few.)
+    assert!(p.late >= 20, "late {}", p.late);
+    assert!(!p.kept_up);
+    assert_eq!(p.due, 150);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_above_capacity_reports_the_backlog_and_the_achieved_rate() {
+    let _one = crate::common::TIMED.lock().await;
+    // 2 slots × 20 ms: 100 docs/s, asked for 200.
+    let (t, _d) = target_with(capacity(2, 20)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &["--docs", "300", "--threads", "8", "--rate", "200"],
+    )
+    .await;
+    let p = r.runs[0].paced.as_ref().unwrap();
+    eprintln!(
+        "asked 200, achieved {:.1} docs/s, backlog {}, late {}, response p99 {:.0} ms",
+        p.achieved_per_s, p.backlog, p.late, p.response_ms.p99
+    );
+    assert!(!p.kept_up);
+    assert!(
+        (p.achieved_per_s / 100.0 - 1.0).abs() <= 0.2,
+        "achieved {} docs/s against a capacity of 100",
+        p.achieved_per_s
+    );
+    // When the last document was due (1.5 s), about 150 had been started: the rest waited.
+    assert!(p.backlog >= 100 && p.backlog < 300, "backlog {}", p.backlog);
+    assert!(p.late >= 150, "late {}", p.late);
+    assert!(p.response_ms.p99 > 1000.0, "{:?}", p.response_ms);
+    let text = ingestbench::report::summary_text(&r);
+    assert!(text.contains("DID NOT KEEP UP"), "{text}");
+    // The same documents, manifest and read-back as a closed-loop run.
+    let run_dir = dir.path().join("results").join(format!("run-{}", r.id));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
+    assert_eq!(v["checked"], 300);
+    // result.json keeps the schedule, valid against the schema.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
+    let schema = crate::common::result_schema();
+    crate::common::assert_valid(&schema, &schema, &json);
+    assert_eq!(json["plan"]["measure"]["rate_per_s"], 200.0);
+    assert_eq!(json["runs"][0]["paced"]["due"], 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_under_capacity_keeps_up_in_a_steady_state_window() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(2, 20)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &["--duration", "2s", "--threads", "4", "--rate", "50"],
+    )
+    .await;
+    let p = r.runs[0].paced.as_ref().unwrap();
+    eprintln!(
+        "asked 50, achieved {:.1} docs/s, late {}, backlog {}, response p99 {:.1} ms",
+        p.achieved_per_s, p.late, p.backlog, p.response_ms.p99
+    );
+    assert_eq!(p.due, 100, "due every 20 ms inside 2 s");
+    assert!(p.kept_up, "{p:?}");
+    assert_eq!(p.backlog, 0);
+    assert!(
+        (p.achieved_per_s / 50.0 - 1.0).abs() <= 0.1,
+        "achieved {}",
+        p.achieved_per_s
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_read_what_the_paced_import_stores_while_it_runs() {
+    let _one = crate::common::TIMED.lock().await;
+    // 4 slots × 10 ms (400 requests/s), shared by uploads and reads.
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--docs",
+            "150",
+            "--threads",
+            "4",
+            "--rate",
+            "50",
+            "--readers",
+            "3",
+            "--think-time",
+            "20ms",
+        ],
+    )
+    .await;
+    let run = &r.runs[0];
+    let rd = run.readers.as_ref().expect("readers recorded");
+    for l in rd.lines() {
+        eprintln!("{l}");
+    }
+    assert_eq!(rd.readers, 3);
+    assert!(
+        rd.window_s >= 2.5,
+        "the readers read while the import ran: {rd:?}"
+    );
+    let ops: Vec<_> = rd.ops.iter().map(|o| o.op).collect();
+    use ingestbench::protocol::reads::ReadOp;
+    assert_eq!(ops, ReadOp::ALL.to_vec());
+    for o in &rd.ops {
+        assert!(o.ok >= 5, "{:?}: {} ok", o.op, o.ok);
+        assert_eq!(o.failed, 0, "{:?}: {:?}", o.op, o.errors);
+        assert!(
+            o.latency_ms.p50 >= 10.0,
+            "{:?} takes a slot: {:?}",
+            o.op,
+            o.latency_ms
+        );
+    }
+    // Downloads read whole documents (10 KiB each).
+    let dl = rd.ops.iter().find(|o| o.op == ReadOp::Download).unwrap();
+    assert!(
+        dl.bytes >= dl.ok * 10_000,
+        "{} bytes for {}",
+        dl.bytes,
+        dl.ok
+    );
+    assert!(run.paced.as_ref().unwrap().kept_up);
+    let text = ingestbench::report::summary_text(&r);
+    assert!(text.contains("readers beside the import"), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            dir.path()
+                .join("results")
+                .join(format!("run-{}", r.id))
+                .join("result.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let schema = crate::common::result_schema();
+    crate::common::assert_valid(&schema, &schema, &json);
+}
