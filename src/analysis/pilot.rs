@@ -321,7 +321,6 @@ impl ImportWork {
 struct Terms {
     /// What a folder counts as in requests ([`weights`]).
     per_folder: f64,
-    folders: bool,
     growth: bool,
     bytes: bool,
 }
@@ -330,9 +329,6 @@ struct Terms {
 /// bytes per document.
 fn columns(x: &Window, t: Terms, fill_mean: f64, beta: f64) -> Vec<f64> {
     let mut v = vec![x.d + t.per_folder * x.f];
-    if t.folders {
-        v.push(x.f);
-    }
     if t.growth {
         v.push(x.d * (x.fill - fill_mean));
     }
@@ -402,10 +398,8 @@ pub fn predict(
     // /usr/share/doc trials and swung from -4 to +5 ms between trials of one server, since the
     // pilot makes its folders early, while it still warms up; counted as requests, the
     // pilot's rate carried to the import within 2-8 % on the same trials (docs/estimate.md).
-    let any_f = false;
     let full_t = Terms {
         per_folder: pf,
-        folders: false,
         growth: true,
         bytes: true,
     };
@@ -418,8 +412,7 @@ pub fn predict(
     // tests use the standard errors inflated for it, as the interval does.
     let infl_full = inflation(&rf);
     let tstat = |i: usize| bf[i] / (cf[i][i] * infl_full).max(1e-300).sqrt();
-    let gi = 1 + usize::from(any_f);
-    let keep_f = false;
+    let gi = 1;
     // Growth (or a fall) is carried over the import's lever, often several times the span
     // the pilot saw, so a growth kept by mistake costs far more than one left out (which the
     // estimate flags when it could matter): the 95 % test, not Akaike's |t| > √2 (with it, 2
@@ -434,7 +427,6 @@ pub fn predict(
     let warming = keep_g && bf[gi] < 0.0;
     let terms = Terms {
         per_folder: pf,
-        folders: keep_f,
         growth: keep_g && !warming,
         bytes: keep_c,
     };
@@ -444,10 +436,9 @@ pub fn predict(
     } else {
         wins.clone()
     };
-    let fold = |x: &Window| *x;
     let xs: Vec<Vec<f64>> = fit_wins
         .iter()
-        .map(|x| columns(&fold(x), terms, fill_mean, beta))
+        .map(|x| columns(x, terms, fill_mean, beta))
         .collect();
     let ys: Vec<f64> = fit_wins.iter().map(|x| x.dt).collect();
     let (b, cov, resid) = ols(&xs, &ys)?;
@@ -464,14 +455,14 @@ pub fn predict(
         b: work.bytes,
         fill: start + work.objects / 2.0,
     };
-    let x = columns(&fold(&import), terms, fill_mean, beta);
+    let x = columns(&import, terms, fill_mean, beta);
     let dot = |v: &[f64]| v.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>();
     let fitted = dot(&x);
     // The start's and the tail's excess over the fit, once.
     let runs_n = runs_read.max(1) as f64;
     let overhead = (edges
         .iter()
-        .map(|e| e.dt - dot(&columns(&fold(e), terms, fill_mean, beta)))
+        .map(|e| e.dt - dot(&columns(e, terms, fill_mean, beta)))
         .sum::<f64>()
         / runs_n)
         .max(0.0);
@@ -485,7 +476,7 @@ pub fn predict(
     let half = t975(df) * (var_fit + var_run + var_model).sqrt();
     let rel = half / t;
     let a = b[0];
-    let idx_g = 1 + usize::from(keep_f);
+    let idx_g = 1;
     let (g, se_g) = if terms.growth {
         (b[idx_g], cov[idx_g][idx_g].sqrt())
     } else {
@@ -505,20 +496,10 @@ pub fn predict(
         wins.len(),
         win_d,
         secs,
-        if keep_f {
-            format!(
-                "costs {:.3} ms, a request and {:+.3} ms (t = {:.1})",
-                (a + b[1]) * 1000.0,
-                b[1] * 1000.0,
-                b[1] / cov[1][1].sqrt()
-            )
-        } else if any_f {
-            format!(
-                "costs what a document's request costs (a difference not told apart: t = {:.1})",
-                tstat(1)
-            )
+        if pf > 0.0 {
+            "counts as a request, as a document does"
         } else {
-            "counts as a request where its API makes one".into()
+            "costs nothing of its own (its API makes it in the upload that first needs it)"
         },
         per1000(bf[gi]) * 100.0,
         per1000((cf[gi][gi] * infl_full).sqrt()) * 100.0,
@@ -567,7 +548,7 @@ pub fn predict(
             windows: fit_wins.len(),
             df,
             per_version: pv,
-            per_folder: if keep_f { pf + b[1] / a.max(1e-12) } else { pf },
+            per_folder: pf,
             s_per_request: a,
             se_s_per_request: cov[0][0].sqrt(),
             s_per_mib: if keep_c { b[ci] * 1048576.0 } else { 0.0 },
