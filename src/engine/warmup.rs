@@ -1,10 +1,19 @@
 //! `--warmup auto`: warm up until the server is warm. The run's workers upload warm-up
 //! documents (each its own stream, as a timed warm-up) while a judge measures the warm-up's
-//! throughput in short windows; when the last [`AUTO`]`.windows` windows agree (each within
-//! ±`tolerance` of their mean, and the last within ±`tolerance`/2 of the first, so a slow
-//! climb is not taken for a plateau), the server is taken as steady and the warm-up stops. A
-//! cold JVM, empty caches or a connection pool still growing show as windows that climb; a
-//! server that never settles is stopped at the cap and the run says so.
+//! throughput in short windows. The server is taken as steady, and the warm-up stops, when
+//! two things hold:
+//! - the last [`AUTO`]`.windows` windows agree (each within ±`tolerance` of their mean, and
+//!   the last within ±`tolerance`/2 of the first), so the rate is not jumping about; and
+//! - over a long horizon the rate no longer climbs: the last `H` seconds ran no more than
+//!   `tolerance`/2 faster than the `H` before them, with `H` a quarter of the time warmed so
+//!   far (at least `horizon`). A JVM just started compiles for a minute or more and gets
+//!   faster by a few per cent a second: short windows agree with each other all along that
+//!   climb (measured: Tomcat + OpenCMIS FileShare taken as steady after 3–7 s while it was
+//!   half as fast as a minute later), a comparison over a quarter of the elapsed time does
+//!   not, and it gets more sensitive to a slow climb the longer the climb has lasted.
+//!
+//! A cold JVM, empty caches or a connection pool still growing show as a climb; a server that
+//! never settles is stopped at the cap and the run says so.
 //!
 //! A window closes once it holds at least `max(2 × workers, 10)` uploads and lasts at least
 //! `min_window`, so it averages over every worker and over timer granularity; a slow server
@@ -25,6 +34,8 @@ pub struct Rule {
     pub tolerance: f64,
     /// The shortest window.
     pub min_window: Duration,
+    /// The shortest span of the long-horizon comparison: the warm-up lasts at least twice it.
+    pub horizon: Duration,
     /// The longest warm-up.
     pub cap: Duration,
 }
@@ -34,7 +45,8 @@ pub const AUTO: Rule = Rule {
     windows: 3,
     tolerance: 0.10,
     min_window: Duration::from_millis(250),
-    cap: Duration::from_secs(60),
+    horizon: Duration::from_secs(2),
+    cap: Duration::from_secs(180),
 };
 
 /// What a warm-up until steady came to.
@@ -64,6 +76,32 @@ impl Rule {
                 .all(|r| (r / mean - 1.0).abs() <= self.tolerance)
             && (last[k - 1] / last[0] - 1.0).abs() <= self.tolerance / 2.0
     }
+
+    /// Whether the rate still climbs over the long horizon, from the warm-up's cumulative
+    /// uploads `(seconds, done)` at each window's close (starting with `(0, 0)`): the last
+    /// `H` seconds against the `H` before them, `H` = max(horizon, elapsed / 4). Too short a
+    /// warm-up to compare counts as climbing.
+    pub fn climbing(&self, history: &[(f64, u64)]) -> bool {
+        let Some(&(now, _)) = history.last() else {
+            return true;
+        };
+        let h = self.horizon.as_secs_f64().max(now / 4.0);
+        if now < 2.0 * h || h <= 0.0 {
+            return true;
+        }
+        let at = |t: f64| -> f64 {
+            let i = history.partition_point(|&(s, _)| s < t);
+            match (i.checked_sub(1).map(|j| history[j]), history.get(i)) {
+                (Some((t0, d0)), Some(&(t1, d1))) if t1 > t0 => {
+                    d0 as f64 + (d1 as f64 - d0 as f64) * (t - t0) / (t1 - t0)
+                }
+                (_, Some(&(_, d))) | (Some((_, d)), None) => d as f64,
+                (None, None) => 0.0,
+            }
+        };
+        let (before, recent) = (at(now - h) - at(now - 2.0 * h), at(now) - at(now - h));
+        recent > before * (1.0 + self.tolerance / 2.0)
+    }
 }
 
 /// Shared between the judge and the workers: uploads done, and the signal to stop.
@@ -85,6 +123,7 @@ pub async fn judge(
     let tick = (rule.min_window / 10).max(Duration::from_millis(5));
     let min_docs = (2 * workers).max(10);
     let mut rates = Vec::new();
+    let mut history = vec![(0.0, 0)];
     let (mut w_start, mut w_done) = (start, 0);
     let settled = loop {
         tokio::time::sleep(tick).await;
@@ -97,7 +136,8 @@ pub async fn judge(
         if done - w_done >= min_docs && span >= rule.min_window {
             rates.push((done - w_done) as f64 / span.as_secs_f64());
             (w_start, w_done) = (now, done);
-            if rule.steady(&rates) {
+            history.push(((now - start).as_secs_f64(), done));
+            if rule.steady(&rates) && !rule.climbing(&history) {
                 break true;
             }
         }
@@ -127,6 +167,38 @@ mod tests {
         assert!(!r.steady(&[0.0, 0.0, 0.0]), "nothing done is not steady");
     }
 
+    /// `(t, done)` every `dt` seconds for a rate `rate(t)`, integrated.
+    fn history(rate: fn(f64) -> f64, until: f64, dt: f64) -> Vec<(f64, u64)> {
+        let (mut h, mut t, mut done) = (vec![(0.0, 0)], 0.0, 0.0);
+        while t < until - 1e-9 {
+            done += rate(t + dt / 2.0) * dt;
+            t += dt;
+            h.push((t, done as u64));
+        }
+        h
+    }
+
+    #[test]
+    fn a_slow_climb_that_short_windows_miss_is_still_climbing() {
+        let r = AUTO;
+        // A JVM compiling: +4 % a second. Three 0.25 s windows agree (1 % apart)...
+        let jvm = |t: f64| 200.0 * (1.0 + 0.04 * t);
+        let w: Vec<f64> = [10.0, 10.25, 10.5].iter().map(|&t| jvm(t)).collect();
+        assert!(r.steady(&w));
+        // ...but over a quarter of the time it climbs: still climbing at 10 s and at 40 s.
+        assert!(r.climbing(&history(jvm, 10.0, 0.25)));
+        assert!(r.climbing(&history(jvm, 40.0, 0.25)));
+        // Flat after a climb: steady once the climb is out of the last half of the horizon.
+        let settles = |t: f64| if t < 5.0 { 100.0 + 40.0 * t } else { 300.0 };
+        assert!(r.climbing(&history(settles, 6.0, 0.25)));
+        assert!(!r.climbing(&history(settles, 12.0, 0.25)));
+        // A flat server is steady after twice the horizon, not before; a falling one is not
+        // climbing.
+        assert!(r.climbing(&history(|_| 500.0, 3.0, 0.25)));
+        assert!(!r.climbing(&history(|_| 500.0, 4.0, 0.25)));
+        assert!(!r.climbing(&history(|t| 500.0 - 10.0 * t, 8.0, 0.25)));
+    }
+
     /// A feed of uploads whose count follows `total(t)` (so late ticks do not change the
     /// rates the judge sees), until the judge says stop.
     fn feed(g: &Arc<Gauge>, total: fn(f64) -> f64) -> tokio::task::JoinHandle<()> {
@@ -147,6 +219,7 @@ mod tests {
         // per cent, well inside the tolerance; the ramp moves it by 7 % or more per window.
         let rule = Rule {
             min_window: Duration::from_millis(100),
+            horizon: Duration::from_millis(400),
             cap: Duration::from_secs(20),
             ..AUTO
         };

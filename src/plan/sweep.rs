@@ -363,8 +363,9 @@ impl SweepPlanSpec {
                     crate::results::records::Warmup::Seconds(s) => s,
                     crate::results::records::Warmup::Auto
                     | crate::results::records::Warmup::Steady => {
-                        crate::engine::warmup::AUTO.min_window.as_secs_f64()
-                            * crate::engine::warmup::AUTO.windows as f64
+                        let a = crate::engine::warmup::AUTO;
+                        (a.min_window.as_secs_f64() * a.windows as f64)
+                            .max(2.0 * a.horizon.as_secs_f64())
                     }
                 };
                 measured + warm

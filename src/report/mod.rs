@@ -263,7 +263,7 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
         format!("{lo:.1}–{hi:.1} s")
     };
     let rule = format!(
-        "{} windows within ±{:.0} %",
+        "{} windows within ±{:.0} %, no climb over the last quarter",
         crate::engine::warmup::AUTO.windows,
         crate::engine::warmup::AUTO.tolerance * 100.0
     );
