@@ -24,6 +24,17 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         sweeps.push(crate::results::load_dir(d)?);
     }
     let e = estimate_from(&corpus, &sweeps, a.existing_docs);
+    if e.options.is_empty() {
+        bail!(
+            "{}: {}{}",
+            a.dirs[0].display(),
+            e.answer,
+            e.findings
+                .iter()
+                .map(|f| format!("\n  {f}"))
+                .collect::<String>()
+        );
+    }
     let json = serde_json::to_string_pretty(&e)?;
     let out = a
         .output

@@ -192,6 +192,27 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
         fit.evidence
     );
     assert!(half <= 0.5 * predicted, "±{half:.2} s on {predicted:.2} s");
+    // A pilot too short to read gives no estimate: an error naming it and what would do,
+    // exit 2, not a success with an empty table.
+    let (_, short) = ingestbench::run_command(&import("20", "0")).await.unwrap();
+    let short_dir = results.join(format!("run-{}", short.id));
+    let err = ingestbench::execute(
+        Cli::try_parse_from([
+            "ingestbench",
+            "estimate",
+            "--corpus",
+            root.to_str().unwrap(),
+            short_dir.to_str().unwrap(),
+        ])
+        .unwrap(),
+    )
+    .await
+    .expect_err("no estimate from 20 documents");
+    let text = format!("{err:#}");
+    assert!(
+        text.contains(short_dir.to_str().unwrap()) && text.contains("import at least"),
+        "{text}"
+    );
 }
 
 async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
