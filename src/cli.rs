@@ -314,7 +314,8 @@ pub struct CommonArgs {
 
     /// Warm-up before every measured run, through the same workers and access method:
     /// N documents, or a duration such as 30s, or auto (before the first run through each
-    /// access method: until the throughput is steady, 3 windows within 10 %, at most 60 s;
+    /// access method: until the throughput is steady, 3 windows within 10 % and no climb over the
+    /// last quarter of the warm-up, at most 180 s;
     /// before the others: 2 per worker and at least 10 % of --docs, or 10 % of --duration). Warm-up documents go to the run's warmup/ folder and the
     /// manifest (verify and cleanup cover them) but are never measured; 0 for none. Against a
     /// server just restarted, warm it the way its own benchmarks do (Liferay: 10 minutes).

@@ -529,8 +529,7 @@ pub fn predict(
             "not significant: the pilot's mix stands for the corpus's".into()
         }
     );
-    let needed =
-        (rel > TARGET).then(|| needed(rel, var_fit, var_run, var_model, t, keep_g, secs, docs));
+    let needed = (rel > TARGET).then(|| needed(rel, var_fit, var_run, var_model, t, secs, docs));
     // Growth the pilot cannot rule out (its 95 % bound) over the import's lever.
     let could = t975(df) * per1000((cf[gi][gi] * infl_full).sqrt()) * lever / 1000.0;
     let unresolved_growth = (!keep_g && could > 0.10).then(|| {
@@ -578,17 +577,14 @@ pub fn predict(
     ))
 }
 
-/// How much longer a pilot would bring the interval to ±20 %: the fit's variance falls as
-/// 1/n with a flat model and about as 1/n³ for the growth term (more windows over a wider
-/// span of fill); the import's own noise and the model error do not fall at all.
-#[allow(clippy::too_many_arguments)]
+/// How much longer a pilot would bring the interval to ±20 %: the flat fit's variance
+/// falls as 1/n; the import's own noise and the model error do not fall at all.
 fn needed(
     rel: f64,
     var_fit: f64,
     var_run: f64,
     var_model: f64,
     t: f64,
-    growth: bool,
     secs: f64,
     docs: u64,
 ) -> String {
@@ -600,9 +596,7 @@ fn needed(
             TARGET * 100.0
         );
     }
-    let ratio = var_fit / target_var;
-    let k = if growth { ratio.cbrt() } else { ratio };
-    let k = k.max(1.0);
+    let k = (var_fit / target_var).max(1.0);
     format!(
         "±{:.0} %: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring it to ±{:.0} %",
         rel * 100.0,

@@ -664,16 +664,22 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
                 .iter()
                 .map(|n| json!({"entry": node_json(n)}))
                 .collect();
-            json_resp(
-                200,
-                &json!({"list": {
-                    "pagination": {"count": entries.len(), "hasMoreItems": skip + (entries.len() as u64) < total, "totalItems": total, "skipCount": skip, "maxItems": max},
-                    "entries": entries,
-                }}),
-            )
+            list_page(entries, total, skip, max)
         }
         Err(e) => store_failure(e),
     }
+}
+
+/// A page of a public REST v1 list (`list.pagination`, `list.entries`), as the repository
+/// returns children, search results and versions.
+pub(super) fn list_page(entries: Vec<Value>, total: u64, skip: u64, max: u64) -> Resp {
+    json_resp(
+        200,
+        &json!({"list": {
+            "pagination": {"count": entries.len(), "hasMoreItems": skip + (entries.len() as u64) < total, "totalItems": total, "skipCount": skip, "maxItems": max},
+            "entries": entries,
+        }}),
+    )
 }
 
 async fn delete(state: &State, user: &str, id: &str) -> Resp {

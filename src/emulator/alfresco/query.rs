@@ -12,7 +12,7 @@ use http_body_util::Full;
 use hyper::Response;
 use serde_json::{Value, json};
 
-use super::{bad, blocking, json_resp, lookup, node_json, store_failure};
+use super::{bad, blocking, list_page, lookup, node_json, store_failure};
 use crate::emulator::State;
 
 type Resp = Response<Full<Bytes>>;
@@ -86,13 +86,7 @@ pub(super) async fn find_nodes(state: &State, user: &str, query: &[(String, Stri
                 .iter()
                 .map(|n| json!({"entry": node_json(n)}))
                 .collect();
-            json_resp(
-                200,
-                &json!({"list": {
-                    "pagination": {"count": entries.len(), "hasMoreItems": skip + (entries.len() as u64) < total, "totalItems": total, "skipCount": skip, "maxItems": max},
-                    "entries": entries,
-                }}),
-            )
+            list_page(entries, total, skip, max)
         }
         Err(e) => store_failure(e),
     }

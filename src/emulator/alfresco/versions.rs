@@ -234,13 +234,7 @@ pub async fn list(state: &State, user: &str, id: &str, query: &[(String, String)
         .take(max as usize)
         .map(|v| json!({"entry": version_json(&n, v, with_props)}))
         .collect();
-    json_resp(
-        200,
-        &json!({"list": {
-            "pagination": {"count": entries.len(), "hasMoreItems": skip + (entries.len() as u64) < total, "totalItems": total, "skipCount": skip, "maxItems": max},
-            "entries": entries,
-        }}),
-    )
+    super::list_page(entries, total, skip, max)
 }
 
 /// `GET nodes/{id}/versions/{versionId}`.
