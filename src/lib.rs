@@ -35,17 +35,17 @@ pub use cmd::sweep::sweep_command;
 
 /// A reqwest client builder with the project's one TLS implementation installed first.
 /// Every reqwest client is made from this: reqwest is built without a crypto provider of its
-/// own, so the process has one (aws-lc-rs, as the upload fast path and the embedded target)
-/// rather than two (ring came with reqwest's default TLS feature).
+/// own, so the process has one, `transport::tls_provider()`, as the upload fast path and the
+/// embedded target have.
 pub fn reqwest_builder() -> reqwest::ClientBuilder {
     install_tls_provider();
     reqwest::Client::builder()
 }
 
-/// Makes aws-lc-rs the process's rustls crypto provider (idempotent; a provider installed
-/// earlier by an embedding program is kept).
+/// Makes `transport::tls_provider()` the process's rustls crypto provider (idempotent; a
+/// provider installed earlier by an embedding program is kept).
 fn install_tls_provider() {
-    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let _ = transport::tls_provider().install_default();
 }
 
 /// How a command ended, short of a setup error.
