@@ -20,9 +20,13 @@ pub use counter::ConnectionCounter;
 /// cold quick start's build saved. The `aws-lc` feature (the peak build, the container image)
 /// selects aws-lc-rs instead, whose AES-GCM takes 10-15 % less client CPU per HTTPS upload on
 /// this CPU (docs/performance.md).
+#[cfg(not(feature = "aws-lc"))]
 pub fn tls_provider() -> rustls::crypto::CryptoProvider {
-    #[cfg(feature = "aws-lc")]
-    return rustls::crypto::aws_lc_rs::default_provider();
-    #[cfg(not(feature = "aws-lc"))]
     rustls::crypto::ring::default_provider()
+}
+
+/// The one rustls crypto provider of the process: aws-lc-rs (the `aws-lc` feature).
+#[cfg(feature = "aws-lc")]
+pub fn tls_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::aws_lc_rs::default_provider()
 }
