@@ -301,7 +301,21 @@ async fn contention_is_serializing_and_a_slow_server_with_slots_is_latency_bound
     eprintln!("contention:\n{}\nload {}", show(&s), load());
     let v = f.verdict.as_ref().unwrap();
     assert_eq!(v.kind, "serializing", "{}", v.text);
+    // Its what-ifs claim no bound rise: more cores buy nothing, a second node only if the
+    // serialization is per node.
+    assert!(!v.what_if.is_empty());
+    for w in &v.what_if {
+        assert!(
+            !w.conclusive && w.bound_to_docs_per_sec == w.bound_from_docs_per_sec,
+            "{w:?}"
+        );
+    }
     let answers = ingestbench::report::answers::answers(&s);
+    assert!(
+        answers.iter().any(|a| a.answer.contains("no gain expected")
+            && a.answer.contains("only if the serialization is per node")),
+        "{answers:?}"
+    );
     assert!(
         answers
             .iter()
