@@ -406,3 +406,75 @@ async fn a_host_full_of_another_tenants_work_is_a_caution() {
         v.text
     );
 }
+
+/// The first `name` under `dir`, however deep (a sweep writes its reports in a folder of its
+/// own under the results directory).
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// A sweep's report.html draws each resource's utilization against threads (an SVG per
+/// size, a line per resource, the 100 % capacity line) and the bound c/D_max with its band
+/// over the docs/sec chart; report.md has the bottleneck of each cell as a table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_draws_each_resources_utilization_and_the_bound() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, dir) = target_with(|c| {
+        c.perf = PerfModel {
+            service_time: Duration::from_millis(2),
+            ..PerfModel::default()
+        };
+        c.share_prefixes = true;
+    })
+    .await;
+    let s = sweep(dir.path(), &t.http_url().unwrap(), "1,2,4", "40").await;
+    assert!(s.cells.iter().all(|c| c.verdict.is_some()), "{}", show(&s));
+    let html = std::fs::read_to_string(find_file(dir.path(), "report.html").expect("report.html"))
+        .unwrap();
+    let util = html
+        .split(r#"<svg class="chart util" id="util-small""#)
+        .nth(1)
+        .and_then(|g| g.split("</svg>").next())
+        .expect("no utilization chart");
+    assert!(util.contains(r#"<line class="capacity""#), "{util}");
+    for name in ["this host's CPU", "ingestbench (client)"] {
+        assert!(
+            util.contains(&format!(r#"<polyline class="util" data-resource="{name}""#)),
+            "{name} missing: {util}"
+        );
+    }
+    // Three thread counts: three points on each resource's line.
+    let line = util
+        .split(r#"<polyline class="util""#)
+        .nth(1)
+        .and_then(|l| l.split("points=\"").nth(1))
+        .and_then(|l| l.split('"').next())
+        .unwrap();
+    assert_eq!(line.split(' ').count(), 3, "{line}");
+    let docs = html
+        .split(r#"<svg class="chart" data-size="small""#)
+        .nth(1)
+        .and_then(|g| g.split("</svg>").next())
+        .expect("no docs/sec chart");
+    assert!(
+        docs.contains(r#"<polyline class="bound" data-method="direct""#)
+            && docs.contains(r#"<polygon class="bound-band" data-method="direct""#)
+            && docs.contains("bound c/D_max"),
+        "{docs}"
+    );
+    let md = std::fs::read_to_string(find_file(dir.path(), "report.md").unwrap()).unwrap();
+    assert!(
+        md.contains("## Resource utilization: the bottleneck of each cell"),
+        "{md}"
+    );
+}
