@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod growth;
 pub mod limits;
 pub mod pilot;
+pub mod relieved;
 pub mod scaling;
 pub mod stats;
 pub mod verdict;
