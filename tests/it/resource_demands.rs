@@ -144,12 +144,12 @@ async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
         );
         errs.push((threads, err));
     }
-    // The issue asks for ±10 %. Measured on a quiet machine (2026-11-25): one thread +14 and
-    // +17 % (about +0.9 ms over a 4 ms cost, not explained yet), 4 and 8 threads +0.3 to
-    // +8.1 %; with 300 documents a run's CPU is ~100 ticks of 10 ms. Held to ±25 % at one
-    // thread and ±15 % at 4 and 8 until the offset is understood.
+    // The issue asks for ±10 %. Measured on a quiet machine (2026-11-26), since the target
+    // burns the cost inline (not through block_in_place, whose per-request hand-off added
+    // ~1 ms at one thread): 9 of 9 within -8.8..+8.6 % over 1, 4 and 8 threads, with 300
+    // documents a run's CPU being ~150 ticks of 10 ms. Held to ±12 % for that granularity.
     for (threads, err) in errs {
-        let limit = if threads == 1 { 25.0 } else { 15.0 };
+        let limit = 12.0;
         assert!(err.abs() <= limit, "threads {threads}: {err:+.1} %");
     }
 }
