@@ -19,9 +19,9 @@ use crate::engine::{
 use crate::fixtures::Fixtures;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::report::lines;
-use crate::report::sweep::{SweepSummary, summarize};
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::records::{CellKey, CellRun, SweepPlan};
+use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
 
@@ -349,7 +349,7 @@ fn report(
 ) -> Result<(Outcome, SweepSummary)> {
     let dir = &p.dir;
     let summary = results::load_summary(dir)?;
-    let written = results::write_reports(dir, &summary)?;
+    let written = crate::report::write_reports(dir, &summary)?;
     if let Err(e) = manifest.flush() {
         bail!(
             "{e:#}\n  finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}",

@@ -56,13 +56,12 @@ pub fn acceptor(src: &TlsSource) -> Result<(TlsAcceptor, Option<String>)> {
     let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_bytes())
         .context("--key: not a PEM private key")?
         .context("--key: no private key in the file")?;
-    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-        crate::transport::tls_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .context("the certificate and key do not match")?;
+    let mut cfg =
+        rustls::ServerConfig::builder_with_provider(Arc::new(crate::transport::tls_provider()))
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .context("the certificate and key do not match")?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((TlsAcceptor::from(Arc::new(cfg)), ca))
 }

@@ -1,8 +1,8 @@
 //! The records ingestbench writes to disk and reads back. One model for `run` and `sweep`:
 //! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
 //! `runs/<cell>_r<n>.json` ([`CellRun`]); the summary every report renders is built from them
-//! (`report::sweep::summarize`). [`RunResult`] is the format of a run's `result.json`, one
-//! exporter of that summary (`report::result`), and what older run directories hold (read
+//! (`results::summary::summarize`). [`RunResult`] is the format of a run's `result.json`, one
+//! exporter of that summary (`results::result`), and what older run directories hold (read
 //! back through the same exporter's inverse). Versioned (`SCHEMA_VERSION`), typed (the enums
 //! serialize as the same lowercase strings older results hold), with units in field names.
 

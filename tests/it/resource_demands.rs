@@ -213,7 +213,7 @@ async fn sweep(
     url: &str,
     threads: &str,
     docs: &str,
-) -> ingestbench::report::sweep::SweepSummary {
+) -> ingestbench::results::summary::SweepSummary {
     let pw = password_file(dir, "admin");
     let methods = methods_dir(dir, url);
     let results = dir.join(format!("results-{}", uuid_like()));
@@ -258,15 +258,15 @@ fn uuid_like() -> u128 {
 }
 
 fn fastest(
-    s: &ingestbench::report::sweep::SweepSummary,
-) -> &ingestbench::report::sweep::CellSummary {
+    s: &ingestbench::results::summary::SweepSummary,
+) -> &ingestbench::results::summary::CellSummary {
     s.cells
         .iter()
         .max_by(|a, b| a.docs_per_sec.total_cmp(&b.docs_per_sec))
         .unwrap()
 }
 
-fn show(s: &ingestbench::report::sweep::SweepSummary) -> String {
+fn show(s: &ingestbench::results::summary::SweepSummary) -> String {
     s.cells
         .iter()
         .map(|c| {

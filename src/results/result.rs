@@ -4,7 +4,7 @@
 //! (their `result.json` in, the plan and runs out), so old results load through the one
 //! model. Pure: values in, values out.
 
-use super::sweep::{CellSummary, merged_histogram, summarize};
+use super::summary::{CellSummary, merged_histogram, summarize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{encode_hist, round3};
 use crate::results::records::{
