@@ -46,8 +46,8 @@ pub fn fixed_summary() -> SweepSummary {
             warmup: crate::results::records::Warmup::Auto,
             ..Default::default()
         },
-        protocol: crate::api::ProtocolKind::Alfresco,
-        auth: crate::api::AuthMode::Ticket,
+        protocol: crate::protocol::ProtocolKind::Alfresco,
+        auth: crate::protocol::AuthMode::Ticket,
         user: "admin".into(),
         parent: "-my-".into(),
         profile: "built-in:acme".into(),

@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs};
+use crate::protocol::{AuthMode, ProtocolKind};
 use crate::transport::{ConnectionPolicy, HttpVersion};
 
 pub const SCHEMA_VERSION: u32 = 1;
