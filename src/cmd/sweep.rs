@@ -288,7 +288,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let secret = if p.spec.methods.iter().all(AccessMethod::is_embedded) {
         super::embedded_password(&p.spec.common)?
     } else {
-        password(&p.spec.common)?
+        password(&p.spec.common.user, p.spec.common.password_file.as_deref())?
     };
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
