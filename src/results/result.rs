@@ -1,5 +1,5 @@
 //! A run's `result.json`: one exporter of the summary of a results directory of one cell
-//! (its plan and runs in, [`RunResult`] out, the numbers from `sweep::summarize` like every
+//! (its plan and runs in, [`RunResult`] out, the numbers from `summary::summarize` like every
 //! other report), and its inverse for run directories written before `plan.json` and `runs/`
 //! (their `result.json` in, the plan and runs out), so old results load through the one
 //! model. Pure: values in, values out.
