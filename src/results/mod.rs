@@ -14,6 +14,7 @@ pub mod readers;
 pub mod records;
 pub mod result;
 pub mod summary;
+pub mod verified;
 
 use std::path::{Path, PathBuf};
 

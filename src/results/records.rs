@@ -221,7 +221,7 @@ pub struct RunResult {
     pub drift: Option<crate::analysis::scaling::Drift>,
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub verify: Option<crate::verify::VerifyReport>,
+    pub verify: Option<crate::results::verified::VerifyReport>,
     /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
     /// interval of their mean in % of it (2 runs or more).
     #[serde(default)]

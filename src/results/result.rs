@@ -19,7 +19,7 @@ pub struct Extras {
     /// Documents the embedded target held in the run's folder afterwards (embedded only).
     pub stored_docs: Option<u64>,
     /// With `--verify`: what reading every document back found.
-    pub verify: Option<crate::verify::VerifyReport>,
+    pub verify: Option<crate::results::verified::VerifyReport>,
     /// Written before the first upload, or after a hard stop: the runs are not all there.
     pub in_progress: bool,
 }
