@@ -5,7 +5,7 @@ top-level modules, `results`, `report`, ...; 2: their submodules too), and print
 strongly connected component of more than one module. Exits 1 when there is one.
 
     scripts/modgraph.py            # top-level modules
-    scripts/modgraph.py --depth 2  # and submodules (report::sweep, engine::cell, ...)
+    scripts/modgraph.py --depth 2  # and submodules (results::summary, engine::cell, ...)
     scripts/modgraph.py --edges    # the edges as well
 """
 

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::SizeClass;
+use crate::protocol::{AuthMode, ProtocolKind};
 use crate::transport::ConnectionPolicy;
 
 pub const EXIT_CODES: &str = "\

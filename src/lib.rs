@@ -8,7 +8,6 @@
 //! `threshold` checks `--fail-if` against them; `emulator` is the embedded reference target.
 
 pub mod analysis;
-pub mod api;
 pub mod cli;
 pub mod cmd;
 pub mod compare;

@@ -53,7 +53,7 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         // The estimate joins the first sweep's reports (report.md / report.html).
         let mut summary = crate::results::load_summary(&a.dirs[0])?;
         summary.estimate = Some(e);
-        for p in crate::results::write_reports(&a.dirs[0], &summary)? {
+        for p in crate::report::write_reports(&a.dirs[0], &summary)? {
             eprintln!("  wrote {}", p.display());
         }
     }

@@ -32,10 +32,10 @@ pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
         crate::results::write_cell_run(&a.output, r)?;
     }
     let summary = crate::results::summary_of(&a.output, &plan, &runs)?;
-    let mut written = crate::results::write_reports(&a.output, &summary)?;
+    let mut written = crate::report::write_reports(&a.output, &summary)?;
     written.extend(crate::results::rewrite_result(&a.output, &plan, &runs)?);
     if plan.kind == PlanKind::Run {
-        let result = crate::report::result::run_result(&plan, &runs, Default::default());
+        let result = crate::results::result::run_result(&plan, &runs, Default::default());
         print!("{}", report::summary_text(&result));
     } else {
         for line in crate::report::answers::terminal(&summary) {

@@ -30,8 +30,8 @@ use crate::plan::CommonPlan;
 use crate::protocol::Secret;
 
 /// The password: --password-file, INGESTBENCH_PASSWORD, or a hidden prompt on a terminal.
-pub fn password(plan: &CommonPlan) -> Result<Secret> {
-    if let Some(f) = &plan.password_file {
+pub fn password(user: &str, password_file: Option<&Path>) -> Result<Secret> {
+    if let Some(f) = password_file {
         let text = std::fs::read_to_string(f)
             .with_context(|| format!("--password-file {}: cannot read", f.display()))?;
         let first = text.lines().next().unwrap_or("").to_string();
@@ -44,13 +44,12 @@ pub fn password(plan: &CommonPlan) -> Result<Secret> {
         return Ok(Secret::new(p));
     }
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        let p = rpassword::prompt_password(format!("Password for {}: ", plan.user))
+        let p = rpassword::prompt_password(format!("Password for {user}: "))
             .context("reading the password from the terminal")?;
         return Ok(Secret::new(p));
     }
     bail!(
-        "no password for --user {}: set INGESTBENCH_PASSWORD or use --password-file (no terminal to prompt on)",
-        plan.user
+        "no password for --user {user}: set INGESTBENCH_PASSWORD or use --password-file (no terminal to prompt on)"
     )
 }
 
@@ -63,7 +62,7 @@ fn password_given(plan: &CommonPlan) -> bool {
 /// is ours and starts with whatever we tell it).
 pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
     if password_given(plan) {
-        password(plan)
+        password(&plan.user, plan.password_file.as_deref())
     } else {
         Ok(Secret::new("admin"))
     }

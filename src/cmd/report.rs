@@ -16,7 +16,7 @@ pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
     }
     let (plan, runs) = crate::results::load_dir(&a.dir)?;
     let summary = crate::results::summary_of(&a.dir, &plan, &runs)?;
-    let mut written = crate::results::write_reports(&a.dir, &summary)?;
+    let mut written = crate::report::write_reports(&a.dir, &summary)?;
     written.extend(crate::results::rewrite_result(&a.dir, &plan, &runs)?);
     for f in written {
         println!("{}", f.display());

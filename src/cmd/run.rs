@@ -127,7 +127,7 @@ impl RunObserver for Runs<'_> {
 /// The password for `run`: the embedded target's (given or `admin`), or the given one.
 fn secret_for(plan: &RunPlan) -> Result<crate::protocol::Secret> {
     match &plan.url {
-        Some(_) => password(&plan.common),
+        Some(_) => password(&plan.common.user, plan.common.password_file.as_deref()),
         None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => bail!(
             "--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository"
         ),
@@ -347,13 +347,13 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     };
     let manifest = Manifest::create(&listed)?;
     // What --resume, verify and cleanup need, before the first upload.
-    let pending = crate::report::result::Extras {
+    let pending = crate::results::result::Extras {
         in_progress: true,
         ..Default::default()
     };
     crate::results::write_result(
         &results,
-        &crate::report::result::run_result(&record, &done, pending),
+        &crate::results::result::run_result(&record, &done, pending),
     )?;
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous = crate::engine::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
@@ -374,7 +374,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     .await?;
     let (_, mut runs) = crate::results::load_dir(&results)?;
     let summary = crate::results::summary_of(&results, &record, &runs)?;
-    crate::results::write_reports(&results, &summary)?;
+    crate::report::write_reports(&results, &summary)?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
         && !interrupted
@@ -398,12 +398,12 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
         None => None,
     };
     runs.extend(partial);
-    let extras = crate::report::result::Extras {
+    let extras = crate::results::result::Extras {
         stored_docs,
         verify: verified,
         in_progress: false,
     };
-    let result = crate::report::result::run_result(&record, &runs, extras);
+    let result = crate::results::result::run_result(&record, &runs, extras);
     let crossed = crate::threshold::check_results(&plan.common.thresholds, &record, &runs);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);

@@ -19,9 +19,9 @@ use crate::engine::{
 use crate::fixtures::Fixtures;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::report::lines;
-use crate::report::sweep::{SweepSummary, summarize};
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::records::{CellKey, CellRun, SweepPlan};
+use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
 
@@ -288,7 +288,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let secret = if p.spec.methods.iter().all(AccessMethod::is_embedded) {
         super::embedded_password(&p.spec.common)?
     } else {
-        password(&p.spec.common)?
+        password(&p.spec.common.user, p.spec.common.password_file.as_deref())?
     };
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
@@ -349,7 +349,7 @@ fn report(
 ) -> Result<(Outcome, SweepSummary)> {
     let dir = &p.dir;
     let summary = results::load_summary(dir)?;
-    let written = results::write_reports(dir, &summary)?;
+    let written = crate::report::write_reports(dir, &summary)?;
     if let Err(e) = manifest.flush() {
         bail!(
             "{e:#}\n  finished runs are saved in {0}; finish with: ingestbench sweep --resume {0}",

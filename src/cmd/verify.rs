@@ -10,7 +10,6 @@ use anyhow::{Context, Result, bail};
 use super::password;
 use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
-use crate::plan::CommonPlan;
 use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
 use crate::results::manifest::Manifest;
 use crate::results::records::PlanKind;
@@ -95,30 +94,8 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
             .strip_prefix("built-in:")
             .unwrap_or(&rec.profile),
     )?);
-    let common = CommonPlan {
-        protocol: rec.protocol,
-        user: a.user.map_or(rec.user.clone(), str::to_string),
-        password_file: a.password_file.map(Path::to_path_buf),
-        auth: rec.auth,
-        parent: rec.parent.clone(),
-        sizes: Default::default(),
-        seed: rec.seed,
-        profile: profile.clone(),
-        docs_per_folder: 500,
-        versioning: true,
-        timeout: Duration::from_secs(60),
-        retries: 0,
-        quiet: a.quiet,
-        json_lines: false,
-        jtl: None,
-        metrics_listen: None,
-        metrics_hold: Duration::ZERO,
-        measure: Default::default(),
-        probes: Vec::new(),
-        shard: None,
-        thresholds: Vec::new(),
-    };
-    let secret = password(&common)?;
+    let user = a.user.map_or(rec.user.clone(), str::to_string);
+    let secret = password(&user, a.password_file)?;
     let (url, client) = match (a.url, &rec.method) {
         (Some(u), _) => {
             let u = plan::parse_url(u)?;
@@ -144,7 +121,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
         client,
         RepoOptions {
             url,
-            user: common.user.clone(),
+            user,
             password: secret,
             auth: rec.auth,
             parent: rec.parent.clone(),

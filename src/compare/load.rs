@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{Cell, Side, cells_of, named};
-use crate::report::sweep::SweepSummary;
 use crate::results::records::RunResult;
+use crate::results::summary::SweepSummary;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.
 pub fn load(role: &str, path: &Path) -> Result<Side> {
@@ -86,7 +86,7 @@ fn load_file(role: &str, p: &Path) -> Result<Vec<Cell>> {
                 p.display()
             );
         }
-        let (plan, runs) = crate::report::result::from_result(r);
+        let (plan, runs) = crate::results::result::from_result(r);
         return Ok(cells_of(&plan, &runs));
     }
     bail!(

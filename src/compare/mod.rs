@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::stats::{self, Verdict};
 use crate::fixtures::SizeClass;
 use crate::metrics::{LatencyMs, round3};
-use crate::report::sweep::CellSummary;
 use crate::results::records::{CellRun, PlanKind, SweepPlan};
+use crate::results::summary::CellSummary;
 use crate::transport::ConnectionPolicy;
 
 /// A `run` result's one cell is named `run`, so two runs of the same size and thread count
@@ -101,7 +101,7 @@ impl Cell {
 /// The cells of a results directory's plan and runs, as its summary states them, each with
 /// its run records; a run's one cell is named [`RUN_METHOD`].
 pub fn cells_of(plan: &SweepPlan, runs: &[CellRun]) -> Vec<Cell> {
-    let summary = crate::report::sweep::summarize(plan, runs);
+    let summary = crate::results::summary::summarize(plan, runs);
     // Both in plan order, one entry per cell that has runs.
     let by_cell = plan.runs_by_cell(runs);
     summary

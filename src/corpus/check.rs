@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Rule, Severity};
 use super::{CorpusDescription, Problem};
-use crate::api::ProtocolKind;
 use crate::emulator::model::Dictionary;
 use crate::fixtures::{Profile, PropType, ShadowMetadata};
+use crate::protocol::ProtocolKind;
 
 /// One rule's count in `corpus.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

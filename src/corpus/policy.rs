@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::rules;
-use crate::api::ProtocolKind;
 use crate::fixtures::SampledFile;
+use crate::protocol::ProtocolKind;
 
 /// What to do with a file the repository would refuse.
 #[derive(

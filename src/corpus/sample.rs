@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::{CorpusDescription, rules, scan, sniff};
-use crate::api::ProtocolKind;
 use crate::fixtures::shadow::{self, Role};
 use crate::fixtures::{Rng, SampledFile, SampledVersion, VersionRecord};
+use crate::protocol::ProtocolKind;
 
 /// The bucket index of a size: its bit length (as in the description's histogram).
 fn bucket(size: u64) -> usize {

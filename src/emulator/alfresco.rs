@@ -3,13 +3,13 @@
 //! version history in `alfresco/versions.rs`; tickets and who a request is in `alfresco/auth.rs`. Status codes,
 //! error bodies and the NodeEntry shape follow `tests/specs/alfresco/alfresco-core.yaml`.
 //!
-//! Over 600 lines with its unit tests (the code ends near line 690): the REST v1 surface the
-//! tool uses, one API read top to bottom.
+//! The routes and handlers of the REST v1 surface the tool uses read as one API top to bottom
+//! here; tickets (`auth`), the findNodes search (`query`) and versions are its children.
 
-/// Tickets and who a request is (split for size).
+/// Tickets and who a request is.
 mod auth;
 mod query;
-/// Content updates and version history (split for size).
+/// Content updates and version history.
 mod versions;
 
 use std::sync::Arc;

@@ -4,8 +4,6 @@
 //! uniqueness per folder (case-insensitive, as in Alfresco) is a database constraint. Version
 //! histories live in `versions` (this module's child).
 //! Blocking calls: run them off the async runtime.
-//!
-//! Over 600 lines with its unit tests (the code ends near line 590).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::api::{AuthMode, ProtocolKind};
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
+use crate::protocol::{AuthMode, ProtocolKind};
 use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
@@ -567,7 +567,7 @@ impl RunPlan {
 pub fn direct_method(
     url: String,
     ca_cert: Option<PathBuf>,
-    protocol: crate::api::ProtocolKind,
+    protocol: crate::protocol::ProtocolKind,
 ) -> AccessMethod {
     AccessMethod {
         name: "direct".into(),

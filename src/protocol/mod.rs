@@ -3,14 +3,16 @@
 //! with only what differs: the request head, the status that means created, where the new id
 //! is in the answer, the folder and version calls and the read-back URLs. Every URL, auth and
 //! body detail of a system stays in its module. This module holds the two traits, the
-//! [`Repo`] enum and its dispatch, and the types they exchange; the generic code lives in
-//! `upload`, `folders` and `readback`, and the pieces the APIs share in `auth`, `multipart`
-//! and `versions`. Protocols build requests; `transport` sends them.
+//! [`Repo`] enum and its dispatch, and the types they exchange; the names of the APIs and auth
+//! modes are in `kind`, the generic code in `upload`, `folders` and `readback`, and the pieces
+//! the APIs share in `auth`, `multipart` and `versions`. Protocols build requests;
+//! `transport` sends them.
 
 pub mod alfresco;
 pub mod auth;
 pub mod cmis;
 pub mod folders;
+pub mod kind;
 pub mod liferay;
 pub mod multipart;
 pub mod readback;
@@ -24,13 +26,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use reqwest::StatusCode;
 
-pub use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 use crate::transport::fast::Lane;
 use crate::transport::route::Route;
 pub use auth::{AuthCache, Secret, SharedAuth};
 pub use folders::Folders;
+pub use kind::{AuthMode, ProtocolKind};
 pub use readback::{Content, Version};
 
 /// Everything a client needs to talk to one repository; each protocol uses what applies.

@@ -7,9 +7,9 @@
 
 use std::fmt::Write;
 
-use super::sweep::{Relative, SweepSummary};
 use crate::analysis::limits::Verdict;
 use crate::fixtures::SizeClass;
+use crate::results::summary::{Relative, SweepSummary};
 use crate::transport::ConnectionPolicy;
 
 /// One answer: the question in a few words, and the answer.

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::sweep::SweepSummary;
 use super::{html, table};
+use crate::results::summary::SweepSummary;
 
 pub trait Exporter {
     /// File name inside the sweep's results directory.

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use super::sweep::{CellSummary, ScalingRow, SweepSummary};
 use super::table::{self, esc};
 use crate::analysis::scaling::Usl;
 use crate::fixtures::SizeClass;
+use crate::results::summary::{CellSummary, ScalingRow, SweepSummary};
 use crate::transport::ConnectionPolicy;
 
 const PALETTE: [&str; 8] = [

@@ -8,8 +8,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::sweep::CellSummary;
 use crate::results::records::{CellKey, RunRecord};
+use crate::results::summary::CellSummary;
 
 #[derive(Serialize)]
 struct RunLine<'a> {

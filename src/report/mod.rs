@@ -1,68 +1,34 @@
-//! Reports: a run's record from its measurement (`run_record`), the one summary of a results
-//! directory (`sweep::summarize`, every cell from its runs) and its exporters: `result`
-//! (a run's `result.json`, schema in `schema/run-result.schema.json`, and its human summary
-//! here), `export`, `table`, `html` (with `util_chart`), `findings`, `answers`, `lines`. Building is pure:
-//! records in, values out; writing files is the caller's job (`results`).
+//! The exporters of a results directory's summary (`results::summary`): `export` (one small
+//! trait and every format behind it), `table`, `html` (with `util_chart`), `findings`,
+//! `answers`, `lines`, and a run's human summary here. Rendering is pure: summaries in, text
+//! out; [`write_reports`] puts every export beside the results, atomically.
 
 pub mod answers;
 pub mod export;
 pub mod findings;
 mod html;
 pub mod lines;
-pub mod result;
-pub mod sweep;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
 mod util_chart;
 
-use crate::engine::RunMeasurement;
-use crate::metrics::round3;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
 pub use crate::results::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
+use crate::results::summary::SweepSummary;
 
-fn rate(n: f64, secs: f64) -> f64 {
-    if secs > 0.0 { n / secs } else { 0.0 }
-}
-
-/// The record of one run (durations to the µs).
-pub fn run_record(o: &RunMeasurement) -> RunRecord {
-    let d = o.duration.as_secs_f64();
-    RunRecord {
-        run: o.run,
-        duration_s: (d * 1e6).round() / 1e6,
-        docs_ok: o.recorder.docs_ok,
-        docs_failed: o.recorder.docs_failed,
-        docs_per_sec: round3(rate(o.recorder.docs_ok as f64, d)),
-        bytes_ok: o.recorder.bytes_ok,
-        mb_per_sec: round3(rate(o.recorder.bytes_ok as f64 / 1e6, d)),
-        latency_ms: o.recorder.latency(),
-        errors: o.recorder.errors(),
-        node_split: o.recorder.nodes.clone(),
-        folder: o.folder.clone(),
-        new_connections: o.new_connections,
-        upload_runtimes: o.upload_runtimes,
-        retries: o.recorder.retries,
-        recovered: o.recorder.recovered,
-        versions_ok: o.recorder.versions_ok,
-        folders_created: o.recorder.folders_created,
-        progress_s: o.progress_s.clone(),
-        warmup_docs: o.warmup_ok,
-        warmup_failed: o.warmup_failed,
-        warmup_s: o.warmup_s,
-        warmup_settled: o.warmup_settled,
-        window_s: o.window_s,
-        docs_after_window: o.docs_after_window,
-        servers: o.servers.clone(),
-        resources: o.resources.clone(),
-        started_unix_ms: o.started_unix_ms,
-        start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
-        start_skew_ms: o.start_skew_ms,
-        latency_histogram_us: String::new(),
-        aborted: o.fatal.clone(),
-        timeline: o.timeline.clone(),
-        paced: o.paced.clone(),
-        readers: o.readers.clone(),
+/// Writes every report of `summary` into `dir`; returns their paths.
+pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in export::all() {
+        let p = dir.join(e.file_name());
+        crate::results::write_atomic(&p, &e.render(summary))?;
+        out.push(p);
     }
+    Ok(out)
 }
 
 /// The human summary, hyperfine-style.

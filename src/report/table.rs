@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::sweep::SweepSummary;
+use crate::results::summary::SweepSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {

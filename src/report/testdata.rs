@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::sweep::{SweepSummary, summarize};
 use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::results::summary::{SweepSummary, summarize};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
 pub fn fixed_summary() -> SweepSummary {
@@ -46,8 +46,8 @@ pub fn fixed_summary() -> SweepSummary {
             warmup: crate::results::records::Warmup::Auto,
             ..Default::default()
         },
-        protocol: crate::api::ProtocolKind::Alfresco,
-        auth: crate::api::AuthMode::Ticket,
+        protocol: crate::protocol::ProtocolKind::Alfresco,
+        auth: crate::protocol::AuthMode::Ticket,
         user: "admin".into(),
         parent: "-my-".into(),
         profile: "built-in:acme".into(),
@@ -118,7 +118,7 @@ pub fn fixed_summary() -> SweepSummary {
                         size: crate::fixtures::SizeClass::Small,
                         threads: t,
                     },
-                    record: crate::report::run_record(&o),
+                    record: crate::results::run_record(&o),
                     latency_histogram_us: crate::metrics::encode_hist(&rec.latency_us),
                     client_cpu_s: 0.1,
                 });

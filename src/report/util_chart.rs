@@ -7,11 +7,11 @@
 
 use std::fmt::Write;
 
-use super::sweep::{CellSummary, SweepSummary};
 use super::table::{Align, Table, esc};
 use crate::analysis::demands::Demand;
 use crate::fixtures::SizeClass;
 use crate::metrics::resources::Kind;
+use crate::results::summary::{CellSummary, SweepSummary};
 
 const COLORS: [&str; 8] = [
     "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",

@@ -1,25 +1,30 @@
-//! The results directory on disk, one layout for `run` and `sweep`, and its one writer:
-//! `plan.json` and `methods.json` before the first upload, `runs/<cell>_r<R>.json` the moment
-//! each run ends (written atomically, so a crash never leaves half a file), the reports
-//! (`summary.json` and the exporters; a run's `result.json` too) last; and the one loader for
+//! ONE results model, a run a sweep of one cell: the records (`records`), the summary every
+//! report is rendered from (`summary`: each cell from its runs), a run's `result.json` both
+//! ways (`result`), and the results directory on disk with its one writer: `plan.json` and
+//! `methods.json` before the first upload, `runs/<cell>_r<R>.json` the moment each run ends
+//! (written atomically, so a crash never leaves half a file); and the one loader for
 //! `--resume`, `report`, `compare`, `verify`, `merge` and `cleanup`, which also reads run
-//! directories written before this layout (only `result.json` and the manifest).
+//! directories written before this layout (only `result.json` and the manifest). The
+//! exporters (`report`) render from here; nothing here imports them.
 
 pub mod manifest;
 pub mod merge;
 pub mod paced;
 pub mod readers;
 pub mod records;
+pub mod result;
+pub mod summary;
+pub mod verified;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
-use crate::report::export;
-use crate::report::sweep::SweepSummary;
+use crate::metrics::round3;
 use crate::results::records::SCHEMA_VERSION;
-use crate::results::records::{CellKey, CellRun, SweepPlan};
+use crate::results::records::{CellKey, CellRun, RunRecord, SweepPlan};
+use crate::results::summary::SweepSummary;
 use crate::transport::AccessMethod;
 
 /// Writes `text` to `path` durably and atomically: a temporary file, fsync, rename, then an
@@ -114,11 +119,56 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
         .with_context(|| format!("{}: not a list of access methods", p.display()))
 }
 
+fn rate(n: f64, secs: f64) -> f64 {
+    if secs > 0.0 { n / secs } else { 0.0 }
+}
+
+/// The record of one run (durations to the µs).
+pub fn run_record(o: &RunMeasurement) -> RunRecord {
+    let d = o.duration.as_secs_f64();
+    RunRecord {
+        run: o.run,
+        duration_s: (d * 1e6).round() / 1e6,
+        docs_ok: o.recorder.docs_ok,
+        docs_failed: o.recorder.docs_failed,
+        docs_per_sec: round3(rate(o.recorder.docs_ok as f64, d)),
+        bytes_ok: o.recorder.bytes_ok,
+        mb_per_sec: round3(rate(o.recorder.bytes_ok as f64 / 1e6, d)),
+        latency_ms: o.recorder.latency(),
+        errors: o.recorder.errors(),
+        node_split: o.recorder.nodes.clone(),
+        folder: o.folder.clone(),
+        new_connections: o.new_connections,
+        upload_runtimes: o.upload_runtimes,
+        retries: o.recorder.retries,
+        recovered: o.recorder.recovered,
+        versions_ok: o.recorder.versions_ok,
+        folders_created: o.recorder.folders_created,
+        progress_s: o.progress_s.clone(),
+        warmup_docs: o.warmup_ok,
+        warmup_failed: o.warmup_failed,
+        warmup_s: o.warmup_s,
+        warmup_settled: o.warmup_settled,
+        window_s: o.window_s,
+        docs_after_window: o.docs_after_window,
+        servers: o.servers.clone(),
+        resources: o.resources.clone(),
+        started_unix_ms: o.started_unix_ms,
+        start_lag_ms: o.go_unix_ms.map(|g| o.started_unix_ms - g),
+        start_skew_ms: o.start_skew_ms,
+        latency_histogram_us: String::new(),
+        aborted: o.fatal.clone(),
+        timeline: o.timeline.clone(),
+        paced: o.paced.clone(),
+        readers: o.readers.clone(),
+    }
+}
+
 /// The record of one finished run of `cell`, as `runs/<cell>_r<R>.json` holds it.
 pub fn cell_run(cell: &CellKey, m: &RunMeasurement, client_cpu_s: f64) -> CellRun {
     CellRun {
         cell: cell.clone(),
-        record: crate::report::run_record(m),
+        record: run_record(m),
         latency_histogram_us: crate::metrics::encode_hist(&m.recorder.latency_us),
         client_cpu_s: crate::metrics::round3(client_cpu_s),
     }
@@ -137,7 +187,7 @@ pub fn write_cell_run(dir: &Path, rec: &CellRun) -> Result<()> {
 /// its `result.json` as the same plan and runs).
 pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
     if let Some(r) = legacy_run(dir)? {
-        return Ok(crate::report::result::from_result(r));
+        return Ok(crate::results::result::from_result(r));
     }
     let plan_path = dir.join("plan.json");
     let plan: SweepPlan = serde_json::from_str(
@@ -179,7 +229,7 @@ pub fn load_summary(dir: &Path) -> Result<SweepSummary> {
 
 /// The summary of `plan` and `runs`, with the import estimate `dir` holds, if any.
 pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<SweepSummary> {
-    let mut s = crate::report::sweep::summarize(plan, runs);
+    let mut s = crate::results::summary::summarize(plan, runs);
     let p = dir.join("estimate.json");
     if p.is_file() {
         let text =
@@ -190,17 +240,6 @@ pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Swee
         );
     }
     Ok(s)
-}
-
-/// Writes every report; returns their paths.
-pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for e in export::all() {
-        let p = dir.join(e.file_name());
-        write_atomic(&p, &e.render(summary))?;
-        out.push(p);
-    }
-    Ok(out)
 }
 
 /// Writes a run's `result.json` (pretty JSON; returned too).
@@ -227,11 +266,11 @@ pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok()),
     };
-    let extras = crate::report::result::Extras {
+    let extras = crate::results::result::Extras {
         stored_docs: before.as_ref().and_then(|b| b.target.stored_docs),
         verify,
         in_progress: (runs.len() as u64) < plan.runs_planned(),
     };
-    write_result(dir, &crate::report::result::run_result(plan, runs, extras))?;
+    write_result(dir, &crate::results::result::run_result(plan, runs, extras))?;
     Ok(Some(p))
 }

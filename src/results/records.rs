@@ -1,17 +1,17 @@
 //! The records ingestbench writes to disk and reads back. One model for `run` and `sweep`:
 //! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
 //! `runs/<cell>_r<n>.json` ([`CellRun`]); the summary every report renders is built from them
-//! (`report::sweep::summarize`). [`RunResult`] is the format of a run's `result.json`, one
-//! exporter of that summary (`report::result`), and what older run directories hold (read
+//! (`results::summary::summarize`). [`RunResult`] is the format of a run's `result.json`, one
+//! exporter of that summary (`results::result`), and what older run directories hold (read
 //! back through the same exporter's inverse). Versioned (`SCHEMA_VERSION`), typed (the enums
 //! serialize as the same lowercase strings older results hold), with units in field names.
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::{AuthMode, ProtocolKind};
 use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs};
+use crate::protocol::{AuthMode, ProtocolKind};
 use crate::transport::{ConnectionPolicy, HttpVersion};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -221,7 +221,7 @@ pub struct RunResult {
     pub drift: Option<crate::analysis::scaling::Drift>,
     /// With `--verify`: what reading every document back found.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub verify: Option<crate::verify::VerifyReport>,
+    pub verify: Option<crate::results::verified::VerifyReport>,
     /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
     /// interval of their mean in % of it (2 runs or more).
     #[serde(default)]

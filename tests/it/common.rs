@@ -243,3 +243,65 @@ pub fn direct_method(dir: &std::path::Path, url: &str) -> PathBuf {
     .unwrap();
     methods
 }
+
+/// A target of `slots` × `ms`: a capacity of slots × 1000 / ms documents per second (content
+/// kept as shared prefixes, so the store's own work stays inside the modelled time).
+pub fn capacity(slots: usize, ms: u64) -> impl FnOnce(&mut ingestbench::emulator::EmulatorConfig) {
+    move |cfg: &mut ingestbench::emulator::EmulatorConfig| {
+        cfg.perf = ingestbench::emulator::PerfModel {
+            service_time: std::time::Duration::from_millis(ms),
+            max_concurrent: slots,
+            ..ingestbench::emulator::PerfModel::default()
+        };
+        cfg.share_prefixes = true;
+    }
+}
+
+/// `ingestbench SUB --quiet --profile basic`, password `admin` (a file under `dir`), results in
+/// `results`, then `args`, parsed.
+fn basic_command(
+    sub: &str,
+    dir: &std::path::Path,
+    results: &std::path::Path,
+    args: &[&str],
+) -> ingestbench::cli::Command {
+    let pw = password_file(dir, "admin");
+    let (pw, results) = (pw.to_str().unwrap(), results.to_str().unwrap());
+    let head = ["ingestbench", sub, "--quiet", "--profile", "basic"];
+    let tail = ["--password-file", pw, "--results-dir", results];
+    let v = [&head[..], &tail[..], args].concat();
+    <ingestbench::cli::Cli as clap::Parser>::try_parse_from(v)
+        .unwrap()
+        .command
+}
+
+/// `ingestbench run` in-process against `url` (see `basic_command`; results under
+/// `dir/results`): its outcome and result.
+pub async fn run_basic(
+    url: &str,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (ingestbench::Outcome, ingestbench::report::RunResult) {
+    let args = [&["--url", url], args].concat();
+    match basic_command("run", dir, &dir.join("results"), &args) {
+        ingestbench::cli::Command::Run(a) => ingestbench::run_command(&a).await.unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+/// `ingestbench sweep` in-process over one `direct` method to `url` (its file under `dir`; see
+/// `basic_command`): the summary.
+pub async fn sweep_basic(
+    url: &str,
+    dir: &std::path::Path,
+    results: &std::path::Path,
+    args: &[&str],
+) -> ingestbench::results::summary::SweepSummary {
+    let methods = direct_method(dir, url);
+    let method = ["--access-methods", "direct", "--access-methods-dir"];
+    let args = [&method[..], &[methods.to_str().unwrap()], args].concat();
+    match basic_command("sweep", dir, results, &args) {
+        ingestbench::cli::Command::Sweep(a) => ingestbench::sweep_command(&a).await.unwrap().1,
+        _ => unreachable!(),
+    }
+}

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use ingestbench::report::sweep::SweepSummary;
+use ingestbench::results::summary::SweepSummary;
 
 const METHODS: [&str; 9] = [
     "https-lb",

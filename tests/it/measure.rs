@@ -4,11 +4,9 @@
 
 use std::time::Duration;
 
-use clap::Parser;
-use ingestbench::cli::{Cli, Command};
 use ingestbench::emulator::{EmulatorConfig, PerfModel};
 
-use crate::common::{password_file, target_with};
+use crate::common::target_with;
 
 /// 4 slots × 50 ms: exactly 80 uploads/s however many workers queue for them. 50 ms leaves
 /// the store's own work (a temporary store: no fsync) room to fit inside the modelled time
@@ -16,37 +14,12 @@ use crate::common::{password_file, target_with};
 const CAPACITY: f64 = 80.0;
 
 fn known_capacity(cfg: &mut EmulatorConfig) {
-    cfg.perf = PerfModel {
-        service_time: Duration::from_millis(50),
-        max_concurrent: 4,
-        ..PerfModel::default()
-    };
-    cfg.share_prefixes = true;
+    crate::common::capacity(4, 50)(cfg)
 }
 
 async fn run(url: &str, dir: &std::path::Path, extra: &[&str]) -> ingestbench::report::RunResult {
-    let pw = password_file(dir, "admin");
-    let results = dir.join("results");
-    let mut v = vec![
-        "ingestbench",
-        "run",
-        "--quiet",
-        "--url",
-        url,
-        "--profile",
-        "basic",
-        "--threads",
-        "8",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ];
-    v.extend_from_slice(extra);
-    let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
-        unreachable!()
-    };
-    let (outcome, r) = ingestbench::run_command(&a).await.unwrap();
+    let (outcome, r) =
+        crate::common::run_basic(url, dir, &[&["--threads", "8"], extra].concat()).await;
     assert_eq!(outcome, ingestbench::Outcome::Success);
     r
 }
@@ -336,40 +309,25 @@ async fn the_usl_fit_recovers_a_known_contention_and_coherency() {
         c.share_prefixes = true;
     })
     .await;
-    let pw = password_file(dir.path(), "admin");
-    let methods = crate::common::direct_method(dir.path(), &t.http_url().unwrap());
     let results = dir.path().join("results");
-    let Command::Sweep(sa) = Cli::try_parse_from([
-        "ingestbench",
-        "sweep",
-        "--quiet",
-        "--warmup",
-        "24",
-        "--access-methods",
-        "direct",
-        "--access-methods-dir",
-        methods.to_str().unwrap(),
-        "--threads",
-        "1,2,4,8,12,16,24",
-        "--sizes",
-        "small",
-        "--docs",
-        "144",
-        "--runs",
-        "2",
-        "--profile",
-        "basic",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ])
-    .unwrap()
-    .command
-    else {
-        unreachable!()
-    };
-    let (_, s) = ingestbench::sweep_command(&sa).await.unwrap();
+    let s = crate::common::sweep_basic(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &results,
+        &[
+            "--warmup",
+            "24",
+            "--threads",
+            "1,2,4,8,12,16,24",
+            "--sizes",
+            "small",
+            "--docs",
+            "144",
+            "--runs",
+            "2",
+        ],
+    )
+    .await;
     let row = &s.scaling[0];
     let u = row.usl.as_ref().expect("a USL fit over 7 thread counts");
     let truth = |n: f64| n / cost / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));

@@ -6,51 +6,13 @@
 
 use std::time::Duration;
 
-use clap::Parser;
-use ingestbench::cli::{Cli, Command};
-use ingestbench::emulator::{EmulatorConfig, PerfModel};
-
-use crate::common::{password_file, target_with};
+use crate::common::{capacity, target_with};
 
 async fn run(url: &str, dir: &std::path::Path, extra: &[&str]) -> ingestbench::report::RunResult {
-    let pw = password_file(dir, "admin");
-    let results = dir.join("results");
-    let mut v = vec![
-        "ingestbench",
-        "run",
-        "--quiet",
-        "--url",
-        url,
-        "--profile",
-        "basic",
-        "--warmup",
-        "0",
-        "--runs",
-        "1",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ];
-    v.extend_from_slice(extra);
-    let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
-        unreachable!()
-    };
-    let (outcome, r) = ingestbench::run_command(&a).await.unwrap();
+    let args = [&["--warmup", "0", "--runs", "1"], extra].concat();
+    let (outcome, r) = crate::common::run_basic(url, dir, &args).await;
     assert_eq!(outcome, ingestbench::Outcome::Success);
     r
-}
-
-/// `slots` × `ms`: a capacity of slots × 1000 / ms documents per second.
-fn capacity(slots: usize, ms: u64) -> impl FnOnce(&mut EmulatorConfig) {
-    move |cfg: &mut EmulatorConfig| {
-        cfg.perf = PerfModel {
-            service_time: Duration::from_millis(ms),
-            max_concurrent: slots,
-            ..PerfModel::default()
-        };
-        cfg.share_prefixes = true;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

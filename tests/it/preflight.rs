@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use ingestbench::api::ProtocolKind;
 use ingestbench::cli::{Cli, Command};
+use ingestbench::protocol::ProtocolKind;
 use serde_json::Value;
 
 use crate::common;

@@ -7,12 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Proc, Stdio};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use ingestbench::cli::{Cli, Command};
 use ingestbench::emulator::PerfModel;
 use ingestbench::metrics::resources::Role;
 
-use crate::common::{password_file, target_with};
+use crate::common::target_with;
 
 /// `ingestbench target` as a process of its own, stopped (SIGTERM: it leaves its cgroup)
 /// when dropped.
@@ -74,17 +72,8 @@ fn spawn_target(dir: &Path, name: &str, extra: &[&str]) -> Result<TargetProc, St
 }
 
 async fn run(url: &str, dir: &Path, threads: u64, docs: u64) -> ingestbench::report::RunResult {
-    let pw = password_file(dir, "admin");
-    let results = dir.join("results");
     let (t, d) = (threads.to_string(), docs.to_string());
-    let v = vec![
-        "ingestbench",
-        "run",
-        "--quiet",
-        "--url",
-        url,
-        "--profile",
-        "basic",
+    let args = [
         "--threads",
         &t,
         "--docs",
@@ -93,16 +82,8 @@ async fn run(url: &str, dir: &Path, threads: u64, docs: u64) -> ingestbench::rep
         "2",
         "--warmup",
         "20",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
     ];
-    let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
-        unreachable!()
-    };
-    let (_, r) = ingestbench::run_command(&a).await.unwrap();
-    r
+    crate::common::run_basic(url, dir, &args).await.1
 }
 
 fn server_demand(r: &ingestbench::report::RunResult) -> &ingestbench::analysis::demands::Demand {
@@ -204,29 +185,16 @@ async fn a_target_under_a_cpu_quota_is_named_at_its_quota() {
     assert!(two.bound_to_docs_per_sec > b.docs_per_sec, "{two:?}");
 }
 
-fn methods_dir(dir: &Path, url: &str) -> PathBuf {
-    crate::common::direct_method(dir, url)
-}
-
 async fn sweep(
     dir: &Path,
     url: &str,
     threads: &str,
     docs: &str,
-) -> ingestbench::report::sweep::SweepSummary {
-    let pw = password_file(dir, "admin");
-    let methods = methods_dir(dir, url);
+) -> ingestbench::results::summary::SweepSummary {
     let results = dir.join(format!("results-{}", uuid_like()));
-    let Command::Sweep(sa) = Cli::try_parse_from([
-        "ingestbench",
-        "sweep",
-        "--quiet",
+    let args = [
         "--warmup",
         "10",
-        "--access-methods",
-        "direct",
-        "--access-methods-dir",
-        methods.to_str().unwrap(),
         "--threads",
         threads,
         "--sizes",
@@ -235,19 +203,8 @@ async fn sweep(
         docs,
         "--runs",
         "1",
-        "--profile",
-        "basic",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ])
-    .unwrap()
-    .command
-    else {
-        unreachable!()
-    };
-    ingestbench::sweep_command(&sa).await.unwrap().1
+    ];
+    crate::common::sweep_basic(url, dir, &results, &args).await
 }
 
 fn uuid_like() -> u128 {
@@ -258,15 +215,15 @@ fn uuid_like() -> u128 {
 }
 
 fn fastest(
-    s: &ingestbench::report::sweep::SweepSummary,
-) -> &ingestbench::report::sweep::CellSummary {
+    s: &ingestbench::results::summary::SweepSummary,
+) -> &ingestbench::results::summary::CellSummary {
     s.cells
         .iter()
         .max_by(|a, b| a.docs_per_sec.total_cmp(&b.docs_per_sec))
         .unwrap()
 }
 
-fn show(s: &ingestbench::report::sweep::SweepSummary) -> String {
+fn show(s: &ingestbench::results::summary::SweepSummary) -> String {
     s.cells
         .iter()
         .map(|c| {

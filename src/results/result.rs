@@ -1,10 +1,10 @@
 //! A run's `result.json`: one exporter of the summary of a results directory of one cell
-//! (its plan and runs in, [`RunResult`] out, the numbers from `sweep::summarize` like every
+//! (its plan and runs in, [`RunResult`] out, the numbers from `summary::summarize` like every
 //! other report), and its inverse for run directories written before `plan.json` and `runs/`
 //! (their `result.json` in, the plan and runs out), so old results load through the one
 //! model. Pure: values in, values out.
 
-use super::sweep::{CellSummary, merged_histogram, summarize};
+use super::summary::{CellSummary, merged_histogram, summarize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{encode_hist, round3};
 use crate::results::records::{
@@ -19,7 +19,7 @@ pub struct Extras {
     /// Documents the embedded target held in the run's folder afterwards (embedded only).
     pub stored_docs: Option<u64>,
     /// With `--verify`: what reading every document back found.
-    pub verify: Option<crate::verify::VerifyReport>,
+    pub verify: Option<crate::results::verified::VerifyReport>,
     /// Written before the first upload, or after a hard stop: the runs are not all there.
     pub in_progress: bool,
 }

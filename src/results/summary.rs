@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::SCHEMA_VERSION;
 use crate::analysis::scaling::{self, Scaling, Usl};
 use crate::fixtures::SizeClass;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
+use crate::results::records::SCHEMA_VERSION;
 use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
