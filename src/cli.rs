@@ -359,6 +359,11 @@ pub struct CommonArgs {
     )]
     pub reader_mix: String,
 
+    /// The readers' latency objective: the answers name the highest import rate whose
+    /// readers' p99 (every kind of read) stays under it, e.g. 500ms, 1s.
+    #[arg(long, default_value = "500ms", value_name = "DURATION")]
+    pub reader_slo: String,
+
     /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
     /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
     #[arg(long, value_name = "PCT")]
@@ -507,6 +512,13 @@ pub struct SweepArgs {
     /// which half its bytes lie, so `estimate` models cost per byte over the real range.
     #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: Option<PathBuf>,
+
+    /// Paced imports at each of these rates (documents per second, comma-separated), a
+    /// dimension of the sweep like the thread counts: each cell is paced as with --rate, and
+    /// the rates are interleaved. With --readers, a readers-alone baseline cell (rate 0)
+    /// comes first at each point. Not with --rate.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub rates: Vec<f64>,
 
     #[command(flatten)]
     pub common: CommonArgs,

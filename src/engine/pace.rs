@@ -229,6 +229,7 @@ mod tests {
             earlier: None,
             rate: Some(100.0),
             readers: None,
+            readers_alone: None,
         }
     }
 

@@ -230,6 +230,7 @@ mod tests {
             connection: ConnectionPolicy::Reuse,
             size: SizeClass::Small,
             threads: 4,
+            rate_per_s: None,
         };
         let c = m.cell(&cell);
         c.ok(10_240, Duration::from_millis(3));

@@ -229,6 +229,16 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
             })
         }
     };
+    let reader_slo_ms = match readers {
+        None => None,
+        Some(_) => match parse_duration(&a.reader_slo) {
+            Some(v) if v > 0.0 => Some(v * 1000.0),
+            _ => bail!(
+                "--reader-slo {}: give a positive duration such as 500ms or 1s",
+                a.reader_slo
+            ),
+        },
+    };
     Ok(MeasurePolicy {
         warmup: parse_warmup(&a.warmup)?,
         duration_s,
@@ -237,6 +247,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         budget_s: None,
         rate_per_s,
         readers,
+        reader_slo_ms,
     })
 }
 
@@ -531,6 +542,7 @@ impl RunPlan {
                     on_bad_name: self.on_bad_name,
                 },
             ),
+            rates: Vec::new(),
         }
     }
 }
@@ -553,6 +565,7 @@ impl RunPlan {
             connection: ConnectionPolicy::Reuse,
             size: self.size,
             threads: self.threads,
+            rate_per_s: None,
         }
     }
 

@@ -90,6 +90,9 @@ pub struct CellSummary {
     /// the achieved rate is the cell's docs/sec). Its histogram is left out of the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<crate::results::paced::PacedRecord>,
+    /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -246,6 +249,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.connection == cell.connection
                 && b.size == cell.size
                 && b.threads == cell.threads
+                && b.rate_per_s == cell.rate_per_s
         });
         let paired = plan.order == crate::results::records::Order::Interleaved;
         if let Some(b) = base
@@ -597,6 +601,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             p.response_histogram_us.clear();
             p
         }),
+        rate_per_s: key.rate_per_s,
     }
 }
 

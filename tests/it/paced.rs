@@ -262,3 +262,136 @@ async fn readers_read_what_the_paced_import_stores_while_it_runs() {
     let schema = crate::common::result_schema();
     crate::common::assert_valid(&schema, &schema, &json);
 }
+
+/// A sweep (in-process) of `direct` against the embedded target at `url`, small documents,
+/// with `extra` flags; returns its summary and results directory.
+pub(crate) async fn sweep(
+    url: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (ingestbench::report::sweep::SweepSummary, std::path::PathBuf) {
+    let methods = crate::common::direct_method(dir, url);
+    let pw = password_file(dir, "admin");
+    let results = dir.join("results");
+    let mut v = vec![
+        "ingestbench",
+        "sweep",
+        "--quiet",
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--sizes",
+        "small",
+        "--profile",
+        "basic",
+        "--warmup",
+        "0",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    v.extend_from_slice(extra);
+    let Command::Sweep(a) = Cli::try_parse_from(v).unwrap().command else {
+        unreachable!()
+    };
+    let (outcome, s) = ingestbench::sweep_command(&a).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let d = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    (s, d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() {
+    let _one = crate::common::TIMED.lock().await;
+    // 4 slots × 10 ms (400 requests/s), shared by uploads and reads.
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (s, d) = sweep(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--threads",
+            "4",
+            "--docs",
+            "40",
+            "--runs",
+            "2",
+            "--rates",
+            "40,20",
+            "--readers",
+            "2",
+            "--think-time",
+            "20ms",
+        ],
+    )
+    .await;
+    let rates: Vec<Option<f64>> = s.cells.iter().map(|c| c.rate_per_s).collect();
+    assert_eq!(rates, vec![Some(0.0), Some(20.0), Some(40.0)]);
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["rates"], serde_json::json!([0.0, 20.0, 40.0]));
+    for stem in ["rate0_r1", "rate20_r1", "rate40_r2"] {
+        let f = d.join(format!("runs/direct_reuse_small_t4_{stem}.json"));
+        assert!(f.exists(), "{}", f.display());
+    }
+    // Interleaved: each round runs the baseline, then every rate, as the manifest shows.
+    let manifest = std::fs::read_to_string(d.join("manifest.jsonl")).unwrap();
+    let order: Vec<(String, u64)> = manifest
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["cell"].as_str().unwrap().to_string(),
+                v["run"].as_u64().unwrap(),
+            )
+        })
+        .fold(Vec::new(), |mut acc, x| {
+            if acc.last() != Some(&x) && !acc.contains(&x) {
+                acc.push(x);
+            }
+            acc
+        });
+    let cells: Vec<String> = order
+        .iter()
+        .map(|(c, r)| format!("{}/{r}", c.rsplit('_').next().unwrap()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "rate0/1", "rate20/1", "rate40/1", "rate0/2", "rate20/2", "rate40/2"
+        ]
+    );
+    let runs = ingestbench::results::load_dir(&d).unwrap().1;
+    for r in &runs {
+        let rd = r.record.readers.as_ref().expect("readers in every cell");
+        assert!(rd.ops.iter().map(|o| o.ok).sum::<u64>() > 0, "{rd:?}");
+        match r.cell.rate_per_s {
+            // The baseline: its seeding import is not paced; its readers read alone after it.
+            Some(0.0) => {
+                assert!(r.record.paced.is_none());
+                assert_eq!(r.record.docs_ok, 40);
+                assert!(rd.window_s >= 0.9, "readers alone for 40 / 20 s: {rd:?}");
+            }
+            Some(rate) => {
+                let p = r.record.paced.as_ref().expect("paced at the cell's rate");
+                assert_eq!(p.rate_per_s, rate);
+                assert!(p.kept_up, "{p:?}");
+            }
+            None => panic!("every cell of a rates sweep has a rate"),
+        }
+    }
+    let v = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
