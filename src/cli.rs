@@ -276,8 +276,9 @@ pub struct CommonArgs {
 
     /// Exit 3 when a finished cell crosses this threshold: METRIC<VALUE or METRIC>VALUE
     /// (also <=, >=). METRIC: docs_per_sec, mb_per_sec, p50_ms, p90_ms, p95_ms, p99_ms,
-    /// max_ms (latency over every upload of the cell's runs) or error_pct (failed uploads, %
-    /// of attempted). Repeatable, e.g. --fail-if 'docs_per_sec<200' --fail-if 'p99_ms>500'
+    /// max_ms (latency over every upload of the cell's runs), error_pct (failed uploads, %
+    /// of attempted) or reader_p99_ms (--readers: the highest p99 of the kinds of read).
+    /// Repeatable, e.g. --fail-if 'docs_per_sec<200' --fail-if 'p99_ms>500'
     /// --fail-if 'error_pct>0.1'. Checked against every cell once the results are written;
     /// each crossing is named on stderr. A malformed expression exits 2 before anything runs.
     #[arg(long, value_name = "EXPR")]

@@ -49,6 +49,8 @@ pub struct Cell {
     pub run_p99_ms: Vec<f64>,
     /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
     pub rate_per_s: Option<f64>,
+    /// `--readers`: the highest p99 of the kinds of read over the cell's runs, ms.
+    pub reader_p99_ms: Option<f64>,
 }
 
 fn plural(n: u64) -> &'static str {
@@ -102,6 +104,7 @@ impl Cell {
             run_p95_ms: per(|r| r.record.latency_ms.p95),
             run_p99_ms: per(|r| r.record.latency_ms.p99),
             rate_per_s: c.rate_per_s,
+            reader_p99_ms: crate::analysis::slo::reader_p99_ms(&runs),
         }
     }
 }
@@ -358,6 +361,7 @@ pub(crate) mod tests {
             run_p95_ms: runs.iter().map(|r| 1000.0 / r).collect(),
             run_p99_ms: runs.iter().map(|r| 2000.0 / r).collect(),
             rate_per_s: None,
+            reader_p99_ms: None,
         }
     }
 

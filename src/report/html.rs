@@ -10,12 +10,12 @@ use crate::analysis::scaling::Usl;
 use crate::fixtures::SizeClass;
 use crate::transport::ConnectionPolicy;
 
-const PALETTE: [&str; 8] = [
+pub(super) const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
 /// A "nice" upper bound and step for a 0-based axis.
-fn nice_axis(max: f64) -> (f64, f64) {
+pub(super) fn nice_axis(max: f64) -> (f64, f64) {
     if max <= 0.0 {
         return (1.0, 0.2);
     }
@@ -433,7 +433,7 @@ fn growth_chart(e: &crate::analysis::estimate::Estimate) -> Option<String> {
     Some(o)
 }
 
-fn fmt_num(v: f64) -> String {
+pub(super) fn fmt_num(v: f64) -> String {
     if v >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else {
@@ -501,6 +501,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             }
         }
     }
+    o.push_str(&super::slo_chart::charts(s));
     o.push_str("<h2>What it means</h2>\n");
     for (question, lines) in super::findings::grouped(s) {
         let _ = writeln!(o, "<h3>{}</h3>\n<ul>", esc(question));

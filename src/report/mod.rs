@@ -10,6 +10,7 @@ pub mod findings;
 mod html;
 pub mod lines;
 pub mod result;
+mod slo_chart;
 pub mod sweep;
 pub mod table;
 #[doc(hidden)]

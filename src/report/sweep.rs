@@ -169,6 +169,11 @@ pub struct SweepSummary {
     /// The import estimate, when `ingestbench estimate` wrote one into this directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<crate::analysis::estimate::Estimate>,
+    /// `sweep --rates … --readers N`: per method, connection, size and threads, the readers'
+    /// latency at each import rate and the highest rate under `--reader-slo`
+    /// (`analysis::slo`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<crate::analysis::slo::SloAnswer>,
 }
 
 impl SweepSummary {
@@ -224,6 +229,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         scaling,
         warnings,
         estimate: None,
+        slo: crate::analysis::slo::answers(plan, runs),
     }
 }
 

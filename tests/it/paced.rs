@@ -368,7 +368,51 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
             "rate0/1", "rate20/1", "rate40/1", "rate0/2", "rate20/2", "rate40/2"
         ]
     );
-    let runs = ingestbench::results::load_dir(&d).unwrap().1;
+    let (plan, runs) = ingestbench::results::load_dir(&d).unwrap();
+    // The answer: the readers at each rate against the readers alone, under the default
+    // objective of 500 ms (4 slots of 10 ms are far from it at 20 and 40 docs/s).
+    assert_eq!(s.slo.len(), 1, "{:?}", s.slo);
+    let a = &s.slo[0];
+    eprintln!("{}", a.text);
+    assert_eq!(a.slo_ms, 500.0);
+    assert_eq!(
+        a.verdict,
+        ingestbench::analysis::slo::SloVerdict::HighestMeets
+    );
+    assert_eq!(a.highest_rate_per_s, Some(40.0));
+    let b = a.baseline.as_ref().expect("the readers alone");
+    assert!(b.ops.iter().all(|o| o.ok > 0 && o.p99_ms > 0.0), "{b:?}");
+    assert_eq!(
+        a.points.iter().map(|p| p.rate_per_s).collect::<Vec<_>>(),
+        vec![20.0, 40.0]
+    );
+    for p in &a.points {
+        assert!(
+            (p.achieved_per_s / p.rate_per_s - 1.0).abs() < 0.35,
+            "{p:?}"
+        );
+        // Two runs a side: each kind of read's change against the readers alone, paired.
+        assert!(
+            p.ops.iter().all(|o| o.p99_change_ci95_pct.is_some()),
+            "{p:?}"
+        );
+    }
+    let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+    assert!(md.contains("with readers' p99 under 500 ms"), "{md}");
+    let html = std::fs::read_to_string(d.join("report.html")).unwrap();
+    assert_eq!(html.matches(r#"<svg class="chart slo""#).count(), 1);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["slo"][0]["verdict"], "highest_meets");
+    // --fail-if reader_p99_ms: every cell has readers; none crosses 500 ms, all cross 0.
+    let gate = |e: &str| {
+        let t =
+            ingestbench::threshold::parse_all(&[e.into()], ingestbench::threshold::Scope::Results)
+                .unwrap();
+        ingestbench::threshold::check_results(&t, &plan, &runs).len()
+    };
+    assert_eq!(gate("reader_p99_ms>500"), 0);
+    assert_eq!(gate("reader_p99_ms>0.001"), 3);
     for r in &runs {
         let rd = r.record.readers.as_ref().expect("readers in every cell");
         assert!(rd.ops.iter().map(|o| o.ok).sum::<u64>() > 0, "{rd:?}");
