@@ -439,3 +439,146 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
         .unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
+/// Erlang C: the probability that an arrival waits, `k` servers offered `a` erlangs.
+fn erlang_c(k: u32, a: f64) -> f64 {
+    let rho = a / f64::from(k);
+    if rho >= 1.0 {
+        return 1.0;
+    }
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for i in 1..k {
+        term *= a / f64::from(i);
+        sum += term;
+    }
+    let last = term * a / f64::from(k) / (1.0 - rho);
+    last / (sum + last)
+}
+
+/// The readers' p99 response time (s) that queueing arithmetic predicts with writes paced at
+/// `writes` docs/s and `reads` reads/s sharing `k` slots of `s` seconds each: a G/D/k queue
+/// by Allen–Cunneen, the wait of M/M/k (Erlang C) scaled by (ca² + cs²)/2, with cs² = 0
+/// (every request holds its slot exactly `s`) and ca² = reads / (reads + writes) (paced
+/// writes arrive evenly, ca² = 0; the readers' think-time loop about as Poisson, ca² = 1).
+/// A request waits with probability C; given that, its wait is about exponential with mean
+/// (ca² + cs²)/2 / (kμ − λ), so the p99 is s + that mean × ln(100 C) when C > 1 %.
+fn predicted_reader_p99_s(k: u32, s: f64, writes: f64, reads: f64) -> f64 {
+    let lambda = writes + reads;
+    let cap = f64::from(k) / s;
+    if lambda >= cap {
+        return f64::INFINITY;
+    }
+    let c = erlang_c(k, lambda * s);
+    let ca2 = reads / lambda;
+    let mean_if_waiting = (ca2 + 0.0) / 2.0 / (cap - lambda);
+    s + if c > 0.01 {
+        mean_if_waiting * (100.0 * c).ln()
+    } else {
+        0.0
+    }
+}
+
+/// The write rate (docs/s) at which the predicted readers' p99 reaches `slo_s` (bisection:
+/// the p99 grows with the rate).
+fn predicted_crossing(k: u32, s: f64, reads: f64, slo_s: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, f64::from(k) / s - reads);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if predicted_reader_p99_s(k, s, mid, reads) < slo_s {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[test]
+fn the_queueing_arithmetic_behaves() {
+    // One server, Poisson arrivals, fixed service (M/D/1): C = ρ = 0.5, the mean wait of
+    // those waiting half M/M/1's 1 / (μ − λ) = 20 ms, so the p99 wait is 10 ms × ln 50.
+    let p = predicted_reader_p99_s(1, 0.01, 0.0, 50.0) - 0.01;
+    assert!((p - 0.01 * 50f64.ln()).abs() < 1e-9, "{p}");
+    assert!((erlang_c(1, 0.5) - 0.5).abs() < 1e-12);
+    assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+    // More writes, longer waits; none past capacity.
+    let a = predicted_reader_p99_s(2, 0.02, 60.0, 8.0);
+    let b = predicted_reader_p99_s(2, 0.02, 90.0, 8.0);
+    assert!(a < b && b.is_finite(), "{a} {b}");
+    assert!(predicted_reader_p99_s(2, 0.02, 95.0, 8.0).is_infinite());
+}
+
+/// Issue #42's check: against a target of known capacity (2 slots × 20 ms = 100 requests/s,
+/// reads and writes sharing them), a rates sweep with one reader finds the rate at which the
+/// readers' p99 crosses the objective within ±20 % of what queueing arithmetic predicts.
+///
+/// The prediction (`predicted_crossing`): the reader reads metadata, one request of 20 ms,
+/// then thinks 100 ms, about 1 / 0.12 = 8.3 reads/s; by Allen–Cunneen's G/D/k the p99 of a
+/// read reaches 60 ms at about 86.8 docs/s of writes (ρ = 0.95): paced writes and fixed
+/// service times queue hardly at all until the slots are nearly full. The sweep's answer
+/// interpolates between the achieved rates of the last rate that met it and the first that
+/// broke it.
+///
+/// Why 60 ms and not 500: past capacity the queue grows in the client, not in the target:
+/// at most T = 8 writes are in flight, so a read waits at most T × S / K = 80 ms for a slot,
+/// and its p99 never passes S + 80 = 100 ms, whatever the rate (measured: 99 ms at 115
+/// docs/s). An objective above that bound is met at every rate with 8 threads; the sweep
+/// then says "the highest rate measured still meets it", which is true of that import.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_where_readers_cross_the_slo_is_what_queueing_predicts() {
+    let _one = crate::common::TIMED.lock().await;
+    let (k, s, think, slo, threads) = (2u32, 0.020, 0.100, 0.060, 8.0);
+    let reads = 1.0 / (think + s);
+    let predicted = predicted_crossing(k, s, reads, slo);
+    let (t, _d) = target_with(capacity(k as usize, 20)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, _) = sweep(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--threads",
+            "8",
+            "--runs",
+            "1",
+            "--duration",
+            "3s",
+            "--rates",
+            "40,60,75,85,95,115",
+            "--readers",
+            "1",
+            "--think-time",
+            "100ms",
+            "--reader-mix",
+            "meta=1",
+            "--reader-slo",
+            "60ms",
+        ],
+    )
+    .await;
+    let a = &summary.slo[0];
+    for p in a.baseline.iter().chain(&a.points) {
+        eprintln!(
+            "rate {:>5} achieved {:>6.1} kept up {:?} reader p99 {:>7.1} ms",
+            p.rate_per_s, p.achieved_per_s, p.kept_up, p.reader_p99_ms
+        );
+    }
+    eprintln!("{}", a.text);
+    eprintln!("predicted crossing {predicted:.1} docs/s of writes");
+    assert!((80.0..92.0).contains(&predicted), "{predicted}");
+    // Robust whatever the machine's load: well under capacity the reader meets 60 ms; past
+    // it, it breaks it, but stays near the bound the import's 8 workers set.
+    let at = |r: f64| a.points.iter().find(|p| p.rate_per_s == r).unwrap();
+    assert!(at(40.0).reader_p99_ms < 60.0, "{:?}", at(40.0));
+    let over = at(115.0).reader_p99_ms;
+    let bound_ms = (s + threads * s / f64::from(k)) * 1000.0;
+    assert!(
+        over >= 60.0 && over <= 1.5 * bound_ms,
+        "{over} ms, bound {bound_ms} ms"
+    );
+    assert_eq!(a.verdict, ingestbench::analysis::slo::SloVerdict::Found);
+    let found = a.crossing_per_s.or(a.highest_achieved_per_s).unwrap();
+    assert!(
+        (found / predicted - 1.0).abs() <= 0.2,
+        "found {found:.1} docs/s, predicted {predicted:.1}"
+    );
+}
