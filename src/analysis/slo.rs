@@ -392,9 +392,10 @@ pub fn text(a: &SloAnswer) -> String {
                 let base = b.ops.iter().find(|x| x.op == o.op)?;
                 Some(match (o.p99_change_pct, o.p99_change_ci95_pct) {
                     (Some(d), Some(h)) => format!(
-                        "{} {:.1} ms ({d:+.1} % ± {h:.1} %)",
+                        "{} {:.1} → {:.1} ms ({d:+.1} % ± {h:.1} %)",
                         o.op.name(),
-                        base.p99_ms
+                        base.p99_ms,
+                        o.p99_ms
                     ),
                     _ => format!("{} {:.1} → {:.1} ms", o.op.name(), base.p99_ms, o.p99_ms),
                 })

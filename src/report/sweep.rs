@@ -298,7 +298,9 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
 fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
     let mut scaling = Vec::new();
     let mut groups: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    for c in cells {
+    // A rates sweep's cells are no scaling curve: a paced cell's docs/sec is its asked rate,
+    // the readers-alone baseline's that of its seeding import.
+    for c in cells.iter().filter(|c| c.rate_per_s.is_none()) {
         let g = (c.method.clone(), c.connection, c.size);
         if !groups.contains(&g) {
             groups.push(g);
@@ -419,7 +421,13 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
         let names: Vec<String> = cells
             .iter()
             .filter(|c| pick(c))
-            .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
+            .map(|c| {
+                let name = format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads);
+                match c.rate_per_s {
+                    Some(r) => format!("{name} at {r} docs/s"),
+                    None => name,
+                }
+            })
             .collect();
         let n = names.len();
         (n > 0).then(|| {
