@@ -335,7 +335,8 @@ pub struct CommonArgs {
     /// the run's latency) and a response time (from when it was due, so a stalled
     /// repository's queue shows). Documents started more than one interval or 10 ms late are
     /// counted as late, those not started when the last one was due as the backlog, and the
-    /// run says when the repository did not keep up. Works with --docs and --duration.
+    /// run says when the repository did not keep up. Works with --docs and --duration; with
+    /// --shard, each shard paces its share of the rate (its documents of the plan's).
     #[arg(long, value_name = "DOCS_PER_SEC")]
     pub rate: Option<f64>,
 

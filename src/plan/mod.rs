@@ -346,11 +346,6 @@ impl TryFrom<&CommonArgs> for CommonPlan {
         if shard.is_some() && measure.readers.is_some() {
             bail!("--readers cannot be combined with --shard yet: run the readers on one injector");
         }
-        if shard.is_some() && measure.rate_per_s.is_some() {
-            bail!(
-                "--rate cannot be combined with --shard yet: a paced schedule is not split over shards; run one injector, or shards without --rate"
-            );
-        }
         if shard.as_ref().is_some_and(|s| s.count > 1) && !a.fail_if.is_empty() {
             bail!(
                 "--fail-if cannot be combined with --shard: a shard measures only its part of the plan; merge the shards (`ingestbench merge`), then check the merged result with `ingestbench compare BASELINE MERGED --fail-if ...`"

@@ -264,11 +264,6 @@ fn rate_axis(given: &[f64], common: &CommonPlan) -> Result<Vec<f64>> {
     if common.measure.rate_per_s.is_some() {
         bail!("--rates cannot be combined with --rate: give the one rate in --rates");
     }
-    if common.shard.is_some() {
-        bail!(
-            "--rates cannot be combined with --shard yet: a paced schedule is not split over shards"
-        );
-    }
     let mut rates = Vec::with_capacity(given.len() + 1);
     for &r in given {
         if !(r.is_finite() && r > 0.0 && r <= 1e6) {

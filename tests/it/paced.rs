@@ -582,3 +582,71 @@ async fn the_rate_where_readers_cross_the_slo_is_what_queueing_predicts() {
         "found {found:.1} docs/s, predicted {predicted:.1}"
     );
 }
+
+/// `--rate` with `--shard`: two shard processes each pace half of 40 docs/s (their half of
+/// the documents), start together, and `merge` makes one schedule of the whole rate that
+/// kept up; every document is stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_each_pace_their_share_of_the_rate_and_merge_into_the_whole() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = password_file(dir.path(), "admin");
+    let port = crate::common::free_port();
+    let url = t.http_url().unwrap();
+    let mut children = Vec::new();
+    for k in 0..2 {
+        let c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args(["run", "--quiet", "--warmup", "0", "--url", &url])
+            .args(["--profile", "basic", "--docs", "80", "--threads", "4"])
+            .args(["--runs", "1", "--rate", "40", "--plan-id", "paced-2"])
+            .args(["--shard", &format!("{k}/2")])
+            .args(["--rendezvous", &format!("127.0.0.1:{port}")])
+            .arg("--password-file")
+            .arg(&pw)
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(tokio::task::spawn_blocking(move || c.wait_with_output()));
+    }
+    for c in children {
+        let o = c.await.unwrap().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let shard_dir = |k: u32| {
+        dir.path()
+            .join("results")
+            .join(format!("run-paced-2-shard-{k}of2"))
+    };
+    for k in 0..2 {
+        let r: ingestbench::report::RunResult = serde_json::from_str(
+            &std::fs::read_to_string(shard_dir(k).join("result.json")).unwrap(),
+        )
+        .unwrap();
+        let p = r.runs[0].paced.as_ref().unwrap();
+        assert_eq!((p.rate_per_s, p.due), (20.0, 40), "shard {k}: {p:?}");
+    }
+    let merged = dir.path().join("merged");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .arg("merge")
+        .arg(shard_dir(0))
+        .arg(shard_dir(1))
+        .arg("--output")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, runs) = ingestbench::results::load_dir(&merged).unwrap();
+    let p = runs[0].record.paced.as_ref().expect("the merged schedule");
+    eprintln!(
+        "merged: asked {} achieved {} due {} late {} backlog {} response p99 {} ms",
+        p.rate_per_s, p.achieved_per_s, p.due, p.late, p.backlog, p.response_ms.p99
+    );
+    assert_eq!((p.rate_per_s, p.due), (40.0, 80));
+    assert!(p.kept_up, "{p:?}");
+    assert!((p.achieved_per_s / 40.0 - 1.0).abs() < 0.15, "{p:?}");
+    assert_eq!(runs[0].record.docs_ok, 80);
+}
