@@ -344,7 +344,8 @@ pub struct CommonArgs {
     /// reads again while the run's uploads go on: a document's metadata, its content, a
     /// listing of one of the run's folders, or a query by name (--reader-mix). Each kind of
     /// read gets its own latency histogram and classified errors; reads that end after the
-    /// import are not counted. Alfresco only for now.
+    /// import are not counted. Alfresco and CMIS (children, object, content, a CMIS query)
+    /// for now.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub readers: u64,
 

@@ -216,9 +216,9 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.think_time
                 ),
             };
-            if a.protocol != ProtocolKind::Alfresco {
+            if a.protocol == ProtocolKind::Liferay {
                 bail!(
-                    "--readers: the readers are written for Alfresco only so far, not {}",
+                    "--readers: the readers are written for Alfresco and CMIS so far, not {}",
                     a.protocol.name()
                 );
             }
