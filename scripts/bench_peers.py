@@ -299,7 +299,7 @@ def main():
         sys.exit("bench-peers: nginx is missing (apt-get install nginx)")
     if not Path("/usr/bin/time").exists():
         sys.exit("bench-peers: GNU time is missing (apt-get install time)")
-    subprocess.run(["cargo", "build", "--profile", "peak", "--features", "jemalloc", "--locked", "-q"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--profile", "peak", "--features", "jemalloc,aws-lc", "--locked", "-q"], cwd=ROOT, check=True)
     os.environ["PATH"] = f"{TOOLS}:{os.environ['PATH']}"
     # PEERS=oha,wrk limits the peers (the rest are named as not selected).
     chosen = os.environ.get("PEERS", "oha,wrk,hey,k6,locust").split(",")

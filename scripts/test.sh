@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
+# The peak build's features (aws-lc-rs instead of ring, jemalloc) compile and pass clippy too.
+cargo clippy --locked --features aws-lc,jemalloc -- -D warnings
 # Tests that need the packages deps.sh installed are #[ignore]d for a bare `cargo test`
 # (it names them as ignored) and run here.
 cargo test --locked -- --include-ignored --skip ::an_estimate_ --skip resource_demands::

@@ -33,19 +33,51 @@ use cli::{Cli, Command};
 pub use cmd::run::run_command;
 pub use cmd::sweep::sweep_command;
 
+/// The program: parse the command line, start the async runtime, run the command; returns the
+/// exit code. Here, not in `main.rs`, so that the whole async engine (the future `execute`
+/// returns, and every state machine inside it) is compiled once, in this crate: polled from
+/// the binary, it was compiled a second time there, a quarter of a cold build's tail.
+pub fn main() -> i32 {
+    use clap::Parser;
+    let cli = Cli::parse();
+    if let Err(e) = engine::pool::check() {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let code = match rt.block_on(execute(cli)) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    };
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
+}
+
 /// A reqwest client builder with the project's one TLS implementation installed first.
 /// Every reqwest client is made from this: reqwest is built without a crypto provider of its
-/// own, so the process has one (aws-lc-rs, as the upload fast path and the embedded target)
-/// rather than two (ring came with reqwest's default TLS feature).
+/// own, so the process has one, `transport::tls_provider()`, as the upload fast path and the
+/// embedded target have.
 pub fn reqwest_builder() -> reqwest::ClientBuilder {
     install_tls_provider();
     reqwest::Client::builder()
 }
 
-/// Makes aws-lc-rs the process's rustls crypto provider (idempotent; a provider installed
-/// earlier by an embedding program is kept).
+/// Makes `transport::tls_provider()` the process's rustls crypto provider (idempotent; a
+/// provider installed earlier by an embedding program is kept).
 fn install_tls_provider() {
-    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let _ = transport::tls_provider().install_default();
 }
 
 /// How a command ended, short of a setup error.

@@ -68,6 +68,10 @@ pub struct OptionEstimate {
     /// The factor growth applies to the duration measured (1 + γ·L; 1 when flat).
     #[serde(default = "one")]
     pub growth_factor: f64,
+    /// What the import would take if the resource that limited the option's runs were
+    /// relieved (`analysis::relieved`; where resources were read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_relieved: Option<super::relieved::IfRelieved>,
 }
 
 fn one() -> f64 {
@@ -294,6 +298,7 @@ fn option(
         sizes_measured: measured,
         flags,
         growth_factor: round(factor, 6),
+        if_relieved: None,
     }
 }
 
@@ -493,6 +498,7 @@ pub fn estimate_from(
             sizes_measured: Vec::new(),
             flags,
             growth_factor: 1.0,
+            if_relieved: None,
         });
         if existing.is_none() {
             e.existing_docs = fit.fill_import_start as u64;
@@ -518,6 +524,7 @@ pub fn estimate_from(
             .insert(0, pilot_finding(&fit, existing.is_some()));
         e.assumptions = pilot_assumptions();
     }
+    super::relieved::attach(&mut e, &[&pilots, &sweeps]);
     e
 }
 

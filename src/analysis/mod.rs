@@ -12,6 +12,7 @@ pub mod estimate;
 pub mod growth;
 pub mod limits;
 pub mod pilot;
+pub mod relieved;
 pub mod scaling;
 pub mod slo;
 pub mod stats;

@@ -88,6 +88,16 @@ pub struct WhatIf {
     /// What limits it then.
     pub next_bottleneck: String,
     pub text: String,
+    /// The bound's rise is a conclusion: a resource saturated and this change relieves it.
+    /// False where nothing was near its capacity (serializing, latency-bound, or one thread
+    /// count that cannot tell): then `bound_to_*` is either the measured bound (no gain
+    /// expected) or a ceiling not reached, and the text says why not.
+    #[serde(default = "yes")]
+    pub conclusive: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn pct(u: f64) -> String {
@@ -337,11 +347,71 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
                 format!("{idle}: latency-bound or serializing (a sweep over threads tells which)");
         }
     }
+    v.what_if = idle_what_ifs(std::mem::take(&mut v.what_if), &v.kind, b.as_ref());
     v.text.push_str(&bound_text);
     if let Some(c) = shared_host_caveat(demands) {
         v.text.push_str(&c);
     }
     v
+}
+
+/// The what-ifs of a cell where nothing was near its capacity, said honestly. Serializing
+/// (or one thread count that cannot tell it from latency): more cores, the client moved or a
+/// quota raised relieve nothing, so no gain is expected and the bound stays the measured one;
+/// a second node helps only if the serialization is per node (a per-node lock), not if it is
+/// the shared store's single writer, which only a second node measured tells. Latency-bound:
+/// the rescaled bound is a ceiling that more threads must reach first.
+fn idle_what_ifs(rescaled: Vec<WhatIf>, kind: &str, now: Option<&Bound>) -> Vec<WhatIf> {
+    let (cause, next) = match kind {
+        "serializing" => (
+            "serialization, not CPU, limits it: nothing was near its capacity and docs/s stopped growing",
+            "serialization in the server",
+        ),
+        "latency_or_serializing" => (
+            "nothing was near its capacity: latency or serialization limits it, not CPU (a sweep over threads tells which; if latency, more threads help)",
+            "latency or serialization",
+        ),
+        "latency" => {
+            return rescaled
+                .into_iter()
+                .map(|mut w| {
+                    w.conclusive = false;
+                    w.text.push_str(
+                        " (a ceiling only: nothing was near its capacity at these threads, more threads come first)",
+                    );
+                    w
+                })
+                .collect();
+        }
+        _ => return rescaled,
+    };
+    rescaled
+        .into_iter()
+        .map(|w| {
+            let text = match w.change.as_str() {
+                "two_nodes" => format!(
+                    "with two nodes: up to 2× only if the serialization is per node (a per-node lock or pool); no gain if it is the shared store's single writer: measure with a second node ({cause})"
+                ),
+                "twice_the_cores" => format!("with twice the cores: no gain expected ({cause})"),
+                "client_on_its_own_host" => format!(
+                    "with the client on its own host: no gain expected (the client was not the limit; {cause})"
+                ),
+                "quota_raised" => format!(
+                    "with the CPU quota raised: no gain expected (no quota was near its limit; {cause})"
+                ),
+                _ => format!("{}: no gain expected ({cause})", w.change),
+            };
+            WhatIf {
+                bound_to_docs_per_sec: w.bound_from_docs_per_sec,
+                bound_to_lo: now.map_or(w.bound_from_docs_per_sec, |b| b.docs_per_sec_lo),
+                bound_to_hi: now.map_or(w.bound_from_docs_per_sec, |b| b.docs_per_sec_hi),
+                next_bottleneck: next.into(),
+                conclusive: false,
+                text,
+                ..w
+            }
+        })
+        .collect()
 }
 
 /// The bound after `change` rescales capacities and demands.
@@ -403,6 +473,7 @@ pub fn what_ifs(demands: &[Demand]) -> Vec<WhatIf> {
                 now.docs_per_sec, b.docs_per_sec, b.docs_per_sec_lo, b.docs_per_sec_hi, b.resource
             ),
             next_bottleneck: b.resource,
+            conclusive: true,
         });
     };
     if top.is_some() {
@@ -663,6 +734,102 @@ mod tests {
         assert_eq!(verdict(&idle, Some(&s)).kind, "serializing");
         assert_eq!(verdict(&idle, None).kind, "latency_or_serializing");
         assert_eq!(verdict(&[], None).kind, "unknown");
+    }
+
+    #[test]
+    fn a_serializing_cell_expects_no_gain_from_cores_and_a_second_node_only_if_per_node() {
+        let idle = vec![
+            d(
+                "embedded target",
+                Kind::ProcessCpu,
+                Role::Server,
+                0.3,
+                2.0,
+                "host cores",
+                0.3,
+            ),
+            d(
+                "ingestbench (client)",
+                Kind::ProcessCpu,
+                Role::Client,
+                0.2,
+                2.0,
+                "host cores",
+                0.2,
+            ),
+            d(
+                "this host's CPU",
+                Kind::HostCpu,
+                Role::Host,
+                0.63,
+                2.0,
+                "host cores",
+                0.6,
+            ),
+        ];
+        let s = ScalingEvidence {
+            threads: 8,
+            max_threads: 16,
+            peak_threads: 6,
+            knee_threads: 4,
+            degrades: true,
+            usl_sigma: Some(0.47),
+            usl_peak: Some(6.2),
+            r0_ms: Some(1.0),
+        };
+        // Without the rule, the host-CPU bound would rise (3175 -> more) with two nodes.
+        assert!(
+            what_ifs(&idle)
+                .iter()
+                .any(|w| w.bound_to_docs_per_sec > w.bound_from_docs_per_sec * 1.1)
+        );
+        for v in [verdict(&idle, Some(&s)), verdict(&idle, None)] {
+            assert!(
+                v.kind == "serializing" || v.kind == "latency_or_serializing",
+                "{}",
+                v.kind
+            );
+            assert!(!v.what_if.is_empty());
+            for w in &v.what_if {
+                assert!(!w.conclusive, "{w:?}");
+                assert_eq!(w.bound_to_docs_per_sec, w.bound_from_docs_per_sec, "{w:?}");
+                assert!(!w.text.contains("the bound goes from"), "{}", w.text);
+            }
+            let text = |c: &str| {
+                v.what_if
+                    .iter()
+                    .find(|w| w.change == c)
+                    .map(|w| w.text.clone())
+                    .unwrap()
+            };
+            assert!(
+                text("twice_the_cores").contains("no gain expected"),
+                "{}",
+                text("twice_the_cores")
+            );
+            let two = text("two_nodes");
+            assert!(
+                two.contains("only if the serialization is per node")
+                    && two.contains("single writer")
+                    && two.contains("measure with a second node"),
+                "{two}"
+            );
+            assert!(text("client_on_its_own_host").contains("no gain expected"));
+        }
+        // A latency-bound cell keeps its ceilings, marked as not a conclusion.
+        let mut s2 = s;
+        s2.threads = 2;
+        let v = verdict(&idle, Some(&s2));
+        assert_eq!(v.kind, "latency");
+        assert!(v.what_if.iter().all(|w| !w.conclusive));
+        assert!(v.what_if.iter().all(|w| w.text.contains("a ceiling only")));
+        // A saturated quota's what-ifs stay conclusions.
+        assert!(
+            verdict(&quota_lab(), None)
+                .what_if
+                .iter()
+                .all(|w| w.conclusive)
+        );
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub fn acceptor(src: &TlsSource) -> Result<(TlsAcceptor, Option<String>)> {
         .context("--key: not a PEM private key")?
         .context("--key: no private key in the file")?;
     let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
+        crate::transport::tls_provider(),
     ))
     .with_safe_default_protocol_versions()?
     .with_no_client_auth()

@@ -160,6 +160,7 @@ impl Exporter for Markdown {
             .into_iter()
             .chain(table::scaling(s))
             .chain(table::limits(s))
+            .chain(super::util_chart::table(s))
         {
             t.markdown(&mut o);
         }

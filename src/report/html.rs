@@ -95,6 +95,7 @@ fn chart(
                 .max(c.docs_per_sec_mean + c.docs_per_sec_stddev)
         })
         .fold(0.0, f64::max);
+    let ymax_data = ymax_data.max(super::util_chart::bound_max(cells, ymax_data * 2.0));
     let p = Plot::new(threads, ymax_data);
     let (w, h, ml) = (p.w, p.h, p.ml);
     let mut o = String::new();
@@ -120,6 +121,14 @@ fn chart(
             .find(|r| r.method == *m)
             .and_then(|r| r.usl.as_ref());
         series(&p, i, m, cells, usl, &mut o);
+        o.push_str(&super::util_chart::bound_overlay(
+            cells,
+            m,
+            PALETTE[i % PALETTE.len()],
+            &|t| p.x(t),
+            &|v| p.y(v),
+            p.ymax,
+        ));
     }
     let ly = p.mt + 10.0 + methods.len() as f64 * 20.0;
     let _ = writeln!(
@@ -130,6 +139,15 @@ fn chart(
         ml + p.pw + 44.0,
         ly + 4.0
     );
+    if cells
+        .iter()
+        .any(|c| c.verdict.as_ref().is_some_and(|v| v.bound.is_some()))
+    {
+        o.push_str(&super::util_chart::bound_legend(
+            ml + p.pw + 14.0,
+            ly + 20.0,
+        ));
+    }
     o.push_str("</svg>\n");
     o
 }
@@ -502,6 +520,11 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
         }
     }
     o.push_str(&super::slo_chart::charts(s));
+    let util = super::util_chart::utilization_charts(s);
+    if !util.is_empty() {
+        o.push_str("<h2>Resource utilization vs threads</h2>\n");
+        o.push_str(&util);
+    }
     o.push_str("<h2>What it means</h2>\n");
     for (question, lines) in super::findings::grouped(s) {
         let _ = writeln!(o, "<h3>{}</h3>\n<ul>", esc(question));

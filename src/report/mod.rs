@@ -1,7 +1,7 @@
 //! Reports: a run's record from its measurement (`run_record`), the one summary of a results
 //! directory (`sweep::summarize`, every cell from its runs) and its exporters: `result`
 //! (a run's `result.json`, schema in `schema/run-result.schema.json`, and its human summary
-//! here), `export`, `table`, `html`, `findings`, `answers`, `lines`. Building is pure:
+//! here), `export`, `table`, `html` (with `util_chart`), `findings`, `answers`, `lines`. Building is pure:
 //! records in, values out; writing files is the caller's job (`results`).
 
 pub mod answers;
@@ -15,6 +15,7 @@ pub mod sweep;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
+mod util_chart;
 
 use crate::engine::RunMeasurement;
 use crate::metrics::round3;

@@ -120,7 +120,7 @@ impl Endpoint {
                 }
             }
             let mut cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::aws_lc_rs::default_provider(),
+                crate::transport::tls_provider(),
             ))
             .with_safe_default_protocol_versions()?
             .with_root_certificates(roots)

@@ -14,3 +14,19 @@ pub mod route;
 pub use access::{AccessMethod, ConnectionPolicy, HttpVersion};
 pub use body::ChunkBody;
 pub use counter::ConnectionCounter;
+
+/// The one rustls crypto provider of the process (client fast path, reqwest, the embedded
+/// target). *ring* by default: it builds in a fraction of AWS-LC's time, which is most of a
+/// cold quick start's build saved. The `aws-lc` feature (the peak build, the container image)
+/// selects aws-lc-rs instead, whose AES-GCM takes 10-15 % less client CPU per HTTPS upload on
+/// this CPU (docs/performance.md).
+#[cfg(not(feature = "aws-lc"))]
+pub fn tls_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::ring::default_provider()
+}
+
+/// The one rustls crypto provider of the process: aws-lc-rs (the `aws-lc` feature).
+#[cfg(feature = "aws-lc")]
+pub fn tls_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::aws_lc_rs::default_provider()
+}

@@ -176,6 +176,28 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     );
     assert!(fit.fill_import_start >= 475.0, "{fit:?}");
     let o = &est.options[0];
+    // Beside the estimate, what it would take if the pilot's bottleneck were relieved: a
+    // duration only where a resource saturated, else why not; in the findings and the JSON.
+    let relieved = o
+        .if_relieved
+        .as_ref()
+        .expect("the pilot read its resources");
+    eprintln!("if relieved: {relieved:?}");
+    assert_eq!(relieved.duration_s.is_some(), relieved.change.is_some());
+    if let Some(t) = relieved.duration_s {
+        assert!(t < o.duration_s, "{relieved:?}");
+    } else {
+        assert!(
+            relieved.text.starts_with("no estimate if relieved"),
+            "{relieved:?}"
+        );
+    }
+    assert_eq!(est.findings.last(), Some(&relieved.text));
+    assert!(
+        serde_json::to_string(&est)
+            .unwrap()
+            .contains("\"if_relieved\":{")
+    );
     let (outcome, r) = ingestbench::run_command(&import("1500", "0"))
         .await
         .unwrap();

@@ -301,7 +301,22 @@ async fn contention_is_serializing_and_a_slow_server_with_slots_is_latency_bound
     eprintln!("contention:\n{}\nload {}", show(&s), load());
     let v = f.verdict.as_ref().unwrap();
     assert_eq!(v.kind, "serializing", "{}", v.text);
+    // Its what-ifs claim no bound rise: more cores buy nothing, a second node only if the
+    // serialization is per node.
+    assert!(!v.what_if.is_empty());
+    for w in &v.what_if {
+        assert!(
+            !w.conclusive && w.bound_to_docs_per_sec == w.bound_from_docs_per_sec,
+            "{w:?}"
+        );
+    }
     let answers = ingestbench::report::answers::answers(&s);
+    let two_nodes = v.what_if.iter().any(|w| w.change == "two_nodes");
+    assert!(
+        answers.iter().any(|a| a.answer.contains("no gain expected")
+            && (!two_nodes || a.answer.contains("only if the serialization is per node"))),
+        "{answers:?}"
+    );
     assert!(
         answers
             .iter()
@@ -390,5 +405,77 @@ async fn a_host_full_of_another_tenants_work_is_a_caution() {
         v.text.contains("a shared machine") || v.text.contains("not in those processes"),
         "{}",
         v.text
+    );
+}
+
+/// The first `name` under `dir`, however deep (a sweep writes its reports in a folder of its
+/// own under the results directory).
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// A sweep's report.html draws each resource's utilization against threads (an SVG per
+/// size, a line per resource, the 100 % capacity line) and the bound c/D_max with its band
+/// over the docs/sec chart; report.md has the bottleneck of each cell as a table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_draws_each_resources_utilization_and_the_bound() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, dir) = target_with(|c| {
+        c.perf = PerfModel {
+            service_time: Duration::from_millis(2),
+            ..PerfModel::default()
+        };
+        c.share_prefixes = true;
+    })
+    .await;
+    let s = sweep(dir.path(), &t.http_url().unwrap(), "1,2,4", "40").await;
+    assert!(s.cells.iter().all(|c| c.verdict.is_some()), "{}", show(&s));
+    let html = std::fs::read_to_string(find_file(dir.path(), "report.html").expect("report.html"))
+        .unwrap();
+    let util = html
+        .split(r#"<svg class="chart util" id="util-small""#)
+        .nth(1)
+        .and_then(|g| g.split("</svg>").next())
+        .expect("no utilization chart");
+    assert!(util.contains(r#"<line class="capacity""#), "{util}");
+    for name in ["this host's CPU", "ingestbench (client)"] {
+        assert!(
+            util.contains(&format!(r#"<polyline class="util" data-resource="{name}""#)),
+            "{name} missing: {util}"
+        );
+    }
+    // Three thread counts: three points on each resource's line.
+    let line = util
+        .split(r#"<polyline class="util""#)
+        .nth(1)
+        .and_then(|l| l.split("points=\"").nth(1))
+        .and_then(|l| l.split('"').next())
+        .unwrap();
+    assert_eq!(line.split(' ').count(), 3, "{line}");
+    let docs = html
+        .split(r#"<svg class="chart" data-size="small""#)
+        .nth(1)
+        .and_then(|g| g.split("</svg>").next())
+        .expect("no docs/sec chart");
+    assert!(
+        docs.contains(r#"<polyline class="bound" data-method="direct""#)
+            && docs.contains(r#"<polygon class="bound-band" data-method="direct""#)
+            && docs.contains("bound c/D_max"),
+        "{docs}"
+    );
+    let md = std::fs::read_to_string(find_file(dir.path(), "report.md").unwrap()).unwrap();
+    assert!(
+        md.contains("## Resource utilization: the bottleneck of each cell"),
+        "{md}"
     );
 }

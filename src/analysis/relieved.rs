@@ -1,0 +1,287 @@
+//! The import "if relieved": beside an option's estimate, what the import would take if the
+//! resource that limited its measured runs were relieved, from the verdict's what-if (the
+//! bound's rise c/D_max from and to, `analysis::verdict`). Only where the what-if is a
+//! conclusion (a resource saturated, and the change relieves it); for a cell where nothing
+//! was near its capacity (serializing, latency-bound, or one thread count that cannot tell)
+//! it says why no such estimate is given. Pure: runs in, values out.
+
+use serde::{Deserialize, Serialize};
+
+use super::demands::Demand;
+use super::estimate::{Estimate, human_hours};
+use super::verdict::{Verdict, WhatIf};
+use crate::results::records::{CellRun, SweepPlan};
+
+/// What an option's import would take if its bottleneck were relieved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IfRelieved {
+    /// The verdict on the measured runs (`analysis::verdict`'s kind) and what limited them.
+    pub verdict: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The change that relieves it (`what_if[].change`), when one is a conclusion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
+    /// The bound's rise (to / from) and its 95 % range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_ratio: Option<f64>,
+    /// The import's duration then, s, with the low and high ends of its 95 % range (the
+    /// estimate's interval and the bound's together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_lo_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_hi_s: Option<f64>,
+    /// What limits it then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_bottleneck: Option<String>,
+    pub text: String,
+}
+
+/// The what-if that relieves the verdict's bottleneck: the quota raised for a quota, the
+/// client moved for the client, a second node for a server (or a remote host), the client
+/// moved (else twice the cores) for this host's CPU; the largest conclusive rise otherwise.
+fn relief(v: &Verdict) -> Option<&WhatIf> {
+    let prefer: &[&str] = match v.kind.as_str() {
+        "cpu_quota" => &["quota_raised", "two_nodes"],
+        "client" => &["client_on_its_own_host", "twice_the_cores"],
+        "server_cpu" | "remote_host" => &["two_nodes", "twice_the_cores"],
+        "host_cpu" => &["client_on_its_own_host", "twice_the_cores"],
+        _ => &[],
+    };
+    let rises =
+        |w: &&WhatIf| w.conclusive && w.bound_to_docs_per_sec > w.bound_from_docs_per_sec * 1.01;
+    prefer
+        .iter()
+        .find_map(|c| v.what_if.iter().filter(rises).find(|w| w.change == *c))
+        .or_else(|| {
+            v.what_if.iter().filter(rises).max_by(|a, b| {
+                (a.bound_to_docs_per_sec / a.bound_from_docs_per_sec)
+                    .total_cmp(&(b.bound_to_docs_per_sec / b.bound_from_docs_per_sec))
+            })
+        })
+}
+
+/// The import of `duration_s` ± `ci95_s` (95 %) if the bottleneck `v` names were relieved.
+/// A saturated resource runs at its bound, so the docs/s rise by the bound's ratio at most;
+/// the duration falls by as much.
+pub fn if_relieved(v: &Verdict, duration_s: f64, ci95_s: f64) -> IfRelieved {
+    let mut out = IfRelieved {
+        verdict: v.kind.clone(),
+        resource: v.resource.clone(),
+        change: None,
+        bound_ratio: None,
+        duration_s: None,
+        duration_lo_s: None,
+        duration_hi_s: None,
+        next_bottleneck: None,
+        text: String::new(),
+    };
+    let saturated = !matches!(
+        v.kind.as_str(),
+        "serializing" | "latency" | "latency_or_serializing" | "unknown"
+    );
+    let now = human_hours(duration_s / 3600.0);
+    match relief(v).filter(|_| saturated) {
+        Some(w) => {
+            let from = w.bound_from_docs_per_sec;
+            let r = w.bound_to_docs_per_sec / from;
+            let (r_lo, r_hi) = (
+                (w.bound_to_lo / from).clamp(1.0, r),
+                (w.bound_to_hi / from).max(r),
+            );
+            let t = duration_s / r;
+            let (lo, hi) = (
+                (duration_s - ci95_s).max(0.0) / r_hi,
+                (duration_s + ci95_s) / r_lo,
+            );
+            let h = |s: f64| human_hours(s / 3600.0);
+            let label = w.text.split(':').next().unwrap_or(&w.change).to_string();
+            out.text = format!(
+                "if relieved ({label}, as {} limited the runs): about {} ({}–{}) instead of {now}, then limited by {} (the bound's rise ×{r:.2}: a limit on the gain, reached only if nothing else binds first)",
+                v.resource.as_deref().unwrap_or(&v.kind),
+                h(t),
+                h(lo),
+                h(hi),
+                w.next_bottleneck
+            );
+            out.change = Some(w.change.clone());
+            out.bound_ratio = Some((r * 1000.0).round() / 1000.0);
+            out.duration_s = Some((t * 1000.0).round() / 1000.0);
+            out.duration_lo_s = Some((lo * 1000.0).round() / 1000.0);
+            out.duration_hi_s = Some((hi * 1000.0).round() / 1000.0);
+            out.next_bottleneck = Some(w.next_bottleneck.clone());
+        }
+        None => {
+            out.text = match v.kind.as_str() {
+                "serializing" => format!(
+                    "no estimate if relieved: nothing was near its capacity and docs/s had stopped growing (serialization in the server): more cores would not shorten the {now}; a second node only if the serialization is per node, not the shared store's single writer: measure with a second node"
+                ),
+                "latency" => format!(
+                    "no estimate if relieved: nothing was near its capacity (latency-bound): more threads shorten the {now} first"
+                ),
+                "latency_or_serializing" => format!(
+                    "no estimate if relieved: nothing was near its capacity in the measured runs (latency or serialization; a sweep over threads tells which): no change of cores or nodes is known to shorten the {now}"
+                ),
+                "unknown" => "no estimate if relieved: no resource was read".into(),
+                _ => format!(
+                    "no estimate if relieved: {} limited the runs and no change measured relieves it",
+                    v.resource.as_deref().unwrap_or(&v.kind)
+                ),
+            };
+        }
+    }
+    out
+}
+
+/// The runs behind an option: its method, policy and threads, at the measured size closest
+/// to the corpus's mean document (one cell: demands differ by size).
+fn option_runs<'a>(
+    sweeps: &[&'a [(SweepPlan, Vec<CellRun>)]],
+    method: &str,
+    conn: crate::transport::ConnectionPolicy,
+    threads: u64,
+    mean_bytes: f64,
+) -> Vec<&'a CellRun> {
+    let mut best: Option<(f64, Vec<&CellRun>)> = None;
+    for (plan, runs) in sweeps.iter().flat_map(|g| g.iter()) {
+        for (cell, rs) in plan.runs_by_cell(runs) {
+            if cell.method != method || cell.connection != conn || cell.threads != threads {
+                continue;
+            }
+            let bytes = plan
+                .sizes
+                .iter()
+                .find(|(s, _)| *s == cell.size)
+                .map_or(mean_bytes, |(_, b)| *b as f64);
+            let dist = (bytes.max(1.0).ln() - mean_bytes.max(1.0).ln()).abs();
+            if best.as_ref().is_none_or(|(d, _)| dist < *d) {
+                best = Some((dist, rs));
+            }
+        }
+    }
+    best.map(|(_, rs)| rs).unwrap_or_default()
+}
+
+/// Sets each option's `if_relieved` from the demands of its runs (where resources were
+/// read), and says the fastest option's in the findings. `sweeps`: the results estimated
+/// from, in groups (pilots, size-class sweeps).
+pub fn attach(e: &mut Estimate, sweeps: &[&[(SweepPlan, Vec<CellRun>)]]) {
+    let mean_bytes = e.bytes as f64 / (e.documents.max(1)) as f64;
+    for o in &mut e.options {
+        let runs = option_runs(sweeps, &o.method, o.connection, o.threads, mean_bytes);
+        let demands: Vec<Demand> = super::limits::cell_demands(
+            runs.iter()
+                .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
+        );
+        if demands.is_empty() {
+            continue;
+        }
+        let v = super::verdict::verdict(&demands, None);
+        o.if_relieved = Some(if_relieved(&v, o.duration_s, o.ci95_s));
+    }
+    if let Some(r) = e.options.first().and_then(|o| o.if_relieved.as_ref()) {
+        e.findings.push(r.text.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::resources::{Kind, Role};
+
+    fn d(name: &str, kind: Kind, role: Role, ms: f64, cap: f64, from: &str, util: f64) -> Demand {
+        Demand {
+            name: name.into(),
+            kind,
+            role,
+            capacity: cap,
+            capacity_from: from.into(),
+            demand_ms: ms,
+            demand_ci95_ms: Some(ms * 0.05),
+            utilization: util,
+            bound_docs_per_sec: Some(cap * 1000.0 / ms),
+            run_delay_ms: None,
+            kernel_ms: None,
+            read_bytes_per_doc: None,
+            write_bytes_per_doc: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_quota_at_its_limit_halves_the_import_if_raised_and_idle_cells_say_why_not() {
+        // Node 1 at 98 % of a 0.5-CPU quota, 1.6 ms per document: bound 312.5 docs/s; the
+        // quota doubled: 625, then this host's CPU (2 cores, 2.4 ms per document: 833).
+        let quota = vec![
+            d(
+                "java (pid 5)",
+                Kind::ProcessCpu,
+                Role::Server,
+                1.6,
+                0.5,
+                "cgroup v1 cpu quota",
+                0.98,
+            ),
+            d(
+                "this host's CPU",
+                Kind::HostCpu,
+                Role::Host,
+                2.4,
+                2.0,
+                "host cores",
+                0.75,
+            ),
+        ];
+        let v = super::super::verdict::verdict(&quota, None);
+        assert_eq!(v.kind, "cpu_quota");
+        let r = if_relieved(&v, 4800.0, 600.0);
+        assert_eq!(r.change.as_deref(), Some("quota_raised"));
+        assert_eq!(r.bound_ratio, Some(2.0));
+        assert_eq!(r.duration_s, Some(2400.0));
+        assert!(
+            r.duration_lo_s.unwrap() < 2400.0 && r.duration_hi_s.unwrap() > 2400.0,
+            "{r:?}"
+        );
+        assert!(
+            r.text.contains("40.0 min") && r.text.contains("instead of 1.3 h"),
+            "{}",
+            r.text
+        );
+        // Nothing near its capacity: no duration, and why not.
+        let idle = vec![
+            d(
+                "embedded target",
+                Kind::ProcessCpu,
+                Role::Server,
+                0.3,
+                2.0,
+                "host cores",
+                0.3,
+            ),
+            d(
+                "this host's CPU",
+                Kind::HostCpu,
+                Role::Host,
+                0.6,
+                2.0,
+                "host cores",
+                0.6,
+            ),
+        ];
+        let v = super::super::verdict::verdict(&idle, None);
+        let r = if_relieved(&v, 4800.0, 600.0);
+        assert_eq!(r.verdict, "latency_or_serializing");
+        assert!(r.duration_s.is_none() && r.change.is_none());
+        assert!(r.text.starts_with("no estimate if relieved"), "{}", r.text);
+        let mut v = v;
+        v.kind = "serializing".into();
+        let r = if_relieved(&v, 4800.0, 600.0);
+        assert!(
+            r.duration_s.is_none() && r.text.contains("only if the serialization is per node"),
+            "{}",
+            r.text
+        );
+    }
+}
