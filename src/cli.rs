@@ -276,8 +276,9 @@ pub struct CommonArgs {
 
     /// Exit 3 when a finished cell crosses this threshold: METRIC<VALUE or METRIC>VALUE
     /// (also <=, >=). METRIC: docs_per_sec, mb_per_sec, p50_ms, p90_ms, p95_ms, p99_ms,
-    /// max_ms (latency over every upload of the cell's runs) or error_pct (failed uploads, %
-    /// of attempted). Repeatable, e.g. --fail-if 'docs_per_sec<200' --fail-if 'p99_ms>500'
+    /// max_ms (latency over every upload of the cell's runs), error_pct (failed uploads, %
+    /// of attempted) or reader_p99_ms (--readers: the highest p99 of the kinds of read).
+    /// Repeatable, e.g. --fail-if 'docs_per_sec<200' --fail-if 'p99_ms>500'
     /// --fail-if 'error_pct>0.1'. Checked against every cell once the results are written;
     /// each crossing is named on stderr. A malformed expression exits 2 before anything runs.
     #[arg(long, value_name = "EXPR")]
@@ -334,7 +335,8 @@ pub struct CommonArgs {
     /// the run's latency) and a response time (from when it was due, so a stalled
     /// repository's queue shows). Documents started more than one interval or 10 ms late are
     /// counted as late, those not started when the last one was due as the backlog, and the
-    /// run says when the repository did not keep up. Works with --docs and --duration.
+    /// run says when the repository did not keep up. Works with --docs and --duration; with
+    /// --shard, each shard paces its share of the rate (its documents of the plan's).
     #[arg(long, value_name = "DOCS_PER_SEC")]
     pub rate: Option<f64>,
 
@@ -342,7 +344,8 @@ pub struct CommonArgs {
     /// reads again while the run's uploads go on: a document's metadata, its content, a
     /// listing of one of the run's folders, or a query by name (--reader-mix). Each kind of
     /// read gets its own latency histogram and classified errors; reads that end after the
-    /// import are not counted. Alfresco only for now.
+    /// import are not counted. Alfresco and CMIS (children, object, content, a CMIS query)
+    /// for now.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub readers: u64,
 
@@ -358,6 +361,11 @@ pub struct CommonArgs {
         value_name = "WEIGHTS"
     )]
     pub reader_mix: String,
+
+    /// The readers' latency objective: the answers name the highest import rate whose
+    /// readers' p99 (every kind of read) stays under it, e.g. 500ms, 1s.
+    #[arg(long, default_value = "500ms", value_name = "DURATION")]
+    pub reader_slo: String,
 
     /// Repeat each cell's runs (at least --runs, at most --max-runs) until the 95 % interval
     /// of its docs/sec is within ± this percentage of the mean, e.g. 5%.
@@ -507,6 +515,13 @@ pub struct SweepArgs {
     /// which half its bytes lie, so `estimate` models cost per byte over the real range.
     #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: Option<PathBuf>,
+
+    /// Paced imports at each of these rates (documents per second, comma-separated), a
+    /// dimension of the sweep like the thread counts: each cell is paced as with --rate, and
+    /// the rates are interleaved. With --readers, a readers-alone baseline cell (rate 0)
+    /// comes first at each point. Not with --rate.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub rates: Vec<f64>,
 
     #[command(flatten)]
     pub common: CommonArgs,

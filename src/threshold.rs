@@ -30,10 +30,13 @@ pub enum Metric {
     /// p95 / p99 latency significantly higher than the baseline's by more than the value, %.
     P95Slower,
     P99Slower,
+    /// `--readers`: the highest p99 of the kinds of read, ms (cells without readers never
+    /// cross it).
+    ReaderP99Ms,
 }
 
 /// Every metric: its name in expressions, the unit suffix its value may carry.
-const METRICS: [(&str, Metric, &str); 11] = [
+const METRICS: [(&str, Metric, &str); 12] = [
     ("docs_per_sec", Metric::DocsPerSec, ""),
     ("mb_per_sec", Metric::MbPerSec, ""),
     ("p50_ms", Metric::P50Ms, "ms"),
@@ -45,6 +48,7 @@ const METRICS: [(&str, Metric, &str); 11] = [
     ("slower", Metric::Slower, "%"),
     ("p95_slower", Metric::P95Slower, "%"),
     ("p99_slower", Metric::P99Slower, "%"),
+    ("reader_p99_ms", Metric::ReaderP99Ms, "ms"),
 ];
 
 impl Metric {
@@ -68,6 +72,7 @@ impl Metric {
             Metric::P99Ms => l.p99,
             Metric::MaxMs => l.max,
             Metric::ErrorPct => c.error_pct,
+            Metric::ReaderP99Ms => c.reader_p99_ms.unwrap_or(f64::NAN),
             Metric::Slower | Metric::P95Slower | Metric::P99Slower => f64::NAN,
         }
     }
@@ -336,6 +341,25 @@ mod tests {
         assert!(x[1].measured.starts_with("p95_ms 6.667 > 5"), "{x:?}");
         let ok = parse_all(&["docs_per_sec<100".into()], Scope::Results).unwrap();
         assert!(check(&ok, &cells, None).is_empty());
+    }
+
+    #[test]
+    fn reader_p99_crosses_in_cells_with_readers_only() {
+        let t = parse("reader_p99_ms>500ms", Scope::Results).unwrap();
+        assert_eq!((t.metric, t.value), (Metric::ReaderP99Ms, 500.0));
+        let mut slow = cell("m", 4, &[100.0]);
+        slow.rate_per_s = Some(40.0);
+        slow.reader_p99_ms = Some(612.5);
+        let mut fast = cell("m", 4, &[100.0]);
+        fast.rate_per_s = Some(20.0);
+        fast.reader_p99_ms = Some(120.0);
+        let none = cell("m", 8, &[100.0]);
+        let x = check(&[t], &[slow, fast, none], None);
+        assert_eq!(x.len(), 1, "{x:?}");
+        assert_eq!(
+            x[0].to_string(),
+            "m reuse small 4 threads at 40 docs/s: reader_p99_ms 612.5 > 500 (--fail-if reader_p99_ms>500ms)"
+        );
     }
 
     #[test]

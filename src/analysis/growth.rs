@@ -355,6 +355,7 @@ mod tests {
                 connection: crate::transport::ConnectionPolicy::Reuse,
                 size: crate::fixtures::SizeClass::Small,
                 threads,
+                rate_per_s: None,
             },
             record: serde_json::from_value(rec).unwrap(),
             latency_histogram_us: String::new(),

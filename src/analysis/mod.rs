@@ -2,7 +2,8 @@
 //! intervals, Welch and paired comparisons), the scaling of docs/sec with threads (knee,
 //! USL fit) and drift within runs, what limited a cell (resource demands per document, the
 //! throughput bound, the bottleneck, the verdict and what a change would buy) and how a
-//! comparison reads, and the import estimate with its growth model. Pure functions: values
+//! comparison reads, the import estimate with its growth model, and the highest import rate
+//! whose readers stay under their latency objective (`slo`). Pure functions: values
 //! in, values out, no I/O (the readings come from `metrics::resources`, the words go to
 //! `report`).
 
@@ -13,5 +14,6 @@ pub mod limits;
 pub mod pilot;
 pub mod relieved;
 pub mod scaling;
+pub mod slo;
 pub mod stats;
 pub mod verdict;

@@ -47,6 +47,10 @@ pub struct Cell {
     pub run_mb_per_sec: Vec<f64>,
     pub run_p95_ms: Vec<f64>,
     pub run_p99_ms: Vec<f64>,
+    /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
+    pub rate_per_s: Option<f64>,
+    /// `--readers`: the highest p99 of the kinds of read over the cell's runs, ms.
+    pub reader_p99_ms: Option<f64>,
 }
 
 fn plural(n: u64) -> &'static str {
@@ -64,7 +68,11 @@ fn cell_name(method: &str, connection: ConnectionPolicy, size: SizeClass, thread
 impl Cell {
     /// `embedded-http reuse small 4 threads`.
     pub fn name(&self) -> String {
-        cell_name(&self.method, self.connection, self.size, self.threads)
+        let name = cell_name(&self.method, self.connection, self.size, self.threads);
+        match self.rate_per_s {
+            Some(r) => format!("{name} at {r} docs/s"),
+            None => name,
+        }
     }
 
     fn same_cell(&self, o: &Cell) -> bool {
@@ -72,6 +80,7 @@ impl Cell {
             && self.connection == o.connection
             && self.size == o.size
             && self.threads == o.threads
+            && self.rate_per_s == o.rate_per_s
     }
 
     /// A sweep's cell; `runs` are its run records when they were read (a sweep directory),
@@ -94,6 +103,8 @@ impl Cell {
             run_mb_per_sec: per(|r| r.record.mb_per_sec),
             run_p95_ms: per(|r| r.record.latency_ms.p95),
             run_p99_ms: per(|r| r.record.latency_ms.p99),
+            rate_per_s: c.rate_per_s,
+            reader_p99_ms: crate::analysis::slo::reader_p99_ms(&runs),
         }
     }
 }
@@ -349,6 +360,8 @@ pub(crate) mod tests {
             run_mb_per_sec: runs.iter().map(|r| r / 100.0).collect(),
             run_p95_ms: runs.iter().map(|r| 1000.0 / r).collect(),
             run_p99_ms: runs.iter().map(|r| 2000.0 / r).collect(),
+            rate_per_s: None,
+            reader_p99_ms: None,
         }
     }
 

@@ -166,6 +166,7 @@ mod tests {
             connection: ConnectionPolicy::Reuse,
             size,
             threads: 1,
+            rate_per_s: None,
         }
     }
 

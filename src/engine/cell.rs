@@ -120,6 +120,10 @@ pub struct CellPlan {
     pub rate: Option<f64>,
     /// `--readers`: readers beside the import (`engine::readers`).
     pub readers: Option<crate::results::readers::ReaderPolicy>,
+    /// The readers-alone baseline of a rates sweep (`CellKey::rate_per_s` 0): the run's
+    /// documents are a closed-loop seeding import, and the readers start only once it is
+    /// over, reading what it stored for this long with no import beside them.
+    pub readers_alone: Option<Duration>,
 }
 
 /// What the manifest of the interrupted attempts holds of one run (`--resume`).
@@ -420,15 +424,22 @@ pub async fn run_cell<P: Protocol>(
     if let Some(p) = &pace {
         p.origin();
     }
-    let readers = plan.readers.filter(|r| r.readers > 0).map(|policy| {
-        super::readers::Readers::start(
-            proto.clone(),
-            policy,
-            folders.clone(),
-            live.clone(),
-            run_tag,
-        )
-    });
+    let start_readers = || {
+        plan.readers.filter(|r| r.readers > 0).map(|policy| {
+            super::readers::Readers::start(
+                proto.clone(),
+                policy,
+                folders.clone(),
+                live.clone(),
+                run_tag,
+            )
+        })
+    };
+    let readers = if plan.readers_alone.is_some() {
+        None
+    } else {
+        start_readers()
+    };
     let mut merged = Recorder::new();
     let mut tally = super::pace::PaceTally::new();
     let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
@@ -445,9 +456,17 @@ pub async fn run_cell<P: Protocol>(
             tally.merge(t);
         }
     }
-    let readers = match readers {
-        Some(r) => Some(r.finish().await),
-        None => None,
+    let readers = match (readers, plan.readers_alone) {
+        (Some(r), _) => Some(r.finish().await),
+        // The baseline: the seeding import is over; the readers read what it stored, alone.
+        (None, Some(window)) => match start_readers() {
+            Some(r) => {
+                tokio::time::sleep(window).await;
+                Some(r.finish().await)
+            }
+            None => None,
+        },
+        (None, None) => None,
     };
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.

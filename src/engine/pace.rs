@@ -15,6 +15,12 @@
 //!   window and those not started by its end are the backlog;
 //! - **achieved rate**: documents acknowledged / run duration (the run's `docs_per_sec`).
 //!
+//! - **shards** (`--shard K/N`): each shard paces its own documents at its share of the
+//!   rate, the rate × its documents / the plan's (with `--duration`, × its workers / T), so
+//!   with an even split document k of shard s is due at start + k × N / R; the shards'
+//!   common start (the rendezvous) is the schedule's origin, and `merge` adds the shards'
+//!   schedules back into one of the whole rate.
+//!
 //! Warm-up stays closed loop (before the start); the documents, folders, manifest lines,
 //! `--resume`, `verify` and `cleanup` are those of a closed-loop run: only the order in
 //! which workers take documents and when they send them differ.
@@ -57,6 +63,7 @@ impl Pace {
     /// (count mode, or what `resume` left of them), or those due inside its window.
     pub(super) fn for_run(plan: &CellPlan, rate: f64, resume: Option<&ResumePoint>) -> Pace {
         let owned = plan.owned();
+        let rate = rate * shard_share(plan);
         let (seq, total) = match (plan.window, resume) {
             (Some(w), _) => (
                 Seq::From(0),
@@ -139,6 +146,23 @@ impl Pace {
             response_histogram_us: encode_hist(&t.response_us),
         }
     }
+}
+
+/// The share of a run's rate a shard paces (1 without shards): its documents of the plan's,
+/// or, in a steady-state window, its workers of the T.
+fn shard_share(plan: &CellPlan) -> f64 {
+    if plan.shard.is_none() {
+        return 1.0;
+    }
+    let workers = super::cell::shard_workers(plan.threads, plan.shard);
+    let share = match plan.window {
+        Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
+        None => {
+            let owned = plan.owned();
+            (owned.end - owned.start) as f64 / plan.docs.max(1) as f64
+        }
+    };
+    share.max(1e-9)
 }
 
 /// Waits until `due`, in steps short enough that a stop (Ctrl-C, a fatal rejection) is
@@ -229,6 +253,7 @@ mod tests {
             earlier: None,
             rate: Some(100.0),
             readers: None,
+            readers_alone: None,
         }
     }
 
@@ -260,6 +285,29 @@ mod tests {
         let p = Pace::for_run(&plan(10, None), 100.0, Some(&r));
         let got: Vec<u64> = std::iter::from_fn(|| p.claim()).map(|x| x.0).collect();
         assert_eq!(got, vec![2, 3, 9]);
+    }
+
+    #[test]
+    fn a_shard_paces_its_share_of_the_rate() {
+        // 4 workers over 2 shards, 10 documents: shard 1 has workers 2-3, documents 6..10
+        // (quotas 3 3 2 2)... at 100/s × 4/10 = 40/s, one every 25 ms.
+        let mut p = plan(10, None);
+        p.shard = Some((1, 2));
+        let pace = Pace::for_run(&p, 100.0, None);
+        let t0 = pace.origin();
+        let got: Vec<(u64, Duration)> = std::iter::from_fn(|| pace.claim())
+            .map(|(i, d)| (i, d - t0))
+            .collect();
+        assert_eq!(
+            got,
+            (0..4)
+                .map(|k| (6 + k, Duration::from_millis(25 * k)))
+                .collect::<Vec<_>>()
+        );
+        // A window: its workers' share, 2 of 4.
+        let mut w = plan(0, Some(Duration::from_secs(1)));
+        w.shard = Some((0, 2));
+        assert_eq!(Pace::for_run(&w, 100.0, None).total, 50);
     }
 
     #[test]

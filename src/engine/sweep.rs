@@ -203,9 +203,12 @@ impl SweepJob<'_> {
                     fresh
                 };
                 let h = crate::fixtures::hash_str(&format!("{base}/{}/{run}/{tries}", cell.tag()));
+                let rate = cell
+                    .rate_per_s
+                    .map_or(String::new(), |r| format!("/rate{r}"));
                 (
                     format!(
-                        "{base}/{}-{}/{}/t{}/a{:04x}",
+                        "{base}/{}-{}/{}/t{}{rate}/a{:04x}",
                         cell.method,
                         cell.connection,
                         cell.size,
@@ -243,8 +246,17 @@ impl SweepJob<'_> {
                 .work
                 .resuming
                 .then(|| Arc::new(self.earlier_run(cell, run, known))),
-            rate: self.measure.rate_per_s,
+            // A rates sweep's cell is paced at its own rate; its baseline (rate 0) is not
+            // paced: a closed-loop seeding import, then the readers alone.
+            rate: match cell.rate_per_s {
+                Some(r) if r > 0.0 => Some(r),
+                Some(_) => None,
+                None => self.measure.rate_per_s,
+            },
             readers: self.measure.readers,
+            readers_alone: cell
+                .is_readers_baseline()
+                .then(|| self.readers_alone_window(window)),
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),
@@ -256,6 +268,27 @@ impl SweepJob<'_> {
                 )
             }),
         }
+    }
+
+    /// How long the readers-alone baseline reads: the measured window (`--duration`), else
+    /// the longest paced schedule of the sweep (its documents at its lowest rate), so the
+    /// baseline's readers read about as long as the slowest import's do.
+    fn readers_alone_window(&self, window: Option<Duration>) -> Duration {
+        window.unwrap_or_else(|| {
+            let slowest = self
+                .work
+                .schedule
+                .iter()
+                .filter_map(|(c, _)| c.rate_per_s)
+                .filter(|r| *r > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            let secs = if slowest.is_finite() {
+                self.work.docs as f64 / slowest
+            } else {
+                1.0
+            };
+            Duration::from_secs_f64(secs.max(0.5))
+        })
     }
 
     /// What the interrupted attempts' manifest holds of this run of `cell`.

@@ -80,15 +80,21 @@ pub struct LiveMetrics {
     cells: Mutex<BTreeMap<CellKey, Arc<CellCounters>>>,
 }
 
-type Labels = [(&'static str, String); 4];
+type Labels = Vec<(&'static str, String)>;
 
+/// A cell's labels; a rates sweep's cells also carry their `rate_per_s`, so each cell is
+/// one series.
 fn labels(c: &CellKey) -> Labels {
-    [
+    let mut l = vec![
         ("method", c.method.clone()),
         ("connection", c.connection.name().to_string()),
         ("size", c.size.name().to_string()),
         ("threads", c.threads.to_string()),
-    ]
+    ];
+    if let Some(r) = c.rate_per_s {
+        l.push(("rate_per_s", r.to_string()));
+    }
+    l
 }
 
 impl LiveMetrics {
@@ -230,6 +236,7 @@ mod tests {
             connection: ConnectionPolicy::Reuse,
             size: SizeClass::Small,
             threads: 4,
+            rate_per_s: None,
         };
         let c = m.cell(&cell);
         c.ok(10_240, Duration::from_millis(3));
@@ -251,5 +258,18 @@ mod tests {
             assert!(text.contains(&want), "{want} not in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
+        // A rates sweep's cells are series of their own.
+        m.cell(&CellKey {
+            rate_per_s: Some(40.0),
+            ..cell.clone()
+        })
+        .worker(2);
+        let text = m.render().unwrap();
+        assert!(
+            text.contains(&format!(
+                "ingestbench_workers_in_flight{{{l},rate_per_s=\"40\"}} 2"
+            )),
+            "{text}"
+        );
     }
 }

@@ -216,9 +216,9 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.think_time
                 ),
             };
-            if a.protocol != ProtocolKind::Alfresco {
+            if a.protocol == ProtocolKind::Liferay {
                 bail!(
-                    "--readers: the readers are written for Alfresco only so far, not {}",
+                    "--readers: the readers are written for Alfresco and CMIS so far, not {}",
                     a.protocol.name()
                 );
             }
@@ -229,6 +229,16 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
             })
         }
     };
+    let reader_slo_ms = match readers {
+        None => None,
+        Some(_) => match parse_duration(&a.reader_slo) {
+            Some(v) if v > 0.0 => Some(v * 1000.0),
+            _ => bail!(
+                "--reader-slo {}: give a positive duration such as 500ms or 1s",
+                a.reader_slo
+            ),
+        },
+    };
     Ok(MeasurePolicy {
         warmup: parse_warmup(&a.warmup)?,
         duration_s,
@@ -237,6 +247,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         budget_s: None,
         rate_per_s,
         readers,
+        reader_slo_ms,
     })
 }
 
@@ -334,11 +345,6 @@ impl TryFrom<&CommonArgs> for CommonPlan {
         }
         if shard.is_some() && measure.readers.is_some() {
             bail!("--readers cannot be combined with --shard yet: run the readers on one injector");
-        }
-        if shard.is_some() && measure.rate_per_s.is_some() {
-            bail!(
-                "--rate cannot be combined with --shard yet: a paced schedule is not split over shards; run one injector, or shards without --rate"
-            );
         }
         if shard.as_ref().is_some_and(|s| s.count > 1) && !a.fail_if.is_empty() {
             bail!(
@@ -531,6 +537,7 @@ impl RunPlan {
                     on_bad_name: self.on_bad_name,
                 },
             ),
+            rates: Vec::new(),
         }
     }
 }
@@ -553,6 +560,7 @@ impl RunPlan {
             connection: ConnectionPolicy::Reuse,
             size: self.size,
             threads: self.threads,
+            rate_per_s: None,
         }
     }
 

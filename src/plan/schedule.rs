@@ -13,12 +13,14 @@ use crate::transport::ConnectionPolicy;
 /// apart and the comparison can pair them (`analysis::stats::paired_relative_pct`): this
 /// machine's speed drifts by ±10 % over 10-20 s, which the pair shares and cancels, while
 /// the methods' runs a whole pass apart did not share it. Turning the order keeps "first of
-/// the pair" (a cache the other warmed, write-back the other left) off one method.
+/// the pair" (a cache the other warmed, write-back the other left) off one method. A rate
+/// (`sweep --rates`) is part of the point, as the thread count is: each round runs every
+/// rate once, in the cells' order (the readers-alone baseline, rate 0, first).
 pub fn schedule(cells: &[CellKey], runs: u32, order: Order, seed: u64) -> Vec<(CellKey, u32)> {
-    let mut points: Vec<(ConnectionPolicy, SizeClass, u64)> = Vec::new();
+    let mut points: Vec<(ConnectionPolicy, SizeClass, u64, Option<f64>)> = Vec::new();
     let mut methods: Vec<&str> = Vec::new();
     for c in cells {
-        let p = (c.connection, c.size, c.threads);
+        let p = (c.connection, c.size, c.threads, c.rate_per_s);
         if !points.contains(&p) {
             points.push(p);
         }
@@ -32,10 +34,9 @@ pub fn schedule(cells: &[CellKey], runs: u32, order: Order, seed: u64) -> Vec<(C
         for p in &points {
             for i in 0..methods.len() {
                 let m = methods[(i + turn) % methods.len()];
-                if let Some(c) = cells
-                    .iter()
-                    .find(|c| c.method == m && (c.connection, c.size, c.threads) == *p)
-                {
+                if let Some(c) = cells.iter().find(|c| {
+                    c.method == m && (c.connection, c.size, c.threads, c.rate_per_s) == *p
+                }) {
                     out.push((c.clone(), r));
                 }
             }
@@ -63,6 +64,7 @@ mod tests {
                 connection: ConnectionPolicy::Reuse,
                 size: SizeClass::Small,
                 threads: t,
+                rate_per_s: None,
             })
             .collect();
         let s = schedule(&cells, 2, Order::Interleaved, 1);
@@ -107,5 +109,32 @@ mod tests {
         );
         r.sort_by_key(|(c, run)| (*run, c.threads));
         assert_eq!(r, s);
+    }
+
+    #[test]
+    fn rates_are_interleaved_like_thread_counts_the_baseline_first() {
+        let cells: Vec<CellKey> = [0.0, 10.0, 20.0]
+            .iter()
+            .map(|r| CellKey {
+                method: "m".into(),
+                connection: ConnectionPolicy::Reuse,
+                size: SizeClass::Small,
+                threads: 4,
+                rate_per_s: Some(*r),
+            })
+            .collect();
+        let s = schedule(&cells, 2, Order::Interleaved, 1);
+        let got: Vec<(f64, u32)> = s.iter().map(|(c, r)| (c.rate_per_s.unwrap(), *r)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0.0, 1),
+                (10.0, 1),
+                (20.0, 1),
+                (0.0, 2),
+                (10.0, 2),
+                (20.0, 2)
+            ]
+        );
     }
 }

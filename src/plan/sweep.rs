@@ -102,6 +102,9 @@ pub struct SweepPlanSpec {
     pub corpus: Option<String>,
     /// `--corpus DIR`: each size class's sample of the directory's real files.
     pub files: Option<std::collections::HashMap<SizeClass, Arc<Vec<SampledFile>>>>,
+    /// `--rates`: each cell's paced rate (docs/s), 0 first for the readers-alone baseline
+    /// (`--readers`); empty: no rate axis.
+    pub rates: Vec<f64>,
 }
 
 impl SweepPlanSpec {
@@ -186,6 +189,7 @@ impl SweepPlanSpec {
         };
         let mut connections = a.connection.clone();
         connections.dedup();
+        let rates = rate_axis(&a.rates, &common)?;
         Ok(SweepPlanSpec {
             common,
             methods,
@@ -199,6 +203,7 @@ impl SweepPlanSpec {
             baseline,
             corpus,
             files,
+            rates,
         })
     }
 
@@ -224,18 +229,56 @@ impl SweepPlanSpec {
             for c in self.connections_of(m) {
                 for s in &self.sizes {
                     for &t in &self.threads {
-                        out.push(CellKey {
-                            method: m.name.clone(),
-                            connection: c,
-                            size: *s,
-                            threads: t,
-                        });
+                        for rate_per_s in self.rate_keys() {
+                            out.push(CellKey {
+                                method: m.name.clone(),
+                                connection: c,
+                                size: *s,
+                                threads: t,
+                                rate_per_s,
+                            });
+                        }
                     }
                 }
             }
         }
         out
     }
+
+    /// The rate keys of the cells: `None` alone without a rate axis.
+    fn rate_keys(&self) -> Vec<Option<f64>> {
+        if self.rates.is_empty() {
+            vec![None]
+        } else {
+            self.rates.iter().copied().map(Some).collect()
+        }
+    }
+}
+
+/// `--rates`, checked: each rate as `--rate` takes it, distinct, in increasing order, and 0
+/// (the readers-alone baseline) first when readers run beside the import.
+fn rate_axis(given: &[f64], common: &CommonPlan) -> Result<Vec<f64>> {
+    if given.is_empty() {
+        return Ok(Vec::new());
+    }
+    if common.measure.rate_per_s.is_some() {
+        bail!("--rates cannot be combined with --rate: give the one rate in --rates");
+    }
+    let mut rates = Vec::with_capacity(given.len() + 1);
+    for &r in given {
+        if !(r.is_finite() && r > 0.0 && r <= 1e6) {
+            bail!(
+                "--rates: {r} is not a rate; give documents per second, each more than 0 and at most 1000000, e.g. 10,20,40"
+            );
+        }
+        rates.push(r);
+    }
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    if common.measure.readers.is_some() {
+        rates.insert(0, 0.0);
+    }
+    Ok(rates)
 }
 
 impl SweepPlanSpec {
@@ -287,6 +330,7 @@ impl SweepPlanSpec {
             retries: c.retries,
             corpus_tree: false,
             corpus_names: None,
+            rates: self.rates.clone(),
         }
     }
 
@@ -323,6 +367,7 @@ impl SweepPlanSpec {
             baseline: plan.baseline.clone(),
             corpus: plan.corpus.clone(),
             files,
+            rates: plan.rates.clone(),
         })
     }
 
@@ -357,7 +402,19 @@ impl SweepPlanSpec {
             .map(|(c, _)| {
                 let per = 0.003 + self.common.sizes.of(c.size) as f64 / 150e6;
                 let rate = c.threads.min(4) as f64 / per;
-                let measured = m.duration_s.unwrap_or(self.docs as f64 / rate);
+                let measured = match c.rate_per_s {
+                    // Paced: the schedule's length; the readers-alone baseline: its seeding
+                    // import, then the readers for the longest schedule's length.
+                    Some(r) if r > 0.0 => m.duration_s.unwrap_or(self.docs as f64 / r),
+                    Some(_) => {
+                        let slowest = self.rates.iter().copied().find(|r| *r > 0.0);
+                        self.docs as f64 / rate
+                            + m.duration_s
+                                .or(slowest.map(|r| self.docs as f64 / r))
+                                .unwrap_or(0.0)
+                    }
+                    None => m.duration_s.unwrap_or(self.docs as f64 / rate),
+                };
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
                     crate::results::records::Warmup::Docs(n) => n as f64 / rate,
                     crate::results::records::Warmup::Seconds(s) => s,

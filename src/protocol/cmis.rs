@@ -24,6 +24,8 @@ use crate::metrics::UploadError;
 pub struct Cmis {
     conn: Connection,
     root_folder_url: String,
+    /// The repository's URL (`repositoryUrl`): where queries go (`cmisselector=query`).
+    repository_url: String,
     /// Path part of `root_folder_url`, for the upload fast path.
     root_path: String,
     /// Object id of the folder runs go below (`--parent`, a path; `/` = the root).
@@ -71,6 +73,52 @@ pub fn error_message(status: u16, body: &[u8]) -> String {
             String::from_utf8_lossy(&body[..body.len().min(200)]).trim()
         ),
     }
+}
+
+/// A CMIS QL string literal's content: `'` and `\` escaped with a backslash (CMIS 1.1,
+/// 2.1.14.4.1); in a LIKE pattern (`like`), `%` and `_` too, its wildcards.
+fn ql_escape(s: &str, like: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\'' | '\\') || (like && matches!(c, '%' | '_')) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The readers' query: documents whose name starts with `term`, anywhere below `parent`.
+fn query_by_name(term: &str, parent: &str) -> String {
+    format!(
+        "SELECT cmis:objectId FROM cmis:document WHERE cmis:name LIKE '{}%' AND IN_TREE('{}')",
+        ql_escape(term, true),
+        ql_escape(parent, false)
+    )
+}
+
+fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| UploadError::protocol(format!("a listing that is not JSON: {e}")))?;
+    let docs: Vec<&Value> = if let Some(objects) = v.get("objects").and_then(Value::as_array) {
+        objects.iter().filter_map(|o| o.get("object")).collect()
+    } else if let Some(results) = v.get("results").and_then(Value::as_array) {
+        results.iter().collect()
+    } else {
+        return Err(UploadError::protocol(
+            "a listing with neither objects nor results",
+        ));
+    };
+    Ok(docs
+        .into_iter()
+        .filter(|o| {
+            o.pointer("/succinctProperties/cmis:baseTypeId")
+                .or_else(|| o.pointer("/properties/cmis:baseTypeId/value"))
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "cmis:document")
+        })
+        .filter_map(object_id)
+        .collect())
 }
 
 fn object_id(v: &Value) -> Option<String> {
@@ -149,6 +197,15 @@ impl Cmis {
                     opts.url
                 )
             })?;
+        // Queries go to the repository's URL; a service document without one (none known)
+        // leaves them at the root folder's, which the browser binding also answers.
+        let repository_url = repos
+            .as_object()
+            .and_then(|m| {
+                m.values()
+                    .find_map(|r| r.get("repositoryUrl").and_then(Value::as_str))
+            })
+            .map_or_else(|| root_folder_url.clone(), str::to_string);
         let root = reqwest::Url::parse(&root_folder_url)
             .with_context(|| format!("rootFolderUrl {root_folder_url} is not a URL"))?;
         let root_path = root.path().to_string();
@@ -167,6 +224,7 @@ impl Cmis {
         let c = Cmis {
             root_path,
             root_folder_url,
+            repository_url,
             parent_id: String::new(),
             folders: Folders::default(),
             fields: PropertyFields::of(&opts.profile),
@@ -472,6 +530,36 @@ impl Api for Cmis {
         self.version_list(id).await
     }
 
+    /// Readers: `cmisselector=children` of a run folder (its object id), one page of 100,
+    /// only the ids and base types.
+    fn list_request(&self, folder: &str) -> Option<reqwest::RequestBuilder> {
+        Some(self.conn.client.get(&self.root_folder_url).query(&[
+            ("objectId", folder),
+            ("cmisselector", "children"),
+            ("succinct", "true"),
+            ("maxItems", "100"),
+            ("filter", "cmis:objectId,cmis:baseTypeId"),
+        ]))
+    }
+
+    /// Readers: a CMIS query for documents by name below the parent, one page of 25:
+    /// `SELECT cmis:objectId FROM cmis:document WHERE cmis:name LIKE 'term%' AND
+    /// IN_TREE('parent')`.
+    fn query_request(&self, term: &str) -> Option<reqwest::RequestBuilder> {
+        Some(self.conn.client.get(&self.repository_url).query(&[
+            ("cmisselector", "query"),
+            ("q", &query_by_name(term, &self.parent_id)),
+            ("succinct", "true"),
+            ("maxItems", "25"),
+        ]))
+    }
+
+    /// The documents' ids of a children page (`objects[].object`) or of query results
+    /// (`results[]`); folders in a listing are left out.
+    fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
+        listed_ids(body)
+    }
+
     /// Children of the folder at `path` below the parent; None when it does not exist.
     async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
         let full = format!(
@@ -552,6 +640,23 @@ impl Api for Cmis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readers_query_by_name_below_the_parent_and_read_ids_of_documents_only() {
+        assert_eq!(
+            query_by_name("doc_0'1", "f-1"),
+            r"SELECT cmis:objectId FROM cmis:document WHERE cmis:name LIKE 'doc\_0\'1%' AND IN_TREE('f-1')"
+        );
+        let children = br#"{"objects":[
+            {"object":{"succinctProperties":{"cmis:objectId":"d1","cmis:baseTypeId":"cmis:document"}}},
+            {"object":{"succinctProperties":{"cmis:objectId":"f1","cmis:baseTypeId":"cmis:folder"}}},
+            {"object":{"properties":{"cmis:objectId":{"value":"d2"}}}}],"hasMoreItems":false}"#;
+        assert_eq!(listed_ids(children).unwrap(), vec!["d1", "d2"]);
+        let results =
+            br#"{"results":[{"succinctProperties":{"cmis:objectId":"d3"}}],"numItems":1}"#;
+        assert_eq!(listed_ids(results).unwrap(), vec!["d3"]);
+        assert!(listed_ids(b"{}").is_err());
+    }
 
     #[test]
     fn errors_and_ids() {

@@ -57,10 +57,12 @@ pub fn terminal(s: &SweepSummary) -> Vec<String> {
 /// The answers, in the order a reader asks them.
 pub fn answers(s: &SweepSummary) -> Vec<Answer> {
     let mut out = costs(s);
+    out.extend(reader_slo(s));
     match s.plan.measure.rate_per_s {
         // A paced sweep's docs/sec is the asked rate wherever the target kept up: where
         // scaling stops and the fastest cell say nothing there; whether it kept up does.
-        Some(rate) => out.extend(paced(s, rate)),
+        Some(rate) => out.extend(paced(s, Some(rate))),
+        None if !s.plan.rates.is_empty() => out.extend(paced(s, None)),
         None => {
             out.extend(scaling(s));
             out.extend(fastest(s));
@@ -71,15 +73,36 @@ pub fn answers(s: &SweepSummary) -> Vec<Answer> {
     out
 }
 
+/// `--rates` with `--readers`: the highest import rate whose readers' p99 stays under
+/// `--reader-slo`, per method, size and threads (`analysis::slo` words it).
+fn reader_slo(s: &SweepSummary) -> Vec<Answer> {
+    s.slo
+        .iter()
+        .map(|a| Answer {
+            question: format!(
+                "How fast {} can import {} documents at {} with readers' p99 under {} ms",
+                a.method,
+                a.size,
+                threads(a.threads),
+                a.slo_ms
+            ),
+            answer: a.text.clone(),
+        })
+        .collect()
+}
+
 /// `--rate`: whether each cell kept up with the rate, its achieved rate and response time
 /// (from due), or its backlog and late documents.
-fn paced(s: &SweepSummary, rate: f64) -> Vec<Answer> {
+fn paced(s: &SweepSummary, rate: Option<f64>) -> Vec<Answer> {
     let parts: Vec<String> = s
         .cells
         .iter()
         .filter_map(|c| {
             let p = c.paced.as_ref()?;
-            let head = format!("{} {} at {}", c.method, c.size, threads(c.threads));
+            let mut head = format!("{} {} at {}", c.method, c.size, threads(c.threads));
+            if let Some(r) = c.rate_per_s {
+                head.push_str(&format!(", {r} docs/s"));
+            }
             Some(if p.kept_up {
                 format!(
                     "{head}: kept up ({:.1} docs/s; response p99 {:.1} ms from due, service p99 {:.1} ms)",
@@ -97,7 +120,10 @@ fn paced(s: &SweepSummary, rate: f64) -> Vec<Answer> {
         return Vec::new();
     }
     vec![Answer {
-        question: format!("Whether the target kept up with {rate} docs/s"),
+        question: match rate {
+            Some(rate) => format!("Whether the target kept up with {rate} docs/s"),
+            None => "Whether the target kept up with each rate".to_string(),
+        },
         answer: parts.join("; "),
     }]
 }

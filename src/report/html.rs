@@ -10,12 +10,12 @@ use crate::fixtures::SizeClass;
 use crate::results::summary::{CellSummary, ScalingRow, SweepSummary};
 use crate::transport::ConnectionPolicy;
 
-const PALETTE: [&str; 8] = [
+pub(super) const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
 /// A "nice" upper bound and step for a 0-based axis.
-fn nice_axis(max: f64) -> (f64, f64) {
+pub(super) fn nice_axis(max: f64) -> (f64, f64) {
     if max <= 0.0 {
         return (1.0, 0.2);
     }
@@ -451,7 +451,7 @@ fn growth_chart(e: &crate::analysis::estimate::Estimate) -> Option<String> {
     Some(o)
 }
 
-fn fmt_num(v: f64) -> String {
+pub(super) fn fmt_num(v: f64) -> String {
     if v >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else {
@@ -519,6 +519,7 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             }
         }
     }
+    o.push_str(&super::slo_chart::charts(s));
     let util = super::util_chart::utilization_charts(s);
     if !util.is_empty() {
         o.push_str("<h2>Resource utilization vs threads</h2>\n");

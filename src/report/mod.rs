@@ -8,6 +8,7 @@ pub mod export;
 pub mod findings;
 mod html;
 pub mod lines;
+mod slo_chart;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;

@@ -41,6 +41,7 @@ pub fn fixed_summary() -> SweepSummary {
         retries: 0,
         corpus_tree: false,
         corpus_names: None,
+        rates: Vec::new(),
         corpus: None,
         measure: crate::results::records::MeasurePolicy {
             warmup: crate::results::records::Warmup::Auto,
@@ -117,6 +118,7 @@ pub fn fixed_summary() -> SweepSummary {
                         connection: crate::transport::ConnectionPolicy::Reuse,
                         size: crate::fixtures::SizeClass::Small,
                         threads: t,
+                        rate_per_s: None,
                     },
                     record: crate::results::run_record(&o),
                     latency_histogram_us: crate::metrics::encode_hist(&rec.latency_us),

@@ -79,9 +79,18 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         Some(w) => Duration::from_secs_f64(w),
         None => Duration::from_millis((end - start).max(0) as u64),
     };
+    // A paced run's shards each paced their share of the rate: together, the whole rate.
+    let paced = crate::results::paced::PacedRecord::over_shards(
+        parts.iter().filter_map(|(x, _)| x.paced.as_ref()),
+        crate::metrics::round3(if duration.as_secs_f64() > 0.0 {
+            rec.docs_ok as f64 / duration.as_secs_f64()
+        } else {
+            0.0
+        }),
+    );
     Ok(RunMeasurement {
         cpu_at_start_s: None,
-        paced: None,
+        paced,
         readers: None,
         run,
         duration,

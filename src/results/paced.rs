@@ -78,6 +78,45 @@ impl PacedRecord {
         Some(a)
     }
 
+    /// The shards of one run (`merge`) as the one schedule of the whole rate: their rates,
+    /// documents due, late and in the backlog added, their response times merged exactly;
+    /// it kept up where every shard did; `achieved_per_s` is the merged run's docs/sec.
+    pub fn over_shards<'a>(
+        shards: impl Iterator<Item = &'a PacedRecord>,
+        achieved_per_s: f64,
+    ) -> Option<PacedRecord> {
+        let mut acc: Option<PacedRecord> = None;
+        let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
+        for r in shards {
+            if let Ok(h) = crate::metrics::decode_hist(&r.response_histogram_us) {
+                match &mut hist {
+                    Some(a) => a.add(&h).expect("same bounds"),
+                    None => hist = Some(h),
+                }
+            }
+            match &mut acc {
+                None => acc = Some(r.clone()),
+                Some(a) => {
+                    a.rate_per_s += r.rate_per_s;
+                    a.due += r.due;
+                    a.late += r.late;
+                    a.backlog += r.backlog;
+                    a.kept_up &= r.kept_up;
+                    a.schedule_s = a.schedule_s.max(r.schedule_s);
+                    a.late_after_ms = a.late_after_ms.min(r.late_after_ms);
+                }
+            }
+        }
+        let mut a = acc?;
+        a.rate_per_s = crate::metrics::round3(a.rate_per_s);
+        a.achieved_per_s = achieved_per_s;
+        if let Some(h) = &hist {
+            a.response_ms = LatencyMs::from_hist(h);
+            a.response_histogram_us = crate::metrics::encode_hist(h);
+        }
+        Some(a)
+    }
+
     /// One line for the human summary.
     pub fn text(&self) -> String {
         let verdict = if self.kept_up {

@@ -318,6 +318,10 @@ pub struct MeasurePolicy {
     /// `--readers`: readers beside the import (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readers: Option<super::readers::ReaderPolicy>,
+    /// `--reader-slo`: the readers' p99 (ms) the answers hold each import rate to (absent:
+    /// 500 ms, or no readers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_slo_ms: Option<f64>,
 }
 
 impl Default for MeasurePolicy {
@@ -331,6 +335,7 @@ impl Default for MeasurePolicy {
             budget_s: None,
             rate_per_s: None,
             readers: None,
+            reader_slo_ms: None,
         }
     }
 }
@@ -460,6 +465,22 @@ pub struct SweepPlan {
     /// `--on-bad-name`), so `--resume` stores the same files under the same names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus_names: Option<crate::corpus::policy::NamesRecord>,
+    /// `sweep --rates`: the paced import's rates (documents per second), each a cell
+    /// dimension (`CellKey::rate_per_s`), 0 first when `--readers` adds the readers-alone
+    /// baseline. Empty: closed loop, or the one `--rate` of `measure`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<f64>,
+}
+
+impl SweepPlan {
+    /// The rate keys of this plan's cells: `None` alone when it has no rate axis.
+    pub fn rate_keys(&self) -> Vec<Option<f64>> {
+        if self.rates.is_empty() {
+            vec![None]
+        } else {
+            self.rates.iter().copied().map(Some).collect()
+        }
+    }
 }
 
 fn is_zero_usize(v: &usize) -> bool {
@@ -517,14 +538,17 @@ impl SweepPlan {
             for c in self.connections_of(m) {
                 for (size, _) in &self.sizes {
                     for &t in &self.threads {
-                        let key = CellKey {
-                            method: m.name.clone(),
-                            connection: c,
-                            size: *size,
-                            threads: t,
-                        };
-                        if let Some(rs) = by_cell.remove(&key) {
-                            out.push((key, rs));
+                        for rate_per_s in self.rate_keys() {
+                            let key = CellKey {
+                                method: m.name.clone(),
+                                connection: c,
+                                size: *size,
+                                threads: t,
+                                rate_per_s,
+                            };
+                            if let Some(rs) = by_cell.remove(&key) {
+                                out.push((key, rs));
+                            }
                         }
                     }
                 }
@@ -550,31 +574,85 @@ impl SweepPlan {
             .sum::<u64>()
             * self.sizes.len() as u64
             * self.threads.len() as u64
+            * self.rates.len().max(1) as u64
             * u64::from(self.runs)
     }
 }
 
 /// Identity of a cell.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellKey {
     pub method: String,
     pub connection: ConnectionPolicy,
     pub size: SizeClass,
     pub threads: u64,
+    /// `sweep --rates`: the paced import's documents per second in this cell; 0 is the
+    /// readers-alone baseline (`--readers`). Absent in closed-loop sweeps and with one
+    /// `--rate`, so their cell names, folders and files are those of before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
 }
 
 impl CellKey {
-    /// The cell's name in manifest lines: `<method>_<connection>_<size>_t<threads>`.
+    /// The fields that identify the cell, the rate by its bits (rates are finite and never
+    /// negative, so their bits order as the numbers do).
+    fn ident(&self) -> (&str, ConnectionPolicy, SizeClass, u64, Option<u64>) {
+        (
+            &self.method,
+            self.connection,
+            self.size,
+            self.threads,
+            self.rate_per_s.map(|r| (r + 0.0).to_bits()),
+        )
+    }
+
+    /// The readers-alone baseline of a rates sweep (`rate_per_s` 0).
+    pub fn is_readers_baseline(&self) -> bool {
+        self.rate_per_s == Some(0.0)
+    }
+
+    /// The cell's name in manifest lines: `<method>_<connection>_<size>_t<threads>`, then
+    /// `_rate<R>` in a rates sweep (`_rate0`: the readers-alone baseline).
     pub fn tag(&self) -> String {
-        format!(
+        let t = format!(
             "{}_{}_{}_t{}",
             self.method, self.connection, self.size, self.threads
-        )
+        );
+        match self.rate_per_s {
+            Some(r) => format!("{t}_rate{r}"),
+            None => t,
+        }
     }
 
     /// File-name stem of a run of this cell.
     pub fn file_stem(&self, run: u32) -> String {
         format!("{}_r{run}", self.tag())
+    }
+}
+
+impl PartialEq for CellKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.ident() == other.ident()
+    }
+}
+
+impl Eq for CellKey {}
+
+impl std::hash::Hash for CellKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.ident().hash(h);
+    }
+}
+
+impl PartialOrd for CellKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CellKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.ident().cmp(&other.ident())
     }
 }
 
@@ -587,4 +665,41 @@ pub struct CellRun {
     pub latency_histogram_us: String,
     /// CPU seconds ingestbench (and an in-process embedded target) used during the run.
     pub client_cpu_s: f64,
+}
+
+#[cfg(test)]
+mod cell_key_tests {
+    use super::*;
+
+    fn key(rate_per_s: Option<f64>) -> CellKey {
+        CellKey {
+            method: "direct".into(),
+            connection: ConnectionPolicy::Reuse,
+            size: SizeClass::Small,
+            threads: 4,
+            rate_per_s,
+        }
+    }
+
+    /// A closed-loop cell keeps its name, file and JSON of before the rate axis; a rates
+    /// sweep's cells are told apart by their rate, 0 being the readers-alone baseline.
+    #[test]
+    fn the_rate_is_an_optional_key() {
+        assert_eq!(key(None).file_stem(2), "direct_reuse_small_t4_r2");
+        assert_eq!(key(Some(12.5)).tag(), "direct_reuse_small_t4_rate12.5");
+        assert_eq!(key(Some(0.0)).tag(), "direct_reuse_small_t4_rate0");
+        assert!(key(Some(0.0)).is_readers_baseline() && !key(None).is_readers_baseline());
+        let old = r#"{"method":"direct","connection":"reuse","size":"small","threads":4}"#;
+        let k: CellKey = serde_json::from_str(old).unwrap();
+        assert_eq!(k, key(None));
+        assert_eq!(serde_json::to_string(&k).unwrap(), old);
+        assert_ne!(key(Some(10.0)), key(Some(20.0)));
+        assert_ne!(key(None), key(Some(10.0)));
+        let mut v = vec![key(Some(20.0)), key(Some(0.0)), key(None), key(Some(10.0))];
+        v.sort();
+        let rates: Vec<Option<f64>> = v.iter().map(|k| k.rate_per_s).collect();
+        assert_eq!(rates, vec![None, Some(0.0), Some(10.0), Some(20.0)]);
+        let set: std::collections::HashSet<CellKey> = v.into_iter().collect();
+        assert!(set.contains(&key(Some(10.0))));
+    }
 }

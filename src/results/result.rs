@@ -34,6 +34,7 @@ pub fn run_cell(plan: &SweepPlan) -> CellKey {
         connection: ConnectionPolicy::Reuse,
         size: plan.sizes.first().map_or(SizeClass::Small, |s| s.0),
         threads: plan.threads.first().copied().unwrap_or(1),
+        rate_per_s: None,
     }
 }
 
@@ -176,6 +177,7 @@ pub fn from_result(r: RunResult) -> (SweepPlan, Vec<CellRun>) {
         retries: p.retries,
         corpus_tree: p.corpus_tree,
         corpus_names: p.corpus_names,
+        rates: Vec::new(),
     };
     let cell = run_cell(&plan);
     let total: f64 = r.runs.iter().map(|x| x.duration_s).sum();

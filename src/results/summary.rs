@@ -90,6 +90,9 @@ pub struct CellSummary {
     /// the achieved rate is the cell's docs/sec). Its histogram is left out of the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<crate::results::paced::PacedRecord>,
+    /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -166,6 +169,11 @@ pub struct SweepSummary {
     /// The import estimate, when `ingestbench estimate` wrote one into this directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<crate::analysis::estimate::Estimate>,
+    /// `sweep --rates … --readers N`: per method, connection, size and threads, the readers'
+    /// latency at each import rate and the highest rate under `--reader-slo`
+    /// (`analysis::slo`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<crate::analysis::slo::SloAnswer>,
 }
 
 impl SweepSummary {
@@ -221,6 +229,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
         scaling,
         warnings,
         estimate: None,
+        slo: crate::analysis::slo::answers(plan, runs),
     }
 }
 
@@ -246,6 +255,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.connection == cell.connection
                 && b.size == cell.size
                 && b.threads == cell.threads
+                && b.rate_per_s == cell.rate_per_s
         });
         let paired = plan.order == crate::results::records::Order::Interleaved;
         if let Some(b) = base
@@ -288,7 +298,9 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
 fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
     let mut scaling = Vec::new();
     let mut groups: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    for c in cells {
+    // A rates sweep's cells are no scaling curve: a paced cell's docs/sec is its asked rate,
+    // the readers-alone baseline's that of its seeding import.
+    for c in cells.iter().filter(|c| c.rate_per_s.is_none()) {
         let g = (c.method.clone(), c.connection, c.size);
         if !groups.contains(&g) {
             groups.push(g);
@@ -409,7 +421,13 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
         let names: Vec<String> = cells
             .iter()
             .filter(|c| pick(c))
-            .map(|c| format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads))
+            .map(|c| {
+                let name = format!("{} {} {} t{}", c.method, c.connection, c.size, c.threads);
+                match c.rate_per_s {
+                    Some(r) => format!("{name} at {r} docs/s"),
+                    None => name,
+                }
+            })
             .collect();
         let n = names.len();
         (n > 0).then(|| {
@@ -597,6 +615,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             p.response_histogram_us.clear();
             p
         }),
+        rate_per_s: key.rate_per_s,
     }
 }
 

@@ -554,3 +554,85 @@ fn pilot_trial() -> Trial {
         Err(e) => std::panic::resume_unwind(e),
     }
 }
+
+/// Readers beside a paced import against real OpenCMIS (issue #42): a rates sweep with
+/// readers reads by `cmisselector=object|content|children` and a CMIS query, every kind of
+/// read answered, the SLO answered per rate, and every document verified.
+#[test]
+#[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
+fn a_rates_sweep_with_readers_against_real_opencmis() {
+    let _one = crate::common::TIMED.blocking_lock();
+    let missing: Vec<&str> = ["java", "curl"].into_iter().filter(|c| !have(c)).collect();
+    assert!(
+        missing.is_empty(),
+        "{missing:?} missing: install default-jdk-headless and curl (scripts/deps.sh does, as root)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    cmis(dir.path(), "up");
+    let am = dir.path().join("am");
+    std::fs::create_dir_all(&am).unwrap();
+    std::fs::write(
+        am.join("cmis-inmemory.toml"),
+        "name = \"cmis-inmemory\"\nurl = \"http://127.0.0.1:23090/cmis/browser\"\nprotocol = \"cmis\"\n",
+    )
+    .unwrap();
+    let result = std::panic::catch_unwind(|| {
+        let (code, _, err) = ib(
+            &[
+                "sweep",
+                "--quiet",
+                "--protocol",
+                "cmis",
+                "--user",
+                "admin",
+                "--access-methods",
+                "cmis-inmemory",
+                "--access-methods-dir",
+                am.to_str().unwrap(),
+                "--threads",
+                "4",
+                "--sizes",
+                "small",
+                "--rates",
+                "20,40",
+                "--docs",
+                "60",
+                "--runs",
+                "2",
+                "--warmup",
+                "0",
+                "--readers",
+                "2",
+                "--think-time",
+                "50ms",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let sweep = std::fs::read_dir(dir.path().join("results"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let s = ingestbench::results::load_summary(&sweep).unwrap();
+        let a = &s.slo[0];
+        eprintln!("{}", a.text);
+        for p in a.baseline.iter().chain(&a.points) {
+            let ops: Vec<_> = p.ops.iter().map(|o| (o.op, o.ok, o.failed)).collect();
+            assert_eq!(
+                ops.len(),
+                4,
+                "every kind of read at {}: {ops:?}",
+                p.rate_per_s
+            );
+            assert!(ops.iter().all(|o| o.1 > 0 && o.2 == 0), "{ops:?}");
+        }
+        let (code, _, err) = ib(&["verify", sweep.to_str().unwrap()], dir.path());
+        assert_eq!(code, 0, "{err}");
+    });
+    cmis(dir.path(), "down");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
