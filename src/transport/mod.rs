@@ -18,8 +18,8 @@ pub use counter::ConnectionCounter;
 /// The one rustls crypto provider of the process (client fast path, reqwest, the embedded
 /// target). *ring* by default: it builds in a fraction of AWS-LC's time, which is most of a
 /// cold quick start's build saved. The `aws-lc` feature (the peak build, the container image)
-/// selects aws-lc-rs instead, whose AES-GCM takes 10-15 % less client CPU per HTTPS upload on
-/// this CPU (docs/performance.md).
+/// selects aws-lc-rs instead, whose AES-GCM was 10-15 % cheaper on a CPU with AVX-512 and
+/// is dearer on one with only VAES/AVX2 (docs/performance.md).
 #[cfg(not(feature = "aws-lc"))]
 pub fn tls_provider() -> rustls::crypto::CryptoProvider {
     rustls::crypto::ring::default_provider()
