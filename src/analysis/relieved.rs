@@ -189,51 +189,14 @@ pub fn attach(e: &mut Estimate, sweeps: &[&[(SweepPlan, Vec<CellRun>)]]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::verdict::tests::{d, quota_lab};
     use crate::metrics::resources::{Kind, Role};
-
-    fn d(name: &str, kind: Kind, role: Role, ms: f64, cap: f64, from: &str, util: f64) -> Demand {
-        Demand {
-            name: name.into(),
-            kind,
-            role,
-            capacity: cap,
-            capacity_from: from.into(),
-            demand_ms: ms,
-            demand_ci95_ms: Some(ms * 0.05),
-            utilization: util,
-            bound_docs_per_sec: Some(cap * 1000.0 / ms),
-            run_delay_ms: None,
-            kernel_ms: None,
-            read_bytes_per_doc: None,
-            write_bytes_per_doc: None,
-            error: None,
-        }
-    }
 
     #[test]
     fn a_quota_at_its_limit_halves_the_import_if_raised_and_idle_cells_say_why_not() {
         // Node 1 at 98 % of a 0.5-CPU quota, 1.6 ms per document: bound 312.5 docs/s; the
         // quota doubled: 625, then this host's CPU (2 cores, 2.4 ms per document: 833).
-        let quota = vec![
-            d(
-                "java (pid 5)",
-                Kind::ProcessCpu,
-                Role::Server,
-                1.6,
-                0.5,
-                "cgroup v1 cpu quota",
-                0.98,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                2.4,
-                2.0,
-                "host cores",
-                0.75,
-            ),
-        ];
+        let quota = quota_lab();
         let v = super::super::verdict::verdict(&quota, None);
         assert_eq!(v.kind, "cpu_quota");
         let r = if_relieved(&v, 4800.0, 600.0);

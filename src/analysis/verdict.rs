@@ -547,10 +547,18 @@ pub fn what_ifs(demands: &[Demand]) -> Vec<WhatIf> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn d(name: &str, kind: Kind, role: Role, ms: f64, cap: f64, from: &str, util: f64) -> Demand {
+    pub(crate) fn d(
+        name: &str,
+        kind: Kind,
+        role: Role,
+        ms: f64,
+        cap: f64,
+        from: &str,
+        util: f64,
+    ) -> Demand {
         Demand {
             name: name.into(),
             kind,
@@ -571,7 +579,7 @@ mod tests {
 
     /// The Java lab's shape: node 1 under a 0.5-CPU quota at 100 %, 1.6 ms of CPU per
     /// document; the client and haproxy light; the host at 40 %.
-    fn quota_lab() -> Vec<Demand> {
+    pub(crate) fn quota_lab() -> Vec<Demand> {
         vec![
             d(
                 "java (pid 5)",
