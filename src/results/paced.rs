@@ -46,35 +46,9 @@ impl PacedRecord {
         runs: impl Iterator<Item = &'a PacedRecord>,
         achieved_per_s: f64,
     ) -> Option<PacedRecord> {
-        let mut acc: Option<PacedRecord> = None;
-        let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
-        let mut n = 0.0;
-        for r in runs {
-            n += 1.0;
-            if let Ok(h) = crate::metrics::decode_hist(&r.response_histogram_us) {
-                match &mut hist {
-                    Some(a) => a.add(&h).expect("same bounds"),
-                    None => hist = Some(h),
-                }
-            }
-            match &mut acc {
-                None => acc = Some(r.clone()),
-                Some(a) => {
-                    a.due += r.due;
-                    a.late += r.late;
-                    a.backlog += r.backlog;
-                    a.kept_up &= r.kept_up;
-                    a.schedule_s += r.schedule_s;
-                }
-            }
-        }
-        let mut a = acc?;
-        a.schedule_s = crate::metrics::round3(a.schedule_s / n);
+        let (mut a, n) = Self::fold(runs, |a, r| a.schedule_s += r.schedule_s)?;
+        a.schedule_s = crate::metrics::round3(a.schedule_s / n as f64);
         a.achieved_per_s = achieved_per_s;
-        if let Some(h) = &hist {
-            a.response_ms = LatencyMs::from_hist(h);
-            a.response_histogram_us = crate::metrics::encode_hist(h);
-        }
         Some(a)
     }
 
@@ -85,9 +59,28 @@ impl PacedRecord {
         shards: impl Iterator<Item = &'a PacedRecord>,
         achieved_per_s: f64,
     ) -> Option<PacedRecord> {
+        let (mut a, _) = Self::fold(shards, |a, r| {
+            a.rate_per_s += r.rate_per_s;
+            a.schedule_s = a.schedule_s.max(r.schedule_s);
+            a.late_after_ms = a.late_after_ms.min(r.late_after_ms);
+        })?;
+        a.rate_per_s = crate::metrics::round3(a.rate_per_s);
+        a.achieved_per_s = achieved_per_s;
+        Some(a)
+    }
+
+    /// What both merges share: documents due, late and in the backlog added, kept up where
+    /// every record did, response times merged exactly; `more` adds what differs. Returns the
+    /// merged record and how many records it holds.
+    fn fold<'a>(
+        records: impl Iterator<Item = &'a PacedRecord>,
+        more: impl Fn(&mut PacedRecord, &PacedRecord),
+    ) -> Option<(PacedRecord, usize)> {
         let mut acc: Option<PacedRecord> = None;
         let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
-        for r in shards {
+        let mut n = 0;
+        for r in records {
+            n += 1;
             if let Ok(h) = crate::metrics::decode_hist(&r.response_histogram_us) {
                 match &mut hist {
                     Some(a) => a.add(&h).expect("same bounds"),
@@ -97,24 +90,20 @@ impl PacedRecord {
             match &mut acc {
                 None => acc = Some(r.clone()),
                 Some(a) => {
-                    a.rate_per_s += r.rate_per_s;
                     a.due += r.due;
                     a.late += r.late;
                     a.backlog += r.backlog;
                     a.kept_up &= r.kept_up;
-                    a.schedule_s = a.schedule_s.max(r.schedule_s);
-                    a.late_after_ms = a.late_after_ms.min(r.late_after_ms);
+                    more(a, r);
                 }
             }
         }
         let mut a = acc?;
-        a.rate_per_s = crate::metrics::round3(a.rate_per_s);
-        a.achieved_per_s = achieved_per_s;
         if let Some(h) = &hist {
             a.response_ms = LatencyMs::from_hist(h);
             a.response_histogram_us = crate::metrics::encode_hist(h);
         }
-        Some(a)
+        Some((a, n))
     }
 
     /// One line for the human summary.
