@@ -409,7 +409,34 @@ pub fn text(a: &SloAnswer) -> String {
             ));
         }
     }
+    let failed = failed_reads(a);
+    if !failed.is_empty() {
+        s.push_str(&format!(
+            "; reads that FAILED, not in the p99s (errors in summary.json): {}",
+            failed.join(", ")
+        ));
+    }
     s
+}
+
+/// Each kind of read that failed at least once, over the baseline and every rate: "query 62
+/// of 62" (a repository without the capability, e.g. OpenCMIS FileShare's 405 to a query).
+fn failed_reads(a: &SloAnswer) -> Vec<String> {
+    let mut by_op: Vec<(&'static str, u64, u64)> = Vec::new();
+    for o in a.baseline.iter().chain(&a.points).flat_map(|p| &p.ops) {
+        match by_op.iter_mut().find(|f| f.0 == o.op.name()) {
+            Some(f) => {
+                f.1 += o.failed;
+                f.2 += o.ok + o.failed;
+            }
+            None => by_op.push((o.op.name(), o.failed, o.ok + o.failed)),
+        }
+    }
+    by_op
+        .iter()
+        .filter(|f| f.1 > 0)
+        .map(|(op, failed, all)| format!("{op} {failed} of {all}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -479,6 +506,29 @@ mod tests {
         assert_eq!(a.highest_rate_per_s, Some(20.0));
         assert!(text(&a).contains("still meets"), "{}", text(&a));
         assert!(judge(500.0, Vec::new(), None).is_none());
+    }
+
+    #[test]
+    fn reads_that_failed_are_named_not_hidden() {
+        // A repository without the capability (OpenCMIS FileShare answers a query 405): the
+        // kind of read that never succeeded has no latency, and the answer says so.
+        let mut p = point(10.0, 10.0, &[50.0, 60.0]);
+        p.ops[1].ok = 0;
+        p.ops[1].failed = 31;
+        let mut q = point(20.0, 20.0, &[70.0, 80.0]);
+        q.ops[1].ok = 0;
+        q.ops[1].failed = 29;
+        let name = p.ops[1].op.name();
+        let a = judge(500.0, vec![p, q], None).unwrap();
+        let t = text(&a);
+        assert!(
+            t.contains(&format!(
+                "reads that FAILED, not in the p99s (errors in summary.json): {name} 60 of 60"
+            )),
+            "{t}"
+        );
+        let clean = judge(500.0, vec![point(10.0, 10.0, &[50.0])], None).unwrap();
+        assert!(!text(&clean).contains("FAILED"));
     }
 
     #[test]
