@@ -289,7 +289,8 @@ fn thread_cpu() -> Duration {
 /// thread does its work (the runtime's other workers take the queued tasks meanwhile). Not
 /// `block_in_place`: its hand-off of the worker to another thread, once per request, added
 /// about 1 ms of CPU per document at one thread (+20 % over a 4 ms cost, quiet machine,
-/// 2026-11-26); inline, 9 of 9 measurements at 1, 4 and 8 threads came within -8.8..+8.6 %.
+/// 2026-11-26); inline, 11 of 12 measurements at 1, 4 and 8 threads came within ±10 %, one
+/// at one thread +14.2 %.
 async fn burn_cpu(cpu: Duration) {
     let burn = move || {
         use sha2::Digest;
