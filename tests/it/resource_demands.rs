@@ -72,6 +72,17 @@ fn spawn_target(dir: &Path, name: &str, extra: &[&str]) -> Result<TargetProc, St
 }
 
 async fn run(url: &str, dir: &Path, threads: u64, docs: u64) -> ingestbench::report::RunResult {
+    run_with(url, dir, threads, docs, &[]).await
+}
+
+/// `run` with more flags (e.g. `--rate`).
+async fn run_with(
+    url: &str,
+    dir: &Path,
+    threads: u64,
+    docs: u64,
+    extra: &[&str],
+) -> ingestbench::report::RunResult {
     let (t, d) = (threads.to_string(), docs.to_string());
     let args = [
         "--threads",
@@ -83,7 +94,9 @@ async fn run(url: &str, dir: &Path, threads: u64, docs: u64) -> ingestbench::rep
         "--warmup",
         "20",
     ];
-    crate::common::run_basic(url, dir, &args).await.1
+    crate::common::run_basic(url, dir, &[&args[..], extra].concat())
+        .await
+        .1
 }
 
 fn server_demand(r: &ingestbench::report::RunResult) -> &ingestbench::analysis::demands::Demand {
@@ -99,8 +112,9 @@ fn load() -> String {
 }
 
 /// The target's measured CPU per document is what `--cpu-per-doc-ms` configured plus its own
-/// base cost (measured against the same target without it), at 1, 4 and 8 threads (the
-/// tolerances and why are at the end).
+/// base cost, at 1, 4 and 8 threads. The base is measured against the same target without the
+/// cost, paced at the rate the costly target reached: a document's base cost depends on the
+/// arrival rate (below).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
     let _one = crate::common::TIMED.lock().await;
@@ -110,29 +124,34 @@ async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
     let known = spawn_target(dir.path(), "known", &["--cpu-per-doc-ms", "4"]).unwrap();
     let mut errs = Vec::new();
     for threads in [1, 4, 8] {
-        let b = run(&base.url, dir.path(), threads, 300).await;
+        // The costly target before and after its base, so that a drift of the machine over
+        // the minute (page cache, another process) falls on both sides.
         let k = run(&known.url, dir.path(), threads, 300).await;
-        let (db, dk) = (server_demand(&b), server_demand(&k));
-        let want = cost_ms + db.demand_ms;
-        let err = (dk.demand_ms / want - 1.0) * 100.0;
+        let rate = format!("{:.0}", k.docs_per_sec);
+        let b = run_with(&base.url, dir.path(), threads, 300, &["--rate", &rate]).await;
+        let k2 = run(&known.url, dir.path(), threads, 300).await;
+        let db = server_demand(&b).demand_ms;
+        let dk = (server_demand(&k).demand_ms + server_demand(&k2).demand_ms) / 2.0;
+        let want = cost_ms + db;
+        let err = (dk / want - 1.0) * 100.0;
         eprintln!(
-            "threads {threads}: base {:.3} ms/doc, measured {:.3} ms/doc, want {want:.3} ({err:+.1} %), {:.0} docs/s, verdict {:?}; load {}",
-            db.demand_ms,
-            dk.demand_ms,
+            "threads {threads}: base {db:.3} ms/doc at {:.0} docs/s, measured {dk:.3} ms/doc at {:.0} docs/s, want {want:.3} ({err:+.1} %), verdict {:?}; load {}",
+            b.docs_per_sec,
             k.docs_per_sec,
             k.verdict.as_ref().map(|v| &v.text),
             load()
         );
         errs.push((threads, err));
     }
-    // The issue asks for ±10 %. Measured on a quiet machine (2026-11-26), since the target
-    // burns the cost inline (not through block_in_place, whose per-request hand-off added
-    // ~1 ms at one thread): 9 of 9 within -8.8..+8.6 % over 1, 4 and 8 threads; then in a full
-    // suite one thread +14.2 % (4 and 8 threads +9.9, +2.0). One thread is held to ±25 % and
-    // 4 and 8 threads to ±15 % until the one-thread offset is understood.
+    // The issue asks for ±10 %. A document's base cost depends on how fast documents arrive:
+    // the debug target without a cost spent 0.83-0.97 ms per document at 600-675 docs/s and
+    // 1.62-1.70 ms at 90-145 docs/s (quiet machine, 2026-11-26: more wake-ups per document when
+    // the server idles between them). Against its base at the same thread count, which runs 4.6
+    // times as fast, the costly target at one thread (145 docs/s) was +14..+25 % off in 4 of 6
+    // full suites. Paced to the same rate and bracketed: 33 of 33 within -9.2..+9.2 % (machine
+    // quiet or lightly loaded), the last 18 within -8.8..+1.5 %.
     for (threads, err) in errs {
-        let limit = if threads == 1 { 25.0 } else { 15.0 };
-        assert!(err.abs() <= limit, "threads {threads}: {err:+.1} %");
+        assert!(err.abs() <= 10.0, "threads {threads}: {err:+.1} %");
     }
 }
 
