@@ -484,6 +484,9 @@ pub fn estimate_from(
         if fit.growth_model == "warming" {
             flags.push(format!("the cost fell through the pilot ({:+.1} % per 1,000 objects): was the server still warming up? A JVM just started runs slow for its first minute or more of load; the estimate takes the pilot's mean; give a server just started 100 s of work before the pilot (--warmup 100s) to know", fit.growth_per_1000 * 100.0));
         }
+        if fit.growth_model == "carried" {
+            flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0));
+        }
         if fit.growth_model == "growing" {
             flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored): the estimate takes the pilot's mean cost, not the growth carried over the import's fill; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
         }
@@ -525,7 +528,7 @@ pub fn estimate_from(
         }
         e.findings
             .insert(0, pilot_finding(&fit, existing.is_some()));
-        e.assumptions = pilot_assumptions();
+        e.assumptions = pilot_assumptions(&fit);
     }
     super::relieved::attach(&mut e, &[&pilots, &sweeps]);
     e
@@ -544,8 +547,23 @@ fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
             fit.fill_import_start
         )
     };
+    let runs = match fit.run_drift {
+        None => String::new(),
+        Some(d) if d.abs() > super::pilot::DRIFT_LIMIT && fit.growth_model != "carried" => format!(
+            "; the server moved {:+.1} % from the pilot's first run to its last (the level is the last run's)",
+            d * 100.0
+        ),
+        Some(d) if fit.growth_model == "carried" => format!(
+            "; {:+.1} % from the pilot's first run to its last, as the repository filled",
+            d * 100.0
+        ),
+        Some(d) => format!(
+            "; the pilot's runs agree ({:+.1} % from the first to the last: the server held still)",
+            d * 100.0
+        ),
+    };
     format!(
-        "from a pilot import of {} documents ({} folders, {} versions) in {:.1} s: {:.3} ms per request at its mix; growth {} ({:+.1} % ± {:.1} % per 1,000 objects stored); {start}; {}",
+        "from a pilot import of {} documents ({} folders, {} versions) in {:.1} s: {:.3} ms per request at its mix{runs}; growth {} ({:+.1} % ± {:.1} % per 1,000 objects stored); {start}; {}",
         fit.docs,
         fit.folders,
         fit.versions,
@@ -560,13 +578,25 @@ fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
     )
 }
 
-fn pilot_assumptions() -> Vec<String> {
+fn pilot_assumptions(fit: &super::pilot::PilotFit) -> Vec<String> {
+    let model = match fit.run_drift {
+        None => format!(
+            "what a pilot cannot show (the import's hours against its minutes) is within ± {:.0} % (95 %), as calibrated on repositories and corpora the model was not written on",
+            196.0 * fit.model_error
+        ),
+        Some(d) => format!(
+            "what a pilot cannot show is within ± {:.0} % (95 %): ± {:.0} % as calibrated on repositories and corpora the model was not written on, with what of the server's move between the pilot's runs ({:+.1} %) growth does not explain",
+            196.0 * fit.model_error,
+            196.0 * super::pilot::MODEL_ERROR,
+            d * 100.0
+        ),
+    };
     vec![
         "the pilot is a random slice of the corpus imported as the import will be (its files, its tree, its threads, the same repository and access path)".into(),
-        "the import's cost per request is the pilot's mean: a trend through the pilot is not carried over the import (a significant one is said), and growth the pilot could not see is said as a caveat".into(),
+        "the import's cost per request is the pilot's mean (its last run's, when the server moved between its runs): a trend through the pilot is not carried over the import (a significant one is said), and growth the pilot could not see is said as a caveat".into(),
         "the server was warm when the pilot ran, as a repository in use is: a JVM just started runs at a fraction of its speed for its first minute or more of load, in plateaus no warm-up rule can tell from the end (measured: 336 then 1,600 requests/s on OpenCMIS FileShare); if it was just started, 100 s of work before the pilot (--warmup 100s) settles it".into(),
         "the server stays in the regime the pilot saw: a heap's collection threshold, a cache that stops holding the working set or a disk that fills changes the cost in a step no pilot before it can see".into(),
-        format!("what a pilot cannot show (the import's hours against its minutes) is within ± {:.0} % (95 %), as calibrated on repositories and corpora the model was not written on", 196.0 * super::pilot::MODEL_ERROR),
+        model,
     ]
 }
 

@@ -131,35 +131,8 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     files_of(&csv, &root, 1500);
     let results = dir.path().join("results");
     let url = target.http_url().unwrap();
-    let import = |sample: &'static str, warmup: &'static str| {
-        let args = [
-            "ingestbench",
-            "run",
-            "--warmup",
-            warmup,
-            "--quiet",
-            "--url",
-            &url,
-            "--corpus",
-            root.to_str().unwrap(),
-            "--sample",
-            sample,
-            "--threads",
-            "4",
-            "--runs",
-            "1",
-            "--profile",
-            "basic",
-            "--password-file",
-            pw.to_str().unwrap(),
-            "--results-dir",
-            results.to_str().unwrap(),
-        ];
-        let Command::Run(ra) = cli(&args) else {
-            unreachable!()
-        };
-        ra
-    };
+    let import =
+        |sample: &str, warmup: &str| corpus_run(&url, &root, &pw, &results, sample, warmup, 1);
     let (outcome, pilot) = ingestbench::run_command(&import("375", "100"))
         .await
         .unwrap();
@@ -234,6 +207,96 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     assert!(
         text.contains(short_dir.to_str().unwrap()) && text.contains("import at least"),
         "{text}"
+    );
+}
+
+/// `run --corpus ROOT --sample N` at 4 threads, `runs` times, into `results`.
+fn corpus_run(
+    url: &str,
+    root: &std::path::Path,
+    pw: &std::path::Path,
+    results: &std::path::Path,
+    sample: &str,
+    warmup: &str,
+    runs: u64,
+) -> ingestbench::cli::RunArgs {
+    let runs = runs.to_string();
+    let args = [
+        "ingestbench",
+        "run",
+        "--warmup",
+        warmup,
+        "--quiet",
+        "--url",
+        url,
+        "--corpus",
+        root.to_str().unwrap(),
+        "--sample",
+        sample,
+        "--threads",
+        "4",
+        "--runs",
+        &runs,
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    let Command::Run(ra) = cli(&args) else {
+        unreachable!()
+    };
+    ra
+}
+
+/// A pilot run twice on a repository that slows as it fills (12 ms per request, +6 ms per
+/// 1,000 requests served, 2 slots): the rise through the runs and from the first to the
+/// second confirm the growth, which is carried over the import's fill. One run's mean would
+/// say about two thirds of the import.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn growth_a_two_run_pilot_confirms_is_carried_over_the_import() {
+    let _one = common::TIMED.lock().await;
+    let (target, dir) = common::target_with(|c| {
+        c.perf.max_concurrent = 2;
+        c.perf.service_time = std::time::Duration::from_millis(12);
+        c.perf.growth_per_1000 = std::time::Duration::from_millis(6);
+    })
+    .await;
+    let pw = common::password_file(dir.path(), "admin");
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 1500);
+    let root = dir.path().join("files");
+    files_of(&csv, &root, 1500);
+    let results = dir.path().join("results");
+    let url = target.http_url().unwrap();
+    let (outcome, pilot) =
+        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "375", "100", 2))
+            .await
+            .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let corpus = ingestbench::corpus::describe(&root).unwrap();
+    let sweeps =
+        vec![ingestbench::results::load_dir(&results.join(format!("run-{}", pilot.id))).unwrap()];
+    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
+    let fit = est.pilot.as_ref().expect("the run is read as a pilot");
+    assert_eq!(fit.growth_model, "carried", "{}", fit.evidence);
+    assert!(fit.run_drift.unwrap() > 0.05, "{:?}", fit.run_drift);
+    let o = &est.options[0];
+    let (_, r) = ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
+        .await
+        .unwrap();
+    let (predicted, half, measured) = (o.duration_s, o.ci95_s, r.mean_duration_s);
+    eprintln!(
+        "two-run pilot: predicted {predicted:.2} s ± {half:.2}, measured {measured:.2} s, ratio {:.3}, drift {:?}; {}",
+        predicted / measured,
+        fit.run_drift,
+        fit.evidence
+    );
+    assert!(
+        (0.9..=1.1).contains(&(predicted / measured)) && (measured - predicted).abs() <= half,
+        "predicted {predicted:.2} s ± {half:.2} vs measured {measured:.2} s: {}",
+        fit.evidence
     );
 }
 
