@@ -814,7 +814,7 @@ mod tests {
     #[test]
     fn growth_the_runs_confirm_is_carried_over_the_import() {
         let cost = |fill: f64| 0.001 * (1.0 + 1.0e-4 * fill);
-        let a = pilot_run_with(1, 2000, |d| cost(d));
+        let a = pilot_run_with(1, 2000, cost);
         let b = pilot_run_with(2, 2000, |d| cost(2000.0 + d));
         let (t, h, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert_eq!(fit.growth_model, "carried", "{}", fit.evidence);
