@@ -539,9 +539,8 @@ pub fn predict(
         * infl;
     let var_run = s2 * infl * work.docs / win_d;
     // Two runs that agree do not narrow it: no trial has shown that they may. On FileShare
-    // (2026-11-26, a disk that fell to about 10 reads/s) the server swung between about 700
-    // and 1,500 requests/s over tens of seconds; no pair agreed within 5 %, and the closest
-    // (+5.6 %) missed its import by 59 %.
+    // (2026-11-26) the server swung between about 700 and 1,500 requests/s over tens of
+    // seconds; no pair agreed within 5 %, and the closest (+5.6 %) missed its import by 59 %.
     let model_error = drift.map_or(MODEL_ERROR, |d| MODEL_ERROR.hypot(d - explained));
     let var_model = (model_error * t).powi(2);
     // A trend through the pilot is in the flat fit's residuals (their spread, and their
