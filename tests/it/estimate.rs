@@ -117,20 +117,16 @@ async fn an_estimate_on_a_repository_that_slows_as_it_fills_models_the_growth() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     let _one = common::TIMED.lock().await;
-    let (target, dir) = common::target_with(|c| {
-        c.perf.max_concurrent = 2;
-        c.perf.service_time = std::time::Duration::from_millis(12);
+    let (_target, dir, url) = corpus_target(|c| {
         c.perf.per_mib = std::time::Duration::from_millis(40);
         c.share_prefixes = true;
     })
     .await;
-    let pw = common::password_file(dir.path(), "admin");
-    let csv = dir.path().join("listing.csv");
-    listing(&csv, 1500);
-    let root = dir.path().join("files");
-    files_of(&csv, &root, 1500);
-    let results = dir.path().join("results");
-    let url = target.http_url().unwrap();
+    let (pw, root, results) = (
+        dir.path().join("password"),
+        dir.path().join("files"),
+        dir.path().join("results"),
+    );
     let import =
         |sample: &str, warmup: &str| corpus_run(&url, &root, &pw, &results, sample, warmup, 1);
     let (outcome, pilot) = ingestbench::run_command(&import("375", "100"))
@@ -210,6 +206,30 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
     );
 }
 
+/// An embedded target of 2 slots at 12 ms a request (then `f`), and beside it in its temporary
+/// directory a `password` file and 1,500 real files of the listing's sizes under `files/`:
+/// the target, the directory and the target's URL.
+async fn corpus_target(
+    f: impl FnOnce(&mut ingestbench::emulator::EmulatorConfig),
+) -> (
+    ingestbench::emulator::EmulatorHandle,
+    tempfile::TempDir,
+    String,
+) {
+    let (target, dir) = common::target_with(|c| {
+        c.perf.max_concurrent = 2;
+        c.perf.service_time = std::time::Duration::from_millis(12);
+        f(c);
+    })
+    .await;
+    common::password_file(dir.path(), "admin");
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 1500);
+    files_of(&csv, &dir.path().join("files"), 1500);
+    let url = target.http_url().unwrap();
+    (target, dir, url)
+}
+
 /// `run --corpus ROOT --sample N` at 4 threads, `runs` times, into `results`.
 fn corpus_run(
     url: &str,
@@ -257,19 +277,15 @@ fn corpus_run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn growth_a_two_run_pilot_confirms_is_carried_over_the_import() {
     let _one = common::TIMED.lock().await;
-    let (target, dir) = common::target_with(|c| {
-        c.perf.max_concurrent = 2;
-        c.perf.service_time = std::time::Duration::from_millis(12);
+    let (_target, dir, url) = corpus_target(|c| {
         c.perf.growth_per_1000 = std::time::Duration::from_millis(6);
     })
     .await;
-    let pw = common::password_file(dir.path(), "admin");
-    let csv = dir.path().join("listing.csv");
-    listing(&csv, 1500);
-    let root = dir.path().join("files");
-    files_of(&csv, &root, 1500);
-    let results = dir.path().join("results");
-    let url = target.http_url().unwrap();
+    let (pw, root, results) = (
+        dir.path().join("password"),
+        dir.path().join("files"),
+        dir.path().join("results"),
+    );
     let (outcome, pilot) =
         ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "375", "100", 2))
             .await
