@@ -148,8 +148,8 @@ async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
     // 1.62-1.70 ms at 90-145 docs/s (quiet machine, 2026-11-26: more wake-ups per document when
     // the server idles between them). Against its base at the same thread count, which runs 4.6
     // times as fast, the costly target at one thread (145 docs/s) was +14..+25 % off in 4 of 6
-    // full suites. Paced to the same rate and bracketed: 33 of 33 within -9.2..+9.2 % (machine
-    // quiet or lightly loaded), the last 18 within -8.8..+1.5 %.
+    // full suites. Paced to the same rate: 42 of 42 within -9.2..+9.2 % (machine quiet or
+    // lightly loaded); the 18 of them also bracketed as below within -8.8..+1.5 %.
     for (threads, err) in errs {
         assert!(err.abs() <= 10.0, "threads {threads}: {err:+.1} %");
     }
