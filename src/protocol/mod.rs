@@ -349,6 +349,11 @@ pub trait Api: Send + Sync + Sized + 'static {
     /// Deletes the folder at `path` below the parent with everything in it.
     fn delete_folder(&self, path: &str) -> impl Future<Output = Result<bool, String>> + Send;
 
+    /// Readers (`reads`): the request reading a document's metadata alone (Liferay's
+    /// `read_request` inlines the content, which a reader's metadata read does not want).
+    fn meta_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.read_request(id)
+    }
     /// Readers (`reads`): the request listing the documents of `folder` (as `prepare_folder`
     /// returned it); None while the API's readers are not written.
     fn list_request(&self, _folder: &str) -> Option<reqwest::RequestBuilder> {

@@ -228,7 +228,8 @@ async fn readers_read_what_the_paced_import_stores_while_it_runs() {
 }
 
 /// A sweep (in-process) of `direct` against the embedded target at `url`, small documents,
-/// with `extra` flags; returns its summary and results directory.
+/// `--profile basic` unless `extra` names one, with `extra` flags; returns its summary and
+/// results directory.
 pub(crate) async fn sweep(
     url: &str,
     dir: &std::path::Path,
@@ -250,8 +251,6 @@ pub(crate) async fn sweep(
         methods.to_str().unwrap(),
         "--sizes",
         "small",
-        "--profile",
-        "basic",
         "--warmup",
         "0",
         "--password-file",
@@ -259,6 +258,9 @@ pub(crate) async fn sweep(
         "--results-dir",
         results.to_str().unwrap(),
     ];
+    if !extra.contains(&"--profile") {
+        v.extend_from_slice(&["--profile", "basic"]);
+    }
     v.extend_from_slice(extra);
     let Command::Sweep(a) = Cli::try_parse_from(v).unwrap().command else {
         unreachable!()
@@ -406,6 +408,78 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
         .unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
+/// Liferay's readers: a rates sweep through headless-delivery against the embedded target,
+/// where reads (`GET /documents/{id}`, its content inline, a folder's page, the site's search)
+/// share the slots with the uploads: every kind of read succeeds in every cell, the SLO
+/// answer is there, and verify is clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rates_sweep_with_liferay_readers() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (s, d) = sweep(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--protocol",
+            "liferay",
+            "--profile",
+            "liferay",
+            "--threads",
+            "4",
+            "--docs",
+            "40",
+            "--runs",
+            "1",
+            "--rates",
+            "20,40",
+            "--readers",
+            "2",
+            "--think-time",
+            "20ms",
+        ],
+    )
+    .await;
+    let rates: Vec<Option<f64>> = s.cells.iter().map(|c| c.rate_per_s).collect();
+    assert_eq!(rates, vec![Some(0.0), Some(20.0), Some(40.0)]);
+    let (_, runs) = ingestbench::results::load_dir(&d).unwrap();
+    use ingestbench::protocol::reads::ReadOp;
+    for r in &runs {
+        assert_eq!(r.record.docs_ok, 40);
+        let rd = r.record.readers.as_ref().expect("readers in every cell");
+        for l in rd.lines() {
+            eprintln!("rate {:?}: {l}", r.cell.rate_per_s);
+        }
+        let ops: Vec<_> = rd.ops.iter().map(|o| o.op).collect();
+        assert_eq!(ops, ReadOp::ALL.to_vec(), "{rd:?}");
+        for o in &rd.ops {
+            assert!(o.ok > 0, "{:?} at {:?}: {rd:?}", o.op, r.cell.rate_per_s);
+            assert_eq!(o.failed, 0, "{:?}: {:?}", o.op, o.errors);
+        }
+        // Metadata alone is lighter than the document with its content inline.
+        let per = |op: ReadOp| {
+            let o = rd.ops.iter().find(|o| o.op == op).unwrap();
+            o.bytes / o.ok
+        };
+        assert!(per(ReadOp::Meta) < per(ReadOp::Download), "{rd:?}");
+    }
+    assert_eq!(s.slo.len(), 1, "{:?}", s.slo);
+    let a = &s.slo[0];
+    eprintln!("{}", a.text);
+    assert_eq!(
+        a.verdict,
+        ingestbench::analysis::slo::SloVerdict::HighestMeets
+    );
+    assert_eq!(a.highest_rate_per_s, Some(40.0));
+    let v = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
+
 /// Erlang C: the probability that an arrival waits, `k` servers offered `a` erlangs.
 fn erlang_c(k: u32, a: f64) -> f64 {
     let rho = a / f64::from(k);
