@@ -171,6 +171,9 @@ impl Protocol for Repo {
     async fn read(&self, op: reads::ReadOp, target: &str) -> Result<reads::ReadDone, UploadError> {
         each!(self, r => r.read(op, target).await)
     }
+    fn skipped_reads(&self) -> Vec<(reads::ReadOp, String)> {
+        each!(self, r => r.reads_unsupported())
+    }
 }
 
 /// A document read back by id, for verification.
@@ -239,6 +242,12 @@ pub trait Protocol: Send + Sync + 'static {
         op: reads::ReadOp,
         target: &str,
     ) -> impl Future<Output = Result<reads::ReadDone, UploadError>> + Send;
+
+    /// The kinds of read this repository cannot do, each with why (known from connecting:
+    /// no request is sent).
+    fn skipped_reads(&self) -> Vec<(reads::ReadOp, String)> {
+        Vec::new()
+    }
 }
 
 /// What one repository API says about itself; [`upload`], [`folders`] and [`readback`] do the
@@ -366,6 +375,11 @@ pub trait Api: Send + Sync + Sized + 'static {
     /// Readers: the document ids a listing's or a query's answer names.
     fn listed_ids(_body: &[u8]) -> Result<Vec<String>, UploadError> {
         Ok(Vec::new())
+    }
+    /// Readers: the kinds of read the repository said at connect it cannot do, each with why
+    /// (CMIS: `capabilityQuery` none), so they are left out of the mix instead of failing.
+    fn reads_unsupported(&self) -> Vec<(reads::ReadOp, String)> {
+        Vec::new()
     }
 }
 
