@@ -480,6 +480,176 @@ async fn a_rates_sweep_with_liferay_readers() {
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
 
+/// A rates sweep with readers killed (SIGKILL) after some of its runs, then `--resume`d: the
+/// runs done are not redone (their files unchanged), the rest run, every cell has its
+/// readers and its rate, and `verify` is clean.
+#[test]
+fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    use std::collections::BTreeMap;
+    let _one = crate::common::TIMED.blocking_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let target = crate::cli::TargetProcess::start(
+        dir.path(),
+        &["--service-time-ms", "5", "--max-concurrent", "4"],
+    );
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let methods = crate::common::direct_method(dir.path(), &url);
+    let results = dir.path().join("results");
+    let bin = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+        c.env("INGESTBENCH_PASSWORD", "admin");
+        c
+    };
+    // 3 cells (the readers alone, 20 and 40 docs/s) × 2 runs, about 1.5 s each.
+    let mut child = bin()
+        .args([
+            "sweep",
+            "--quiet",
+            "--warmup",
+            "0",
+            "--access-methods",
+            "direct",
+        ])
+        .arg("--access-methods-dir")
+        .arg(&methods)
+        .args(["--sizes", "small", "--profile", "basic", "--threads", "2"])
+        .args(["--docs", "30", "--runs", "2", "--rates", "20,40"])
+        .args(["--readers", "2", "--think-time", "20ms"])
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let runs_dir = loop {
+        if let Ok(mut rd) = std::fs::read_dir(&results)
+            && let Some(Ok(e)) = rd.next()
+        {
+            let r = e.path().join("runs");
+            if std::fs::read_dir(&r).map(|d| d.count()).unwrap_or(0) >= 2 {
+                break r;
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the sweep wrote no runs");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let files = || -> BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(&runs_dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect()
+    };
+    let done = files();
+    assert!(
+        (2..6).contains(&done.len()),
+        "killed midway: {:?}",
+        done.keys()
+    );
+    let sweep_dir = runs_dir.parent().unwrap().to_path_buf();
+    let o = bin()
+        .args(["sweep", "--quiet", "--resume"])
+        .arg(&sweep_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = files();
+    let want: Vec<String> = ["rate0", "rate20", "rate40"]
+        .iter()
+        .flat_map(|c| (1..=2).map(move |r| format!("direct_reuse_small_t2_{c}_r{r}.json")))
+        .collect();
+    assert_eq!(after.keys().cloned().collect::<Vec<_>>(), {
+        let mut w = want.clone();
+        w.sort();
+        w
+    });
+    for (name, bytes) in &done {
+        assert_eq!(after.get(name), Some(bytes), "{name} was redone");
+    }
+    let (_, runs) = ingestbench::results::load_dir(&sweep_dir).unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in &runs {
+        let rd = r.record.readers.as_ref().expect("readers in every run");
+        assert!(rd.ops.iter().map(|o| o.ok).sum::<u64>() > 0, "{rd:?}");
+        match r.cell.rate_per_s {
+            Some(0.0) => assert!(r.record.paced.is_none()),
+            Some(rate) => assert_eq!(r.record.paced.as_ref().unwrap().rate_per_s, rate),
+            None => panic!("every cell of a rates sweep has a rate"),
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sweep_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["slo"].as_array().map(Vec::len),
+        Some(1),
+        "{summary}"
+    );
+    let v = bin().arg("verify").arg(&sweep_dir).output().unwrap();
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    drop(target);
+}
+
+/// Paced cells are no capacity: a sweep over threads at one `--rate`, or over `--rates`,
+/// fits no scaling model to them, compares no method's docs/sec, names no limit and gives
+/// no closed-loop verdict ("more threads help"); it says whether each cell kept up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paced_cells_get_no_closed_loop_scaling_claims() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(4, 5)).await;
+    for rates in [&["--rate", "60"][..], &["--rates", "30,60"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            &["--threads", "1,2,4", "--docs", "30", "--runs", "1"][..],
+            rates,
+        ]
+        .concat();
+        let (s, d) = sweep(&t.http_url().unwrap(), dir.path(), &args).await;
+        assert!(
+            s.cells.len() >= 3 && s.cells.iter().all(|c| c.is_paced()),
+            "{rates:?}"
+        );
+        assert!(s.scaling.is_empty(), "{rates:?}: {:?}", s.scaling);
+        assert!(s.relative.is_empty(), "{rates:?}");
+        assert!(
+            s.cells.iter().all(|c| c.verdict.is_none()),
+            "{rates:?}: {:?}",
+            s.cells.iter().map(|c| &c.verdict).collect::<Vec<_>>()
+        );
+        let text = ingestbench::report::answers::terminal(&s).join("\n");
+        let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+        for out in [&text, &md] {
+            for claim in [
+                "Where scaling stops",
+                "USL",
+                "more threads",
+                "limited by",
+                "The fastest cell",
+                "What would make it faster",
+            ] {
+                assert!(!out.contains(claim), "{rates:?}: {claim:?} in\n{out}");
+            }
+        }
+        assert!(text.contains("kept up"), "{rates:?}: {text}");
+    }
+}
+
 /// Erlang C: the probability that an arrival waits, `k` servers offered `a` erlangs.
 fn erlang_c(k: u32, a: f64) -> f64 {
     let rho = a / f64::from(k);
