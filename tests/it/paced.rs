@@ -482,7 +482,8 @@ async fn a_rates_sweep_with_liferay_readers() {
 
 /// A rates sweep with readers killed (SIGKILL) after some of its runs, then `--resume`d: the
 /// runs done are not redone (their files unchanged), the rest run, every cell has its
-/// readers and its rate, and `verify` is clean.
+/// readers and its rate, the SLO answer says how long the documents take at its rate, and
+/// `verify` is clean.
 #[test]
 fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
@@ -528,7 +529,12 @@ fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
             && let Some(Ok(e)) = rd.next()
         {
             let r = e.path().join("runs");
-            if std::fs::read_dir(&r).map(|d| d.count()).unwrap_or(0) >= 2 {
+            let json = |d: std::fs::ReadDir| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            };
+            if std::fs::read_dir(&r).map(json).unwrap_or(0) >= 2 {
                 break r;
             }
         }
@@ -596,6 +602,24 @@ fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
         Some(1),
         "{summary}"
     );
+    // How long the 30 documents take at the highest rate meeting the objective (500 ms, far
+    // above 4 slots of 5 ms): 40 docs/s, 0.75 s by the schedule.
+    let import = &summary["slo"][0]["import"];
+    assert_eq!(
+        (
+            import["docs"].as_u64(),
+            import["rate_per_s"].as_f64(),
+            import["duration_s"].as_f64()
+        ),
+        (Some(30), Some(40.0), Some(0.75)),
+        "{summary}"
+    );
+    assert!(
+        import["closed_loop_per_s"].as_f64().unwrap() > 0.0,
+        "{import}"
+    );
+    let md = std::fs::read_to_string(sweep_dir.join("report.md")).unwrap();
+    assert!(md.contains("at 40 docs/s, 30 documents take 0.8 s"), "{md}");
     let v = bin().arg("verify").arg(&sweep_dir).output().unwrap();
     assert!(
         v.status.success(),
