@@ -160,7 +160,13 @@ pub fn import_at(a: &SloAnswer, docs: u64, closed_loop_per_s: Option<f64>) -> Op
 /// "at 40 docs/s, 100000 documents take 41.7 min (the closed-loop 95.2 docs/s would take
 /// 17.5 min, with no objective held)".
 fn import_text(i: &ImportAtSlo) -> String {
-    let h = |s: f64| crate::analysis::estimate::human_hours(s / 3600.0);
+    let h = |s: f64| {
+        if s < 1.0 {
+            format!("{:.0} ms", s * 1000.0)
+        } else {
+            crate::analysis::estimate::human_hours(s / 3600.0)
+        }
+    };
     let mut t = format!(
         "at {} docs/s, {} documents take {} (the rate's schedule, not the server, sets it)",
         i.rate_per_s,
@@ -659,6 +665,13 @@ mod tests {
         assert_eq!(
             t,
             "at 40 docs/s, 100000 documents take 41.7 min (the rate's schedule, not the server, sets it); the closed-loop 125.0 docs/s would take 13.3 min, with no objective held"
+        );
+        let short = import_at(&a, 30, Some(1097.0)).unwrap();
+        assert!(
+            import_text(&short).starts_with("at 40 docs/s, 30 documents take 750 ms")
+                && import_text(&short).contains("1097.0 docs/s would take 27 ms"),
+            "{}",
+            import_text(&short)
         );
         // Where the import fell behind the rate, the achieved rate sets the duration.
         let mut behind = a.clone();

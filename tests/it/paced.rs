@@ -619,7 +619,10 @@ fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
         "{import}"
     );
     let md = std::fs::read_to_string(sweep_dir.join("report.md")).unwrap();
-    assert!(md.contains("at 40 docs/s, 30 documents take 0.8 s"), "{md}");
+    assert!(
+        md.contains("at 40 docs/s, 30 documents take 750 ms"),
+        "{md}"
+    );
     let v = bin().arg("verify").arg(&sweep_dir).output().unwrap();
     assert!(
         v.status.success(),
