@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{decode_hist, round3};
 use crate::protocol::reads::ReadOp;
-use crate::results::readers::ReadersRecord;
+use crate::results::readers::{ReadersRecord, SkippedRead};
 use crate::results::records::{CellRun, Order, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
@@ -104,6 +104,82 @@ pub struct SloAnswer {
     pub points: Vec<RatePoint>,
     /// The answer in one sentence.
     pub text: String,
+    /// Kinds of read the repository cannot do, left out of the readers' mix (each once, as
+    /// the cells' readers recorded them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_reads: Vec<SkippedRead>,
+    /// How long the documents to import take at the rate the objective allows, and closed
+    /// loop (absent when no rate meets it or the documents are not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<ImportAtSlo>,
+}
+
+/// How long an import of `docs` documents takes paced at the rate the readers' objective
+/// allows, against the closed-loop rate at the same threads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ImportAtSlo {
+    /// Documents to import (the sweep's `--docs`).
+    pub docs: u64,
+    /// The highest rate meeting the objective (the achieved one where the import did not
+    /// keep up with it), documents per second.
+    pub rate_per_s: f64,
+    /// docs / rate_per_s, s. A paced import below capacity takes as long as its schedule:
+    /// the server does not set this duration, the rate does.
+    pub duration_s: f64,
+    /// The closed-loop rate at the same threads (the readers-alone baseline's seeding
+    /// import, with no objective held) and how long the documents take at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_loop_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_loop_duration_s: Option<f64>,
+}
+
+/// The import of `docs` documents at the answer's rate (None when no rate meets the
+/// objective, or no documents), and at `closed_loop_per_s` when it is known.
+pub fn import_at(a: &SloAnswer, docs: u64, closed_loop_per_s: Option<f64>) -> Option<ImportAtSlo> {
+    let asked = a.highest_rate_per_s?;
+    let p = a.points.iter().find(|p| p.rate_per_s == asked)?;
+    let rate = if p.kept_up == Some(false) {
+        p.achieved_per_s.min(asked)
+    } else {
+        asked
+    };
+    if docs == 0 || rate <= 0.0 {
+        return None;
+    }
+    let closed = closed_loop_per_s.filter(|c| *c > 0.0);
+    Some(ImportAtSlo {
+        docs,
+        rate_per_s: rate,
+        duration_s: round3(docs as f64 / rate),
+        closed_loop_per_s: closed.map(round3),
+        closed_loop_duration_s: closed.map(|c| round3(docs as f64 / c)),
+    })
+}
+
+/// "at 40 docs/s, 100000 documents take 41.7 min (the closed-loop 95.2 docs/s would take
+/// 17.5 min, with no objective held)".
+fn import_text(i: &ImportAtSlo) -> String {
+    let h = |s: f64| {
+        if s < 1.0 {
+            format!("{:.0} ms", s * 1000.0)
+        } else {
+            crate::analysis::estimate::human_hours(s / 3600.0)
+        }
+    };
+    let mut t = format!(
+        "at {} docs/s, {} documents take {} (the rate's schedule, not the server, sets it)",
+        i.rate_per_s,
+        i.docs,
+        h(i.duration_s)
+    );
+    if let (Some(c), Some(d)) = (i.closed_loop_per_s, i.closed_loop_duration_s) {
+        t.push_str(&format!(
+            "; the closed-loop {c:.1} docs/s would take {}, with no objective held",
+            h(d)
+        ));
+    }
+    t
 }
 
 /// Every (method, connection, size, threads) of a rates sweep with readers, answered; empty
@@ -130,6 +206,7 @@ pub fn answers(plan: &SweepPlan, runs: &[CellRun]) -> Vec<SloAnswer> {
     groups
         .into_iter()
         .filter_map(|((method, connection, size, threads), cells)| {
+            let skipped = skipped_reads(cells.iter().flat_map(|(_, rs)| rs.iter().copied()));
             let mut base: Option<(RatePoint, PerRun)> = None;
             let mut points = Vec::new();
             for (rate, rs) in cells {
@@ -151,6 +228,15 @@ pub fn answers(plan: &SweepPlan, runs: &[CellRun]) -> Vec<SloAnswer> {
             a.connection = connection;
             a.size = size;
             a.threads = threads;
+            a.skipped_reads = skipped;
+            // The documents are known in count mode (`--docs`); a window has none.
+            let docs = if plan.measure.duration_s.is_none() {
+                plan.docs
+            } else {
+                0
+            };
+            let closed = a.baseline.as_ref().map(|b| b.achieved_per_s);
+            a.import = import_at(&a, docs, closed);
             a.text = text(&a);
             Some(a)
         })
@@ -325,6 +411,8 @@ pub fn judge(
         baseline,
         text: String::new(),
         points,
+        skipped_reads: Vec::new(),
+        import: None,
     })
 }
 
@@ -409,6 +497,17 @@ pub fn text(a: &SloAnswer) -> String {
             ));
         }
     }
+    if let Some(i) = &a.import {
+        s.push_str("; ");
+        s.push_str(&import_text(i));
+    }
+    for sk in &a.skipped_reads {
+        s.push_str(&format!(
+            "; {} not read: {}, left out of the mix",
+            sk.op.name(),
+            sk.reason
+        ));
+    }
     let failed = failed_reads(a);
     if !failed.is_empty() {
         s.push_str(&format!(
@@ -421,6 +520,20 @@ pub fn text(a: &SloAnswer) -> String {
 
 /// Each kind of read that failed at least once, over the baseline and every rate: "query 62
 /// of 62" (a repository without the capability, e.g. OpenCMIS FileShare's 405 to a query).
+/// The kinds of read the runs' readers left out, each once.
+fn skipped_reads<'a>(runs: impl Iterator<Item = &'a CellRun>) -> Vec<SkippedRead> {
+    let mut out: Vec<SkippedRead> = Vec::new();
+    for s in runs
+        .filter_map(|r| r.record.readers.as_ref())
+        .flat_map(|rd| &rd.skipped)
+    {
+        if !out.iter().any(|o| o.op == s.op) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
 fn failed_reads(a: &SloAnswer) -> Vec<String> {
     let mut by_op: Vec<(&'static str, u64, u64)> = Vec::new();
     for o in a.baseline.iter().chain(&a.points).flat_map(|p| &p.ops) {
@@ -529,6 +642,63 @@ mod tests {
         );
         let clean = judge(500.0, vec![point(10.0, 10.0, &[50.0])], None).unwrap();
         assert!(!text(&clean).contains("FAILED"));
+    }
+
+    #[test]
+    fn the_import_takes_its_schedule_at_the_rate_the_objective_allows() {
+        let a = judge(
+            500.0,
+            vec![
+                point(20.0, 20.4, &[100.0]),
+                point(40.0, 40.8, &[300.0]),
+                point(80.0, 70.0, &[900.0]),
+            ],
+            None,
+        )
+        .unwrap();
+        let i = import_at(&a, 100_000, Some(125.0)).unwrap();
+        assert_eq!(
+            (i.rate_per_s, i.duration_s, i.closed_loop_duration_s),
+            (40.0, 2500.0, Some(800.0))
+        );
+        let t = import_text(&i);
+        assert_eq!(
+            t,
+            "at 40 docs/s, 100000 documents take 41.7 min (the rate's schedule, not the server, sets it); the closed-loop 125.0 docs/s would take 13.3 min, with no objective held"
+        );
+        let short = import_at(&a, 30, Some(1097.0)).unwrap();
+        assert!(
+            import_text(&short).starts_with("at 40 docs/s, 30 documents take 750 ms")
+                && import_text(&short).contains("1097.0 docs/s would take 27 ms"),
+            "{}",
+            import_text(&short)
+        );
+        // Where the import fell behind the rate, the achieved rate sets the duration.
+        let mut behind = a.clone();
+        behind.points[1].kept_up = Some(false);
+        behind.points[1].achieved_per_s = 32.0;
+        assert_eq!(import_at(&behind, 3200, None).unwrap().duration_s, 100.0);
+        // No rate meets it, or nothing to import: no duration.
+        let none = judge(50.0, vec![point(20.0, 20.0, &[100.0])], None).unwrap();
+        assert_eq!(import_at(&none, 1000, Some(100.0)), None);
+        assert_eq!(import_at(&a, 0, Some(100.0)), None);
+    }
+
+    #[test]
+    fn reads_left_out_of_the_mix_are_said_once() {
+        // FileShare's capabilityQuery is none: the readers never queried, nothing failed.
+        let mut a = judge(500.0, vec![point(10.0, 10.0, &[50.0, 60.0, 70.0])], None).unwrap();
+        a.skipped_reads = vec![SkippedRead {
+            op: ReadOp::Query,
+            reason: "the repository has no query (its capabilityQuery is none)".into(),
+        }];
+        let t = text(&a);
+        assert_eq!(t.matches("not read").count(), 1, "{t}");
+        assert!(
+            t.contains("; query not read: the repository has no query (its capabilityQuery is none), left out of the mix"),
+            "{t}"
+        );
+        assert!(!t.contains("FAILED"), "{t}");
     }
 
     #[test]

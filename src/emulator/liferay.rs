@@ -5,7 +5,9 @@
 //! property in the `document` part is 400; an expired or unknown bearer token makes the
 //! caller Guest, so writes get 403 and lists come back empty, never 401; an unknown document
 //! type is dropped silently. Shapes follow `tests/specs/liferay/headless-delivery-documents.yaml`.
-//! File versions (`PUT /documents/{id}` and reading them back) are in `liferay/versions.rs`.
+//! File versions (`PUT /documents/{id}` and reading them back) are in `liferay/versions.rs`;
+//! document lists narrowed by `search`, `filter` and `flatten` (readers' queries) in
+//! `liferay/search.rs`.
 //!
 //! The routes, the token, folders, documents and the `document` part's shape checks are kept
 //! together here, so the surface the tool uses reads as one API top to bottom.
@@ -14,6 +16,8 @@
 // value passed around, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+/// Document lists narrowed by `search`, `filter` and `flatten`.
+mod search;
 /// File versions and the portal's JSON web service for them.
 mod versions;
 
@@ -565,6 +569,20 @@ async fn list(state: &State, parent: String, folders: bool, query: &[(String, St
         Ok(x) => x,
         Err(r) => return r,
     };
+    let narrowed = ["search", "filter", "flatten"]
+        .iter()
+        .any(|k| query.iter().any(|(q, _)| q == k));
+    if folders && narrowed {
+        return problem(
+            400,
+            "The embedded target does not emulate search, filter or flatten on document folders",
+        );
+    }
+    match search::Criteria::of(query) {
+        Err(r) => return r,
+        Ok(Some(c)) => return search::page(state, parent, c, page, size).await,
+        Ok(None) => {}
+    }
     let skip = (page - 1) * size;
     match blocking(&state.store, move |s| {
         s.children_of_kind(&parent, folders, skip, size)

@@ -469,6 +469,60 @@ impl Store {
         })
     }
 
+    /// One page of the documents in folder `parent` (its whole subtree when `flatten`) that
+    /// match `cond`, an SQL condition over the nodes' columns whose `?4`, `?5`, … are `args`
+    /// (Liferay's `search` and `filter`), by name; with how many match in all.
+    pub fn documents_where(
+        &self,
+        parent: &str,
+        flatten: bool,
+        cond: &str,
+        args: &[String],
+        skip: u64,
+        max: u64,
+    ) -> Result<(Vec<Node>, u64), StoreError> {
+        let (with, within) = if flatten {
+            (
+                "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id) ",
+                "id IN (SELECT id FROM sub) AND id != ?1",
+            )
+        } else {
+            ("", "parent_id = ?1")
+        };
+        let m = format!("{within} AND is_folder = 0 AND ({cond})");
+        let bind = |limit: i64, offset: i64| {
+            let mut v: Vec<rusqlite::types::Value> =
+                vec![parent.to_string().into(), limit.into(), offset.into()];
+            v.extend(args.iter().map(|a| a.clone().into()));
+            v
+        };
+        self.with(|c| {
+            let total: i64 = c
+                .query_row(
+                    &format!("{with}SELECT COUNT(*) FROM nodes WHERE ?2 = ?2 AND ?3 = ?3 AND {m}"),
+                    rusqlite::params_from_iter(bind(0, 0)),
+                    |r| r.get(0),
+                )
+                .map_err(internal)?;
+            let mut st = c
+                .prepare(&format!(
+                    "{with}SELECT {COLS} FROM nodes WHERE {m} ORDER BY name_key LIMIT ?2 OFFSET ?3"
+                ))
+                .map_err(internal)?;
+            let rows = st
+                .query_map(
+                    rusqlite::params_from_iter(bind(max as i64, skip as i64)),
+                    row_to_node,
+                )
+                .map_err(internal)?;
+            Ok((
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(internal)?,
+                total as u64,
+            ))
+        })
+    }
+
     /// Deletes a node and its subtree with their content; returns how many nodes went.
     pub fn delete_tree(&self, id: &str) -> Result<u64, StoreError> {
         let ids: (Vec<(String, i64)>, Vec<String>) = self.with(|c| {

@@ -18,7 +18,7 @@ use super::worker::{FolderTable, LiveCounters};
 use crate::metrics::{Recorder, encode_hist, round3};
 use crate::protocol::Protocol;
 use crate::protocol::reads::ReadOp;
-use crate::results::readers::{ReadOpRecord, ReaderPolicy, ReadersRecord};
+use crate::results::readers::{ReadOpRecord, ReaderPolicy, ReadersRecord, SkippedRead};
 
 /// What one reader (or all of them, merged) read.
 struct Tally {
@@ -41,9 +41,31 @@ impl Tally {
     }
 }
 
+/// The policy without the kinds of read the repository cannot do (`unsupported`, from
+/// `Protocol::skipped_reads`), and those of them the mix had asked for, with why.
+fn without_unsupported(
+    policy: ReaderPolicy,
+    unsupported: &[(ReadOp, String)],
+) -> (ReaderPolicy, Vec<SkippedRead>) {
+    let mut policy = policy;
+    let mut skipped = Vec::new();
+    for (op, reason) in unsupported {
+        let i = ReadOp::ALL.iter().position(|o| o == op).unwrap_or(0);
+        if policy.mix[i] > 0 {
+            policy.mix[i] = 0;
+            skipped.push(SkippedRead {
+                op: *op,
+                reason: reason.clone(),
+            });
+        }
+    }
+    (policy, skipped)
+}
+
 /// The readers of one run, started when its workers are released.
 pub(super) struct Readers {
     policy: ReaderPolicy,
+    skipped: Vec<SkippedRead>,
     stop: Arc<AtomicBool>,
     started: Instant,
     handles: Vec<tokio::task::JoinHandle<Tally>>,
@@ -57,8 +79,15 @@ impl Readers {
         live: Arc<LiveCounters>,
         seed: u64,
     ) -> Readers {
+        let (policy, skipped) = without_unsupported(policy, &proto.skipped_reads());
         let stop = Arc::new(AtomicBool::new(false));
-        let handles = (0..policy.readers)
+        // A mix of nothing but what the repository cannot do leaves the readers idle.
+        let readers = if policy.mix.iter().any(|w| *w > 0) {
+            policy.readers
+        } else {
+            0
+        };
+        let handles = (0..readers)
             .map(|i| {
                 tokio::spawn(reader(
                     proto.clone(),
@@ -72,6 +101,7 @@ impl Readers {
             .collect();
         Readers {
             policy,
+            skipped,
             stop,
             started: Instant::now(),
             handles,
@@ -114,6 +144,7 @@ impl Readers {
             window_s: round3(window),
             reads_after_import: all.after,
             ops,
+            skipped: self.skipped,
         }
     }
 }
@@ -183,4 +214,39 @@ async fn reader<P: Protocol>(
         }
     }
     tally
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_repository_cannot_do_leaves_the_mix_once_and_says_why() {
+        let policy = ReaderPolicy {
+            readers: 2,
+            think_time_s: 0.1,
+            mix: ReaderPolicy::DEFAULT_MIX,
+        };
+        let no_query = [(ReadOp::Query, "no query".to_string())];
+        let (p, skipped) = without_unsupported(policy, &no_query);
+        assert_eq!(p.mix, [4, 2, 2, 0]);
+        assert_eq!(
+            skipped,
+            vec![SkippedRead {
+                op: ReadOp::Query,
+                reason: "no query".into()
+            }]
+        );
+        assert!((0..100).all(|i| p.pick(f64::from(i) / 100.0) != ReadOp::Query));
+        // Nothing to say when the mix did not ask for it, nothing to drop when all is there.
+        let asked_none = ReaderPolicy {
+            mix: [1, 0, 1, 0],
+            ..policy
+        };
+        assert_eq!(
+            without_unsupported(asked_none, &no_query),
+            (asked_none, vec![])
+        );
+        assert_eq!(without_unsupported(policy, &[]), (policy, vec![]));
+    }
 }

@@ -216,12 +216,6 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.think_time
                 ),
             };
-            if a.protocol == ProtocolKind::Liferay {
-                bail!(
-                    "--readers: the readers are written for Alfresco and CMIS so far, not {}",
-                    a.protocol.name()
-                );
-            }
             Some(crate::results::readers::ReaderPolicy {
                 readers: n,
                 think_time_s: think,

@@ -35,6 +35,10 @@ pub struct Cmis {
     /// The multipart field names of the profile's properties, in its order (made once, so
     /// an upload formats none).
     fields: Vec<PropertyFields>,
+    /// The repository info's `capabilities.capabilityQuery` (`none`, `metadataonly`,
+    /// `fulltextonly`, `bothseparate`, `bothcombined`), read once at connect; None when the
+    /// service document does not say.
+    query_capability: Option<String>,
 }
 
 /// The browser binding's field names for property `k` of the profile: controls 0 and 1 are
@@ -119,6 +123,25 @@ fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
         })
         .filter_map(object_id)
         .collect())
+}
+
+/// Why a repository with this `capabilityQuery` has no query (None: it has one, or did not
+/// say, and the queries are sent).
+fn no_query(capability: Option<&str>) -> Option<String> {
+    (capability == Some("none"))
+        .then(|| "the repository has no query (its capabilityQuery is none)".to_string())
+}
+
+/// The `capabilities.capabilityQuery` of the service document's repository (the one whose
+/// `rootFolderUrl` is used).
+fn query_capability(repos: &Value) -> Option<String> {
+    repos
+        .as_object()?
+        .values()
+        .find(|r| r.get("rootFolderUrl").is_some())?
+        .pointer("/capabilities/capabilityQuery")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 fn object_id(v: &Value) -> Option<String> {
@@ -228,6 +251,7 @@ impl Cmis {
             parent_id: String::new(),
             folders: Folders::default(),
             fields: PropertyFields::of(&opts.profile),
+            query_capability: query_capability(&repos),
             conn: Connection::new(client, opts, header),
         };
         let parent = c.conn.opts.parent.clone();
@@ -559,6 +583,14 @@ impl Api for Cmis {
     fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
         listed_ids(body)
     }
+    /// A repository whose `capabilityQuery` is `none` (OpenCMIS FileShare) has no query: it
+    /// would answer every one `405 notSupported`.
+    fn reads_unsupported(&self) -> Vec<(super::reads::ReadOp, String)> {
+        no_query(self.query_capability.as_deref())
+            .map(|why| (super::reads::ReadOp::Query, why))
+            .into_iter()
+            .collect()
+    }
 
     /// Children of the folder at `path` below the parent; None when it does not exist.
     async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
@@ -673,5 +705,41 @@ mod tests {
             Some("a;1.0")
         );
         assert_eq!(form(&[("a b", "c&d")]), "a%20b=c%26d");
+    }
+
+    /// Service documents as OpenCMIS answers them (trimmed): FileShare says it has no query,
+    /// InMemory that it has both kinds combined.
+    #[test]
+    fn a_repository_without_query_has_its_queries_left_out() {
+        let service = |cap: &str| {
+            serde_json::json!({"test": {
+                "repositoryId": "test",
+                "capabilities": {"capabilityGetDescendants": true, "capabilityQuery": cap, "capabilityJoin": "none"},
+                "repositoryUrl": "http://h/browser/test",
+                "rootFolderUrl": "http://h/browser/test/root"
+            }})
+        };
+        assert_eq!(query_capability(&service("none")).as_deref(), Some("none"));
+        assert_eq!(
+            query_capability(&service("bothcombined")).as_deref(),
+            Some("bothcombined")
+        );
+        assert_eq!(
+            query_capability(&serde_json::json!({"r": {"rootFolderUrl": "u"}})),
+            None
+        );
+        assert!(
+            no_query(query_capability(&service("none")).as_deref())
+                .unwrap()
+                .contains("capabilityQuery is none")
+        );
+        for has in [
+            Some("metadataonly"),
+            Some("fulltextonly"),
+            Some("bothcombined"),
+            None,
+        ] {
+            assert_eq!(no_query(has), None, "{has:?}: the queries are sent");
+        }
     }
 }

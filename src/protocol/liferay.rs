@@ -533,6 +533,67 @@ impl Api for Liferay {
             .await
             .map(|r| r.is_some())
     }
+
+    /// Readers: `GET /documents/{id}`, the metadata without the content.
+    fn meta_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.conn.client.get(format!("{}/documents/{id}", self.api))
+    }
+    /// Readers: `GET /document-folders/{id}/documents` of a run folder (its id), one page of
+    /// 100; the site's root folder (no id) through `GET /sites/{siteId}/documents`.
+    fn list_request(&self, folder: &str) -> Option<reqwest::RequestBuilder> {
+        let url = match folder {
+            "" | "0" => format!("{}/sites/{}/documents", self.api, self.conn.opts.parent),
+            id => format!("{}/document-folders/{id}/documents", self.api),
+        };
+        Some(
+            self.conn
+                .client
+                .get(url)
+                .query(&[("page", "1"), ("pageSize", "100")]),
+        )
+    }
+    /// Readers: the site's documents search, `GET /sites/{siteId}/documents?flatten=true&
+    /// search=term` (every folder of the site, not only its root), one page of 25.
+    fn query_request(&self, term: &str) -> Option<reqwest::RequestBuilder> {
+        Some(
+            self.conn
+                .client
+                .get(format!(
+                    "{}/sites/{}/documents",
+                    self.api, self.conn.opts.parent
+                ))
+                .query(&reads_query(term)),
+        )
+    }
+    /// `items[].id` of a `PageDocument`.
+    fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
+        listed_ids(body)
+    }
+}
+
+/// The readers' query parameters: a search of the whole site for `term`, one page of 25.
+fn reads_query(term: &str) -> [(&'static str, &str); 4] {
+    [
+        ("flatten", "true"),
+        ("search", term),
+        ("page", "1"),
+        ("pageSize", "25"),
+    ]
+}
+
+/// The document ids of a page of documents (`items[].id`, integers).
+fn listed_ids(body: &[u8]) -> Result<Vec<String>, UploadError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| UploadError::protocol(format!("a page of documents that is not JSON: {e}")))?;
+    let items = v
+        .get("items")
+        .and_then(Value::as_array)
+        .ok_or_else(|| UploadError::protocol("a page of documents without items"))?;
+    Ok(items
+        .iter()
+        .filter_map(|d| d.get("id").and_then(Value::as_i64))
+        .map(|id| id.to_string())
+        .collect())
 }
 
 #[cfg(test)]
@@ -549,5 +610,25 @@ mod tests {
             "409 A file entry already exists with title x"
         );
         assert_eq!(form_encode("a b&c=d"), "a%20b%26c%3Dd");
+    }
+
+    #[test]
+    fn readers_search_the_whole_site_and_read_ids_of_a_page() {
+        let q =
+            reqwest::Url::parse_with_params("http://h/", reads_query("doc-00000012 x")).unwrap();
+        assert_eq!(
+            q.query(),
+            Some("flatten=true&search=doc-00000012+x&page=1&pageSize=25")
+        );
+        assert_eq!(
+            listed_ids(br#"{"items":[{"id":41,"title":"a"},{"id":42}],"page":1,"pageSize":25,"lastPage":1,"totalCount":2}"#)
+                .unwrap(),
+            vec!["41", "42"]
+        );
+        assert_eq!(
+            listed_ids(br#"{"items":[],"totalCount":0}"#).unwrap(),
+            Vec::<String>::new()
+        );
+        assert!(listed_ids(br#"{"status":"NOT_FOUND"}"#).is_err());
     }
 }

@@ -171,6 +171,9 @@ impl Protocol for Repo {
     async fn read(&self, op: reads::ReadOp, target: &str) -> Result<reads::ReadDone, UploadError> {
         each!(self, r => r.read(op, target).await)
     }
+    fn skipped_reads(&self) -> Vec<(reads::ReadOp, String)> {
+        each!(self, r => r.reads_unsupported())
+    }
 }
 
 /// A document read back by id, for verification.
@@ -239,6 +242,12 @@ pub trait Protocol: Send + Sync + 'static {
         op: reads::ReadOp,
         target: &str,
     ) -> impl Future<Output = Result<reads::ReadDone, UploadError>> + Send;
+
+    /// The kinds of read this repository cannot do, each with why (known from connecting:
+    /// no request is sent).
+    fn skipped_reads(&self) -> Vec<(reads::ReadOp, String)> {
+        Vec::new()
+    }
 }
 
 /// What one repository API says about itself; [`upload`], [`folders`] and [`readback`] do the
@@ -349,6 +358,11 @@ pub trait Api: Send + Sync + Sized + 'static {
     /// Deletes the folder at `path` below the parent with everything in it.
     fn delete_folder(&self, path: &str) -> impl Future<Output = Result<bool, String>> + Send;
 
+    /// Readers (`reads`): the request reading a document's metadata alone (Liferay's
+    /// `read_request` inlines the content, which a reader's metadata read does not want).
+    fn meta_request(&self, id: &str) -> reqwest::RequestBuilder {
+        self.read_request(id)
+    }
     /// Readers (`reads`): the request listing the documents of `folder` (as `prepare_folder`
     /// returned it); None while the API's readers are not written.
     fn list_request(&self, _folder: &str) -> Option<reqwest::RequestBuilder> {
@@ -361,6 +375,11 @@ pub trait Api: Send + Sync + Sized + 'static {
     /// Readers: the document ids a listing's or a query's answer names.
     fn listed_ids(_body: &[u8]) -> Result<Vec<String>, UploadError> {
         Ok(Vec::new())
+    }
+    /// Readers: the kinds of read the repository said at connect it cannot do, each with why
+    /// (CMIS: `capabilityQuery` none), so they are left out of the mix instead of failing.
+    fn reads_unsupported(&self) -> Vec<(reads::ReadOp, String)> {
+        Vec::new()
     }
 }
 

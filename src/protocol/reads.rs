@@ -2,7 +2,7 @@
 //! [`Api`]: read a document's metadata, download its content, list a folder's documents, and
 //! a query by name. Each is one request, its answer read whole; a failure is an
 //! [`UploadError`], classified as an upload's. The requests are the API's own (`Api`'s
-//! `read_request`, `content`, `list_request`, `query_request`); an API without a listing or a
+//! `meta_request`, `content`, `list_request`, `query_request`); an API without a listing or a
 //! query answers a protocol error naming it.
 
 use reqwest::header::AUTHORIZATION;
@@ -51,7 +51,7 @@ pub struct ReadDone {
 /// `prepare_folder` returned it (list) or a search term (query, below the run's parent).
 pub async fn read<A: Api>(api: &A, op: ReadOp, target: &str) -> Result<ReadDone, UploadError> {
     let req = match op {
-        ReadOp::Meta => api.read_request(target),
+        ReadOp::Meta => api.meta_request(target),
         ReadOp::Download => match api.content(target, &serde_json::Value::Null) {
             Ok(Content::Get(r)) => *r,
             Ok(Content::Inline(_)) => api.read_request(target),

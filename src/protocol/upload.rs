@@ -21,6 +21,9 @@ impl<A: Api> Protocol for A {
     ) -> Result<super::reads::ReadDone, UploadError> {
         super::reads::read(self, op, target).await
     }
+    fn skipped_reads(&self) -> Vec<(super::reads::ReadOp, String)> {
+        self.reads_unsupported()
+    }
     async fn upload(
         &self,
         doc: &Doc<'_>,

@@ -109,7 +109,8 @@ fn costs(s: &SweepSummary) -> Vec<String> {
 fn limits(s: &SweepSummary) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    for c in s.cells.iter().rev() {
+    // A paced cell was limited by its rate, not by a resource.
+    for c in s.cells.iter().rev().filter(|c| !c.is_paced()) {
         let key = (c.method.clone(), c.connection, c.size);
         if seen.contains(&key) {
             continue;

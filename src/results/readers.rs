@@ -86,6 +86,17 @@ pub struct ReadersRecord {
     /// Reads that ended after the import had (kept apart, not counted).
     pub reads_after_import: u64,
     pub ops: Vec<ReadOpRecord>,
+    /// Kinds of read in the mix that the repository cannot do (known before the readers
+    /// started, e.g. CMIS `capabilityQuery` none), left out of the mix instead of failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedRead>,
+}
+
+/// A kind of read left out of the mix, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SkippedRead {
+    pub op: ReadOp,
+    pub reason: String,
 }
 
 impl ReadersRecord {
@@ -106,6 +117,11 @@ impl ReadersRecord {
                     o.latency_ms.max
                 )
             })
+            .chain(
+                self.skipped
+                    .iter()
+                    .map(|s| format!("reader {:<8} not read: {}", s.op.name(), s.reason)),
+            )
             .collect()
     }
 }

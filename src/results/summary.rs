@@ -100,6 +100,13 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl CellSummary {
+    /// An open-model cell (`--rate`, or a rates sweep's, the readers-alone baseline
+    /// included): its docs/sec is no capacity, so no scaling model, cost or limit is read
+    /// from it.
+    pub fn is_paced(&self) -> bool {
+        self.paced.is_some() || self.rate_per_s.is_some()
+    }
+
     /// The summary of a cell without runs.
     pub fn empty(key: &CellKey) -> CellSummary {
         cell_summary(key, &[], 1)
@@ -247,7 +254,8 @@ fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
 fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
     let mut relative = Vec::new();
     for cell in cells {
-        if cell.method == plan.baseline {
+        // A paced cell's docs/sec is the rate it was asked for, not what its method can take.
+        if cell.method == plan.baseline || cell.is_paced() {
             continue;
         }
         let base = cells.iter().find(|b| {
@@ -298,9 +306,9 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
 fn scaling_rows(cells: &[CellSummary]) -> Vec<ScalingRow> {
     let mut scaling = Vec::new();
     let mut groups: Vec<(String, ConnectionPolicy, SizeClass)> = Vec::new();
-    // A rates sweep's cells are no scaling curve: a paced cell's docs/sec is its asked rate,
-    // the readers-alone baseline's that of its seeding import.
-    for c in cells.iter().filter(|c| c.rate_per_s.is_none()) {
+    // Paced cells are no scaling curve: their docs/sec is the asked rate (`--rate`, or a
+    // rates sweep's), the readers-alone baseline's that of its seeding import.
+    for c in cells.iter().filter(|c| !c.is_paced()) {
         let g = (c.method.clone(), c.connection, c.size);
         if !groups.contains(&g) {
             groups.push(g);
@@ -652,6 +660,11 @@ fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
         })
         .collect();
     for (c, e) in cells.iter_mut().zip(evidence) {
+        // What limits a capacity is asked of closed-loop cells only: a paced cell went as
+        // fast as its rate (the SLO answer and whether it kept up speak for it).
+        if c.is_paced() {
+            continue;
+        }
         if let Some(v) = crate::analysis::limits::judge(
             &c.demands,
             c.threads,

@@ -440,3 +440,181 @@ async fn oauth2_token_expiry_mid_run_costs_no_upload() {
         target.logins()
     );
 }
+
+/// What readers list and query (`GET /document-folders/{id}/documents`, the site's documents
+/// with `search`, `filter` and `flatten`) as the spec declares it, and as strict as Liferay:
+/// an unknown folder or site is 404, a filter that does not parse or names an unknown field is
+/// 400, each with a Problem body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_target_lists_searches_and_filters_like_liferay() {
+    let s = spec();
+    for (path, params) in [
+        (
+            "/o/headless-delivery/v1.0/sites/guest/documents",
+            &["flatten", "search", "page", "pageSize", "filter"][..],
+        ),
+        (
+            "/o/headless-delivery/v1.0/document-folders/1/documents",
+            &["page", "pageSize"][..],
+        ),
+    ] {
+        let op = spec_op(&s, path, "get").expect("a GET in the spec");
+        let declared: Vec<String> = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let name = p["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+                s["components"]["parameters"][name]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        for p in params {
+            assert!(declared.iter().any(|d| d == p), "{path}: {p} is declared");
+        }
+    }
+    let (target, _dir) = common::target().await;
+    let base = format!("{}/o/headless-delivery/v1.0", target.http_url().unwrap());
+    let c = ingestbench::reqwest_builder().build().unwrap();
+    let auth = |r: reqwest::RequestBuilder| r.basic_auth("admin", Some("admin"));
+    let folder = |url: String, name: &'static str| {
+        let r = auth(c.post(url)).json(&json!({ "name": name }));
+        async move {
+            r.send().await.unwrap().json::<Value>().await.unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    let f = folder(format!("{base}/sites/guest/document-folders"), "f").await;
+    let g = folder(format!("{base}/document-folders/{f}/document-folders"), "g").await;
+    for (folder, file, title) in [
+        (f, "a.txt", "Alpha report"),
+        (f, "b.pdf", "Beta"),
+        (g, "c.txt", "Gamma (doc-00000003.txt)"),
+    ] {
+        let form = reqwest::multipart::Form::new()
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(b"x".to_vec())
+                    .file_name(file)
+                    .mime_str("text/plain")
+                    .unwrap(),
+            )
+            .text("document", json!({ "title": title }).to_string());
+        let r = auth(c.post(format!("{base}/document-folders/{folder}/documents")))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let get = |url: String| {
+        let r = auth(c.get(url));
+        async move {
+            let r = r.send().await.unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let titles = |page: &Value| -> Vec<String> {
+        common::assert_valid(&s, &schema(&s, "PageDocument"), page);
+        let items = page["items"].as_array().unwrap();
+        assert_eq!(page["totalCount"], json!(items.len()), "{page}");
+        items
+            .iter()
+            .map(|d| d["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let site = format!("{base}/sites/guest/documents");
+    for (query, want) in [
+        // The site's root folder holds none of them; flatten takes every folder below it.
+        ("search=report", vec![]),
+        ("flatten=true&search=REPORT", vec!["Alpha report"]),
+        (
+            "flatten=true&search=doc-00000003",
+            vec!["Gamma (doc-00000003.txt)"],
+        ),
+        (
+            "flatten=true&search=.txt",
+            vec!["Alpha report", "Gamma (doc-00000003.txt)"],
+        ),
+        ("flatten=true&filter=title eq 'Beta'", vec!["Beta"]),
+        ("flatten=true&filter=fileExtension eq 'pdf'", vec!["Beta"]),
+        (
+            "flatten=true&filter=startswith(title,'gam')",
+            vec!["Gamma (doc-00000003.txt)"],
+        ),
+        (
+            &format!("flatten=true&filter=documentFolderId eq {g}"),
+            vec!["Gamma (doc-00000003.txt)"],
+        ),
+        (
+            "flatten=true&search=a&filter=contains(title,'alpha')",
+            vec!["Alpha report"],
+        ),
+        ("flatten=true&search=nothing-like-it", vec![]),
+    ] {
+        let (status, page) = get(format!("{site}?{query}")).await;
+        assert_eq!(status, 200, "{query}: {page}");
+        assert_eq!(titles(&page), want, "{query}");
+    }
+    let (status, page) = get(format!(
+        "{base}/document-folders/{f}/documents?search=alpha"
+    ))
+    .await;
+    assert_eq!(
+        (status, titles(&page)),
+        (200, vec!["Alpha report".to_string()])
+    );
+    let (status, page) = get(format!(
+        "{base}/document-folders/{f}/documents?page=1&pageSize=100"
+    ))
+    .await;
+    assert_eq!((status, titles(&page).len()), (200, 2));
+    // Strict where Liferay is: 404 for what is not there, 400 for a filter it cannot read.
+    for (url, want, says) in [
+        (
+            format!("{base}/document-folders/999999/documents"),
+            404,
+            "No DLFolder exists with the primary key 999999",
+        ),
+        (
+            format!("{base}/document-folders/abc/documents?search=x"),
+            404,
+            "No DLFolder exists",
+        ),
+        (
+            format!("{base}/sites/nope/documents?flatten=true&search=x"),
+            404,
+            "Unable to get a valid site",
+        ),
+        (
+            format!("{site}?filter=title eq 'open"),
+            400,
+            "Invalid filter",
+        ),
+        (format!("{site}?filter=title eq 5"), 400, "Invalid filter"),
+        (
+            format!("{site}?filter=bogus eq 'x'"),
+            400,
+            "not supported: bogus",
+        ),
+        (format!("{site}?flatten=maybe"), 400, "Invalid flatten"),
+        (
+            format!("{site}?search=x&pageSize=0"),
+            400,
+            "Invalid pageSize",
+        ),
+    ] {
+        let (status, p) = get(url.clone()).await;
+        assert_eq!(status, want, "{url}: {p}");
+        let name = if want == 404 {
+            "NOT_FOUND"
+        } else {
+            "BAD_REQUEST"
+        };
+        assert_eq!(p["status"], json!(name), "{url}: a Problem: {p}");
+        assert!(p["title"].as_str().unwrap().contains(says), "{url}: {p}");
+    }
+}

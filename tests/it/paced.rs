@@ -228,7 +228,8 @@ async fn readers_read_what_the_paced_import_stores_while_it_runs() {
 }
 
 /// A sweep (in-process) of `direct` against the embedded target at `url`, small documents,
-/// with `extra` flags; returns its summary and results directory.
+/// `--profile basic` unless `extra` names one, with `extra` flags; returns its summary and
+/// results directory.
 pub(crate) async fn sweep(
     url: &str,
     dir: &std::path::Path,
@@ -250,8 +251,6 @@ pub(crate) async fn sweep(
         methods.to_str().unwrap(),
         "--sizes",
         "small",
-        "--profile",
-        "basic",
         "--warmup",
         "0",
         "--password-file",
@@ -259,6 +258,9 @@ pub(crate) async fn sweep(
         "--results-dir",
         results.to_str().unwrap(),
     ];
+    if !extra.contains(&"--profile") {
+        v.extend_from_slice(&["--profile", "basic"]);
+    }
     v.extend_from_slice(extra);
     let Command::Sweep(a) = Cli::try_parse_from(v).unwrap().command else {
         unreachable!()
@@ -406,6 +408,275 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
         .unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
+/// Liferay's readers: a rates sweep through headless-delivery against the embedded target,
+/// where reads (`GET /documents/{id}`, its content inline, a folder's page, the site's search)
+/// share the slots with the uploads: every kind of read succeeds in every cell, the SLO
+/// answer is there, and verify is clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rates_sweep_with_liferay_readers() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(4, 10)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (s, d) = sweep(
+        &t.http_url().unwrap(),
+        dir.path(),
+        &[
+            "--protocol",
+            "liferay",
+            "--profile",
+            "liferay",
+            "--threads",
+            "4",
+            "--docs",
+            "40",
+            "--runs",
+            "1",
+            "--rates",
+            "20,40",
+            "--readers",
+            "2",
+            "--think-time",
+            "20ms",
+        ],
+    )
+    .await;
+    let rates: Vec<Option<f64>> = s.cells.iter().map(|c| c.rate_per_s).collect();
+    assert_eq!(rates, vec![Some(0.0), Some(20.0), Some(40.0)]);
+    let (_, runs) = ingestbench::results::load_dir(&d).unwrap();
+    use ingestbench::protocol::reads::ReadOp;
+    for r in &runs {
+        assert_eq!(r.record.docs_ok, 40);
+        let rd = r.record.readers.as_ref().expect("readers in every cell");
+        for l in rd.lines() {
+            eprintln!("rate {:?}: {l}", r.cell.rate_per_s);
+        }
+        let ops: Vec<_> = rd.ops.iter().map(|o| o.op).collect();
+        assert_eq!(ops, ReadOp::ALL.to_vec(), "{rd:?}");
+        for o in &rd.ops {
+            assert!(o.ok > 0, "{:?} at {:?}: {rd:?}", o.op, r.cell.rate_per_s);
+            assert_eq!(o.failed, 0, "{:?}: {:?}", o.op, o.errors);
+        }
+        // Metadata alone is lighter than the document with its content inline.
+        let per = |op: ReadOp| {
+            let o = rd.ops.iter().find(|o| o.op == op).unwrap();
+            o.bytes / o.ok
+        };
+        assert!(per(ReadOp::Meta) < per(ReadOp::Download), "{rd:?}");
+    }
+    assert_eq!(s.slo.len(), 1, "{:?}", s.slo);
+    let a = &s.slo[0];
+    eprintln!("{}", a.text);
+    assert_eq!(
+        a.verdict,
+        ingestbench::analysis::slo::SloVerdict::HighestMeets
+    );
+    assert_eq!(a.highest_rate_per_s, Some(40.0));
+    let v = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .env("INGESTBENCH_PASSWORD", "admin")
+        .arg("verify")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
+
+/// A rates sweep with readers killed (SIGKILL) after some of its runs, then `--resume`d: the
+/// runs done are not redone (their files unchanged), the rest run, every cell has its
+/// readers and its rate, the SLO answer says how long the documents take at its rate, and
+/// `verify` is clean.
+#[test]
+fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
+    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    use std::collections::BTreeMap;
+    let _one = crate::common::TIMED.blocking_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let target = crate::cli::TargetProcess::start(
+        dir.path(),
+        &["--service-time-ms", "5", "--max-concurrent", "4"],
+    );
+    let url = format!("http://127.0.0.1:{}", target.port);
+    let methods = crate::common::direct_method(dir.path(), &url);
+    let results = dir.path().join("results");
+    let bin = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+        c.env("INGESTBENCH_PASSWORD", "admin");
+        c
+    };
+    // 3 cells (the readers alone, 20 and 40 docs/s) × 2 runs, about 1.5 s each.
+    let mut child = bin()
+        .args([
+            "sweep",
+            "--quiet",
+            "--warmup",
+            "0",
+            "--access-methods",
+            "direct",
+        ])
+        .arg("--access-methods-dir")
+        .arg(&methods)
+        .args(["--sizes", "small", "--profile", "basic", "--threads", "2"])
+        .args(["--docs", "30", "--runs", "2", "--rates", "20,40"])
+        .args(["--readers", "2", "--think-time", "20ms"])
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let runs_dir = loop {
+        if let Ok(mut rd) = std::fs::read_dir(&results)
+            && let Some(Ok(e)) = rd.next()
+        {
+            let r = e.path().join("runs");
+            let json = |d: std::fs::ReadDir| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            };
+            if std::fs::read_dir(&r).map(json).unwrap_or(0) >= 2 {
+                break r;
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the sweep wrote no runs");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let files = || -> BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(&runs_dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect()
+    };
+    let done = files();
+    assert!(
+        (2..6).contains(&done.len()),
+        "killed midway: {:?}",
+        done.keys()
+    );
+    let sweep_dir = runs_dir.parent().unwrap().to_path_buf();
+    let o = bin()
+        .args(["sweep", "--quiet", "--resume"])
+        .arg(&sweep_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = files();
+    let want: Vec<String> = ["rate0", "rate20", "rate40"]
+        .iter()
+        .flat_map(|c| (1..=2).map(move |r| format!("direct_reuse_small_t2_{c}_r{r}.json")))
+        .collect();
+    assert_eq!(after.keys().cloned().collect::<Vec<_>>(), {
+        let mut w = want.clone();
+        w.sort();
+        w
+    });
+    for (name, bytes) in &done {
+        assert_eq!(after.get(name), Some(bytes), "{name} was redone");
+    }
+    let (_, runs) = ingestbench::results::load_dir(&sweep_dir).unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in &runs {
+        let rd = r.record.readers.as_ref().expect("readers in every run");
+        assert!(rd.ops.iter().map(|o| o.ok).sum::<u64>() > 0, "{rd:?}");
+        match r.cell.rate_per_s {
+            Some(0.0) => assert!(r.record.paced.is_none()),
+            Some(rate) => assert_eq!(r.record.paced.as_ref().unwrap().rate_per_s, rate),
+            None => panic!("every cell of a rates sweep has a rate"),
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sweep_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["slo"].as_array().map(Vec::len),
+        Some(1),
+        "{summary}"
+    );
+    // How long the 30 documents take at the highest rate meeting the objective (500 ms, far
+    // above 4 slots of 5 ms): 40 docs/s, 0.75 s by the schedule.
+    let import = &summary["slo"][0]["import"];
+    assert_eq!(
+        (
+            import["docs"].as_u64(),
+            import["rate_per_s"].as_f64(),
+            import["duration_s"].as_f64()
+        ),
+        (Some(30), Some(40.0), Some(0.75)),
+        "{summary}"
+    );
+    assert!(
+        import["closed_loop_per_s"].as_f64().unwrap() > 0.0,
+        "{import}"
+    );
+    let md = std::fs::read_to_string(sweep_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("at 40 docs/s, 30 documents take 750 ms"),
+        "{md}"
+    );
+    let v = bin().arg("verify").arg(&sweep_dir).output().unwrap();
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    drop(target);
+}
+
+/// Paced cells are no capacity: a sweep over threads at one `--rate`, or over `--rates`,
+/// fits no scaling model to them, compares no method's docs/sec, names no limit and gives
+/// no closed-loop verdict ("more threads help"); it says whether each cell kept up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paced_cells_get_no_closed_loop_scaling_claims() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, _d) = target_with(capacity(4, 5)).await;
+    for rates in [&["--rate", "60"][..], &["--rates", "30,60"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            &["--threads", "1,2,4", "--docs", "30", "--runs", "1"][..],
+            rates,
+        ]
+        .concat();
+        let (s, d) = sweep(&t.http_url().unwrap(), dir.path(), &args).await;
+        assert!(
+            s.cells.len() >= 3 && s.cells.iter().all(|c| c.is_paced()),
+            "{rates:?}"
+        );
+        assert!(s.scaling.is_empty(), "{rates:?}: {:?}", s.scaling);
+        assert!(s.relative.is_empty(), "{rates:?}");
+        assert!(
+            s.cells.iter().all(|c| c.verdict.is_none()),
+            "{rates:?}: {:?}",
+            s.cells.iter().map(|c| &c.verdict).collect::<Vec<_>>()
+        );
+        let text = ingestbench::report::answers::terminal(&s).join("\n");
+        let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+        for out in [&text, &md] {
+            for claim in [
+                "Where scaling stops",
+                "USL",
+                "more threads",
+                "limited by",
+                "The fastest cell",
+                "What would make it faster",
+            ] {
+                assert!(!out.contains(claim), "{rates:?}: {claim:?} in\n{out}");
+            }
+        }
+        assert!(text.contains("kept up"), "{rates:?}: {text}");
+    }
+}
+
 /// Erlang C: the probability that an arrival waits, `k` servers offered `a` erlangs.
 fn erlang_c(k: u32, a: f64) -> f64 {
     let rho = a / f64::from(k);
