@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::fixtures::SizeClass;
-use crate::protocol::{AuthMode, ProtocolKind};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::ConnectionPolicy;
 
 pub const EXIT_CODES: &str = "\

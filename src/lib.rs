@@ -19,6 +19,7 @@ pub mod host;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;
+pub mod protocol_kind;
 pub mod report;
 pub mod results;
 pub mod threshold;

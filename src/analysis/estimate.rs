@@ -138,9 +138,9 @@ pub struct Estimate {
 /// thus costs what 6 uploads cost, and more where the API needs more calls per version.
 pub fn work(
     corpus: &CorpusDescription,
-    protocol: crate::protocol::ProtocolKind,
+    protocol: crate::protocol_kind::ProtocolKind,
 ) -> (f64, f64, u64) {
-    use crate::protocol::ProtocolKind;
+    use crate::protocol_kind::ProtocolKind;
     let sh = &corpus.shadow;
     let versions = sh.version_content_files;
     let folders = if corpus.kind == "directory" {
@@ -183,7 +183,7 @@ fn weights(sizes: &[f64]) -> (Vec<f64>, Vec<f64>) {
 /// The estimate for one option from its points.
 fn option(
     corpus: &CorpusDescription,
-    protocol: crate::protocol::ProtocolKind,
+    protocol: crate::protocol_kind::ProtocolKind,
     key: &(String, ConnectionPolicy, u64),
     points: &[Point],
     growth: Option<(&super::growth::Growth, f64)>,
@@ -602,7 +602,9 @@ fn estimate_sweeps(
     let n_docs = corpus.documents as f64;
     let protocol = sweeps
         .first()
-        .map_or(crate::protocol::ProtocolKind::Alfresco, |(p, _)| p.protocol);
+        .map_or(crate::protocol_kind::ProtocolKind::Alfresco, |(p, _)| {
+            p.protocol
+        });
     let (_, _, extra_requests) = work(corpus, protocol);
     let mut overheads: BTreeMap<(String, ConnectionPolicy, u64), Vec<(f64, f64)>> = BTreeMap::new();
     for (_, runs) in sweeps {
@@ -889,7 +891,7 @@ mod tests {
 
     #[test]
     fn versions_and_folders_are_requests_and_bytes() {
-        use crate::protocol::ProtocolKind;
+        use crate::protocol_kind::ProtocolKind;
         let mut d = crate::corpus::Describer::new("t", "directory");
         for _ in 0..10 {
             d.document(1000, "text/plain");

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::t975;
 use crate::corpus::CorpusDescription;
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 use crate::results::records::{CellRun, TimelinePoint};
 
 /// Relative error (one σ) of what a pilot cannot show: the import's other hour on the

@@ -128,7 +128,7 @@ impl RunObserver for Runs<'_> {
 fn secret_for(plan: &RunPlan) -> Result<crate::protocol::Secret> {
     match &plan.url {
         Some(_) => password(&plan.common.user, plan.common.password_file.as_deref()),
-        None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => bail!(
+        None if plan.common.protocol == crate::protocol_kind::ProtocolKind::Cmis => bail!(
             "--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository"
         ),
         None => super::embedded_password(&plan.common),

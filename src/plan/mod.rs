@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
-use crate::protocol::{AuthMode, ProtocolKind};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
@@ -575,7 +575,7 @@ impl RunPlan {
 pub fn direct_method(
     url: String,
     ca_cert: Option<PathBuf>,
-    protocol: crate::protocol::ProtocolKind,
+    protocol: crate::protocol_kind::ProtocolKind,
 ) -> AccessMethod {
     AccessMethod {
         name: "direct".into(),

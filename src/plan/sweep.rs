@@ -155,7 +155,7 @@ impl SweepPlanSpec {
         let threads = parse_threads(&a.threads)?;
         let (methods, unreachable) = resolve_methods(a).await?;
         for m in &methods {
-            if m.is_embedded() && common.protocol == crate::protocol::ProtocolKind::Cmis {
+            if m.is_embedded() && common.protocol == crate::protocol_kind::ProtocolKind::Cmis {
                 bail!(
                     "access method {}: the embedded target does not speak CMIS; use a method pointing at a CMIS repository (scripts/cmis.sh up)",
                     m.name

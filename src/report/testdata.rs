@@ -47,8 +47,8 @@ pub fn fixed_summary() -> SweepSummary {
             warmup: crate::results::records::Warmup::Auto,
             ..Default::default()
         },
-        protocol: crate::protocol::ProtocolKind::Alfresco,
-        auth: crate::protocol::AuthMode::Ticket,
+        protocol: crate::protocol_kind::ProtocolKind::Alfresco,
+        auth: crate::protocol_kind::AuthMode::Ticket,
         user: "admin".into(),
         parent: "-my-".into(),
         profile: "built-in:acme".into(),

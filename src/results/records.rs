@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs};
-use crate::protocol::{AuthMode, ProtocolKind};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::{ConnectionPolicy, HttpVersion};
 
 pub const SCHEMA_VERSION: u32 = 1;

@@ -91,7 +91,7 @@ pub struct AccessMethod {
     /// Response header naming the backend node, if the path has one.
     pub node_header: Option<String>,
     /// The repository API behind this path (default: the sweep's --protocol).
-    pub protocol: Option<crate::protocol::ProtocolKind>,
+    pub protocol: Option<crate::protocol_kind::ProtocolKind>,
     /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
     /// e.g. `JSESSIONID`.
     pub node_cookie: Option<String>,

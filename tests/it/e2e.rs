@@ -432,7 +432,7 @@ async fn cleanup_deletes_only_its_own_folder() {
     assert_eq!(
         target
             .count_documents_under(
-                ingestbench::protocol::ProtocolKind::Alfresco,
+                ingestbench::protocol_kind::ProtocolKind::Alfresco,
                 "admin",
                 &format!("ingestbench/{}", keep.id)
             )
