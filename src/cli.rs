@@ -528,7 +528,7 @@ pub struct SweepArgs {
 }
 
 /// The run order is a domain type (recorded in every sweep's plan); the flag takes it as is.
-pub use crate::results::records::Order;
+pub use crate::records::Order;
 
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {

@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod plan;
 pub mod protocol;
 pub mod protocol_kind;
+pub mod records;
 pub mod report;
 pub mod results;
 pub mod threshold;

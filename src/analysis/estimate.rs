@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
-use crate::results::records::{CellRun, SweepPlan};
+use crate::records::{CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// The relative error (one σ) of the model itself: between a sample of generated documents
@@ -320,7 +320,7 @@ fn overhead_correction(samples: &[(f64, f64)], n_import: f64) -> Option<(f64, f6
 
 /// A run's fixed overhead: its duration minus its documents at the steady cost between the
 /// 10 % and 90 % marks (count-mode runs with their ten marks only).
-fn run_overhead(r: &crate::results::records::RunRecord) -> Option<(f64, f64)> {
+fn run_overhead(r: &crate::records::RunRecord) -> Option<(f64, f64)> {
     let p = &r.progress_s;
     if p.len() != 10 || r.window_s.is_some() || r.docs_ok < 20 || p[8] <= p[0] {
         return None;
@@ -453,7 +453,7 @@ pub fn estimate_from(
 ) -> Estimate {
     // A run of a directory's real files in their tree is a pilot import.
     let (pilots, sweeps): (Vec<_>, Vec<_>) = sweeps.iter().cloned().partition(|(p, runs)| {
-        p.kind == crate::results::records::PlanKind::Run
+        p.kind == crate::records::PlanKind::Run
             && p.corpus_names.is_some()
             && p.corpus_tree
             && !runs.is_empty()

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::t975;
 use crate::corpus::CorpusDescription;
 use crate::protocol_kind::ProtocolKind;
-use crate::results::records::{CellRun, TimelinePoint};
+use crate::records::{CellRun, TimelinePoint};
 
 /// Relative error (one σ) of what a pilot cannot show: the import's other hour on the
 /// server, its shares' tails, growth beyond the fill the pilot saw. Calibrated on warm real

@@ -16,8 +16,9 @@ use crate::engine::{
     Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
 };
 use crate::plan::{self, RunPlan};
+use crate::records::{CellRun, PlanKind, SweepPlan};
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellRun, PlanKind, RunResult, SweepPlan};
+use crate::results::result::RunResult;
 use crate::transport::ConnectionPolicy;
 use crate::{Outcome, report, timefmt};
 
@@ -106,7 +107,7 @@ struct Runs<'a> {
 impl RunObserver for Runs<'_> {
     fn finished(
         &mut self,
-        cell: &crate::results::records::CellKey,
+        cell: &crate::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         interrupted: bool,

@@ -18,9 +18,9 @@ use crate::engine::{
 };
 use crate::fixtures::Fixtures;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
+use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
@@ -53,7 +53,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             );
         }
         let (plan, done) = results::load_dir(dir)?;
-        if plan.kind == crate::results::records::PlanKind::Run {
+        if plan.kind == crate::records::PlanKind::Run {
             bail!(
                 "--resume {}: a run's results; finish it with `ingestbench run --resume {}`",
                 dir.display(),

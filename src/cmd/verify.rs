@@ -12,8 +12,8 @@ use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
 use crate::protocol::{Repo, RepoOptions};
 use crate::protocol_kind::{AuthMode, ProtocolKind};
+use crate::records::PlanKind;
 use crate::results::manifest::Manifest;
-use crate::results::records::PlanKind;
 use crate::verify::{Expect, verify};
 use crate::{Outcome, plan};
 

@@ -52,7 +52,7 @@ pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
     (0..threads).map(|i| base + u64::from(i < extra)).collect()
 }
 
-pub use crate::results::records::Warmup;
+pub use crate::records::Warmup;
 
 /// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
 /// N's contiguous share of the T workers of all shards, with their global split.
@@ -119,7 +119,7 @@ pub struct CellPlan {
     /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
     pub rate: Option<f64>,
     /// `--readers`: readers beside the import (`engine::readers`).
-    pub readers: Option<crate::results::readers::ReaderPolicy>,
+    pub readers: Option<crate::records::readers::ReaderPolicy>,
     /// The readers-alone baseline of a rates sweep (`CellKey::rate_per_s` 0): the run's
     /// documents are a closed-loop seeding import, and the readers start only once it is
     /// over, reading what it stored for this long with no import beside them.
@@ -212,9 +212,9 @@ pub struct RunMeasurement {
     /// warm-up showed the client at 2,289 % of the machine).
     pub cpu_at_start_s: Option<f64>,
     /// `--rate`: the schedule and what became of it.
-    pub paced: Option<crate::results::paced::PacedRecord>,
+    pub paced: Option<crate::records::paced::PacedRecord>,
     /// `--readers`: what they read while the import ran.
-    pub readers: Option<crate::results::readers::ReadersRecord>,
+    pub readers: Option<crate::records::readers::ReadersRecord>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents

@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use super::cell::{CellPlan, ResumePoint};
 use crate::metrics::{LatencyMs, encode_hist, round3};
-use crate::results::paced::PacedRecord;
+use crate::records::paced::PacedRecord;
 
 /// Response times are kept in µs from 1 µs to 1 hour, 3 significant digits, as latencies.
 const HIST_MAX_US: u64 = 3_600_000_000;
@@ -234,7 +234,7 @@ mod tests {
         CellPlan {
             docs,
             window,
-            warmup: crate::results::records::Warmup::Docs(0),
+            warmup: crate::records::Warmup::Docs(0),
             threads: 4,
             docs_per_folder: 500,
             folder: "f".into(),

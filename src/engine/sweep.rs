@@ -21,8 +21,8 @@ use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
+use crate::records::{CellKey, MeasurePolicy};
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
 pub enum Folders {

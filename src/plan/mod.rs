@@ -15,7 +15,7 @@ use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
+use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::TlsSettings;
 use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
 
@@ -65,8 +65,8 @@ pub struct ShardPlan {
 
 impl ShardPlan {
     /// What the results record of this shard.
-    pub fn record(&self) -> crate::results::records::ShardRecord {
-        crate::results::records::ShardRecord {
+    pub fn record(&self) -> crate::records::ShardRecord {
+        crate::records::ShardRecord {
             plan_id: self.plan_id.clone(),
             index: self.index,
             count: self.count,
@@ -222,10 +222,10 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.protocol.name()
                 );
             }
-            Some(crate::results::readers::ReaderPolicy {
+            Some(crate::records::readers::ReaderPolicy {
                 readers: n,
                 think_time_s: think,
-                mix: crate::results::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
+                mix: crate::records::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
             })
         }
     };
@@ -497,8 +497,8 @@ impl RunPlan {
     pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
         let c = &self.common;
         SweepPlan {
-            schema_version: crate::results::records::SCHEMA_VERSION,
-            tool: crate::results::records::Tool {
+            schema_version: crate::records::SCHEMA_VERSION,
+            tool: crate::records::Tool {
                 name: "ingestbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
@@ -511,7 +511,7 @@ impl RunPlan {
             threads: vec![self.threads],
             docs: self.docs,
             runs: self.runs,
-            order: crate::results::records::Order::Interleaved,
+            order: crate::records::Order::Interleaved,
             baseline: "direct".into(),
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             measure: c.measure,
@@ -526,7 +526,7 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(ShardPlan::record),
-            kind: crate::results::records::PlanKind::Run,
+            kind: crate::records::PlanKind::Run,
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,

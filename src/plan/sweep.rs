@@ -10,9 +10,9 @@ use anyhow::{Context, Result, bail};
 use super::CommonPlan;
 use crate::cli::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
-use crate::results::records::Order;
-use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
-use crate::results::records::{SCHEMA_VERSION, Tool};
+use crate::records::Order;
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
@@ -325,7 +325,7 @@ impl SweepPlanSpec {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(super::ShardPlan::record),
-            kind: crate::results::records::PlanKind::Sweep,
+            kind: crate::records::PlanKind::Sweep,
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: false,
@@ -416,10 +416,9 @@ impl SweepPlanSpec {
                     None => m.duration_s.unwrap_or(self.docs as f64 / rate),
                 };
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
-                    crate::results::records::Warmup::Docs(n) => n as f64 / rate,
-                    crate::results::records::Warmup::Seconds(s) => s,
-                    crate::results::records::Warmup::Auto
-                    | crate::results::records::Warmup::Steady => {
+                    crate::records::Warmup::Docs(n) => n as f64 / rate,
+                    crate::records::Warmup::Seconds(s) => s,
+                    crate::records::Warmup::Auto | crate::records::Warmup::Steady => {
                         let a = crate::engine::warmup::AUTO;
                         (a.min_window.as_secs_f64() * a.windows as f64)
                             .max(2.0 * a.horizon.as_secs_f64())

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use crate::results::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
+pub use crate::records::{RunRecord, SCHEMA_VERSION, Tool};
+pub use crate::results::result::{RepositoryRecord, RunResult};
 use crate::results::summary::SweepSummary;
 
 /// Writes every report of `summary` into `dir`; returns their paths.

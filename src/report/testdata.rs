@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::results::summary::{SweepSummary, summarize};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
@@ -34,7 +34,7 @@ pub fn fixed_summary() -> SweepSummary {
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: crate::results::records::Order::Interleaved,
+        order: crate::records::Order::Interleaved,
         baseline: "direct".into(),
         kind: Default::default(),
         properties_per_doc: 0,
@@ -43,8 +43,8 @@ pub fn fixed_summary() -> SweepSummary {
         corpus_names: None,
         rates: Vec::new(),
         corpus: None,
-        measure: crate::results::records::MeasurePolicy {
-            warmup: crate::results::records::Warmup::Auto,
+        measure: crate::records::MeasurePolicy {
+            warmup: crate::records::Warmup::Auto,
             ..Default::default()
         },
         protocol: crate::protocol_kind::ProtocolKind::Alfresco,

@@ -9,9 +9,6 @@
 
 pub mod manifest;
 pub mod merge;
-pub mod paced;
-pub mod readers;
-pub mod records;
 pub mod result;
 pub mod summary;
 pub mod verified;
@@ -22,8 +19,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::engine::RunMeasurement;
 use crate::metrics::round3;
-use crate::results::records::SCHEMA_VERSION;
-use crate::results::records::{CellKey, CellRun, RunRecord, SweepPlan};
+use crate::records::SCHEMA_VERSION;
+use crate::records::{CellKey, CellRun, RunRecord, SweepPlan};
 use crate::results::summary::SweepSummary;
 use crate::transport::AccessMethod;
 
@@ -88,7 +85,7 @@ pub fn is_results_dir(dir: &Path) -> bool {
 }
 
 /// A run directory written before `plan.json` and `runs/`: its `result.json`.
-fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> {
+fn legacy_run(dir: &Path) -> Result<Option<crate::results::result::RunResult>> {
     if dir.join("plan.json").exists() {
         return Ok(None);
     }
@@ -96,7 +93,7 @@ fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> 
     let Ok(text) = std::fs::read_to_string(&p) else {
         return Ok(None);
     };
-    let r: crate::results::records::RunResult = serde_json::from_str(&text)
+    let r: crate::results::result::RunResult = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
     Ok(Some(r))
 }
@@ -243,7 +240,7 @@ pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Swee
 }
 
 /// Writes a run's `result.json` (pretty JSON; returned too).
-pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> Result<String> {
+pub fn write_result(dir: &Path, result: &crate::results::result::RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(result)?;
     write_atomic(&dir.join("result.json"), &json)?;
     Ok(json)
@@ -253,11 +250,11 @@ pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> 
 /// recorded beside them, the embedded target's count and the verification, kept).
 pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
     // An older run directory's result.json is its only record: kept as it is.
-    if plan.kind != crate::results::records::PlanKind::Run || !dir.join("plan.json").is_file() {
+    if plan.kind != crate::records::PlanKind::Run || !dir.join("plan.json").is_file() {
         return Ok(None);
     }
     let p = dir.join("result.json");
-    let before: Option<crate::results::records::RunResult> = std::fs::read_to_string(&p)
+    let before: Option<crate::results::result::RunResult> = std::fs::read_to_string(&p)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let verify = match before.as_ref().and_then(|b| b.verify.clone()) {
