@@ -41,7 +41,7 @@ pub use cmd::sweep::sweep_command;
 pub fn main() -> i32 {
     use clap::Parser;
     let cli = Cli::parse();
-    if let Err(e) = engine::pool::check() {
+    if let Err(e) = host::check_upload_runtimes() {
         eprintln!("error: {e}");
         return 2;
     }

@@ -61,7 +61,7 @@ async fn what_the_target_stored_is_what_the_report_claims() {
     assert_eq!(result.node_split.get("node1"), Some(&120));
     // Small documents to a target on this host: the workers were dealt to half of the upload
     // runtimes (one per CPU), leaving the target the rest; the run says how many.
-    if std::env::var_os(ingestbench::engine::pool::RUNTIMES_VAR).is_none() {
+    if std::env::var_os(ingestbench::host::RUNTIMES_VAR).is_none() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         for r in &result.runs {
             assert_eq!(r.upload_runtimes, Some((cpus / 2).max(1)), "run {}", r.run);
