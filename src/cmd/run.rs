@@ -12,11 +12,10 @@ use anyhow::{Context, Result, bail};
 
 use super::{Progress, password, rand_u64, write_file};
 use crate::cli::RunArgs;
-use crate::engine::{
-    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
-};
-use crate::plan::{self, RunPlan};
+use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
+use crate::plan::RunPlan;
 use crate::records::{CellRun, PlanKind, SweepPlan};
+use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::result::RunResult;
 use crate::transport::ConnectionPolicy;
@@ -37,7 +36,7 @@ fn complete_runs(plan: &SweepPlan, runs: Vec<CellRun>) -> Vec<CellRun> {
     if plan.measure.duration_s.is_some() {
         return runs;
     }
-    let quota: u64 = crate::engine::shard_quotas(
+    let quota: u64 = crate::records::shard_quotas(
         plan.docs,
         plan.threads.first().copied().unwrap_or(1),
         plan.shard.as_ref().map(|s| (s.index, s.count)),
@@ -329,7 +328,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
             (r.plan.clone(), r.done.clone())
         }
         None => {
-            let record = plan.record(&id, &plan::redact(&direct.url), session.embedded.is_some());
+            let record = plan.record(
+                &id,
+                &crate::transport::access::redact(&direct.url),
+                session.embedded.is_some(),
+            );
             crate::results::create_dir(&results, &record, &[plan.method()])
                 .with_context(|| format!("--results-dir {}", plan.results_dir.display()))?;
             (record, Vec::new())

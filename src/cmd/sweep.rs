@@ -13,13 +13,12 @@ use anyhow::{Result, bail};
 
 use super::{Progress, password, rand_u64};
 use crate::cli::SweepArgs;
-use crate::engine::{
-    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
-};
+use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
+use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;

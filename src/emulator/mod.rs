@@ -36,8 +36,7 @@ use crate::protocol::Secret;
 use model::Dictionary;
 use store::Store;
 
-/// Response header naming the node that served a request.
-pub const NODE_HEADER: &str = "x-ingestbench-node";
+use crate::transport::access::NODE_HEADER;
 
 /// Known capacity: each request holds one of `max_concurrent` slots for
 /// `service_time + size_mib × per_mib + served/1000 × growth_per_1000` (0 slots = unlimited);

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
-use super::ErrorClass;
+use crate::metrics::ErrorClass;
 use crate::records::CellKey;
 
 /// Upper bounds of the latency buckets, seconds (+Inf implied).

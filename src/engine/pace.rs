@@ -154,7 +154,7 @@ fn shard_share(plan: &CellPlan) -> f64 {
     if plan.shard.is_none() {
         return 1.0;
     }
-    let workers = super::cell::shard_workers(plan.threads, plan.shard);
+    let workers = crate::records::shard_workers(plan.threads, plan.shard);
     let share = match plan.window {
         Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
         None => {

@@ -16,8 +16,8 @@ use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
-use crate::transport::access::TlsSettings;
-use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
+use crate::transport::access::{direct_method, redact};
+use crate::transport::{AccessMethod, ConnectionPolicy};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -570,40 +570,6 @@ impl RunPlan {
     }
 }
 
-/// `run`'s access method: `direct` to `url` (`embedded:http` for the embedded target),
-/// keep-alive, trusting `ca_cert`, the serving node named by the emulator's header.
-pub fn direct_method(
-    url: String,
-    ca_cert: Option<PathBuf>,
-    protocol: crate::protocol_kind::ProtocolKind,
-) -> AccessMethod {
-    AccessMethod {
-        name: "direct".into(),
-        description: "run: straight to --url".into(),
-        source: PathBuf::from(if url.starts_with("embedded:") {
-            "--url (embedded target)".to_string()
-        } else {
-            format!(
-                "--url {}",
-                reqwest::Url::parse(&url).map_or(url.clone(), |u| redact(&u))
-            )
-        }),
-        url,
-        http_version: HttpVersion::Http1,
-        connection: ConnectionPolicy::Reuse,
-        tls: TlsSettings {
-            ca_cert,
-            ..TlsSettings::default()
-        },
-        headers: Default::default(),
-        node_header: Some(crate::emulator::NODE_HEADER.to_string()),
-        protocol: Some(protocol),
-        node_cookie: None,
-        server_metrics: Vec::new(),
-        server_pids: Vec::new(),
-    }
-}
-
 /// Parses `--url`: http(s) only, no credentials, no query.
 pub fn parse_url(s: &str) -> Result<reqwest::Url> {
     let url = reqwest::Url::parse(s)
@@ -626,14 +592,6 @@ pub fn parse_url(s: &str) -> Result<reqwest::Url> {
         );
     }
     Ok(url)
-}
-
-/// The URL with any credentials removed, for output.
-pub fn redact(url: &reqwest::Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.to_string()
 }
 
 impl RunPlan {

@@ -419,7 +419,7 @@ impl SweepPlanSpec {
                     crate::records::Warmup::Docs(n) => n as f64 / rate,
                     crate::records::Warmup::Seconds(s) => s,
                     crate::records::Warmup::Auto | crate::records::Warmup::Steady => {
-                        let a = crate::engine::warmup::AUTO;
+                        let a = crate::records::Warmup::AUTO_RULE;
                         (a.min_window.as_secs_f64() * a.windows as f64)
                             .max(2.0 * a.horizon.as_secs_f64())
                     }
@@ -532,7 +532,7 @@ fn recorded_policies(
 /// An access method as `plan.json` records it (URL without credentials).
 pub fn method_record(m: &AccessMethod, connections: Vec<ConnectionPolicy>) -> MethodRecord {
     let url = match reqwest::Url::parse(&m.url) {
-        Ok(u) if !m.is_embedded() => super::redact(&u),
+        Ok(u) if !m.is_embedded() => crate::transport::access::redact(&u),
         _ => m.url.clone(),
     };
     MethodRecord {

@@ -11,6 +11,8 @@
 pub mod paced;
 pub mod readers;
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::fixtures::SizeClass;
@@ -200,6 +202,33 @@ impl std::fmt::Display for Warmup {
             Warmup::Steady => f.write_str("until steady"),
         }
     }
+}
+
+/// When a warm-up until steady ([`Warmup::Steady`], and `auto`'s first run) is steady:
+/// `engine::warmup` applies it; plans and reports quote it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmupRule {
+    /// Windows that must agree.
+    pub windows: usize,
+    /// How far each of them may lie from their mean.
+    pub tolerance: f64,
+    /// The shortest window.
+    pub min_window: Duration,
+    /// The shortest span of the long-horizon comparison: the warm-up lasts at least twice it.
+    pub horizon: Duration,
+    /// The longest warm-up.
+    pub cap: Duration,
+}
+
+impl Warmup {
+    /// `--warmup auto`'s rule.
+    pub const AUTO_RULE: WarmupRule = WarmupRule {
+        windows: 3,
+        tolerance: 0.10,
+        min_window: Duration::from_millis(250),
+        horizon: Duration::from_secs(2),
+        cap: Duration::from_secs(180),
+    };
 }
 
 /// How every run of a cell is measured (`--warmup`, `--duration`, `--precision`,
@@ -526,6 +555,33 @@ impl Ord for CellKey {
 }
 
 /// One finished run of one cell.
+/// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
+pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
+    let base = docs / threads;
+    let extra = docs % threads;
+    (0..threads).map(|i| base + u64::from(i < extra)).collect()
+}
+
+/// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
+/// N's contiguous share of the T workers of all shards, with their global split.
+pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
+    let w = shard_workers(threads, shard);
+    split_quota(docs, threads)[w.start as usize..w.end as usize].to_vec()
+}
+
+/// The global indices of the workers a process runs: all T, or shard K of N's contiguous
+/// share of them (the T workers split over the N shards with remainder).
+pub fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
+    match shard {
+        None => 0..threads,
+        Some((k, n)) => {
+            let wq = split_quota(threads, n);
+            let w0: u64 = wq[..k as usize].iter().sum();
+            w0..w0 + wq[k as usize]
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellRun {
     pub cell: CellKey,
@@ -570,5 +626,28 @@ mod cell_key_tests {
         assert_eq!(rates, vec![None, Some(0.0), Some(10.0), Some(20.0)]);
         let set: std::collections::HashSet<CellKey> = v.into_iter().collect();
         assert!(set.contains(&key(Some(10.0))));
+    }
+
+    #[test]
+    fn quota_split_with_remainder() {
+        assert_eq!(split_quota(1000, 6), vec![167, 167, 167, 167, 166, 166]);
+        assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
+        assert_eq!(split_quota(10, 1), vec![10]);
+        assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn shards_take_contiguous_parts_of_the_global_split() {
+        // 1000 documents, 6 workers over 4 shards (2, 2, 1, 1 workers).
+        let parts: Vec<Vec<u64>> = (0..4)
+            .map(|k| shard_quotas(1000, 6, Some((k, 4))))
+            .collect();
+        assert_eq!(
+            parts,
+            vec![vec![167, 167], vec![167, 167], vec![166], vec![166]]
+        );
+        assert_eq!(parts.concat(), split_quota(1000, 6));
+        assert_eq!(shard_quotas(10, 2, Some((0, 4))), vec![5]);
+        assert_eq!(shard_quotas(10, 2, Some((3, 4))), Vec::<u64>::new());
     }
 }

@@ -87,7 +87,7 @@ pub fn fixed_summary() -> SweepSummary {
                 }
                 rec.record_node("node1");
                 let duration = Duration::from_secs_f64(100.0 / x);
-                let o = crate::engine::RunMeasurement {
+                let o = crate::results::RunMeasurement {
                     cpu_at_start_s: None,
                     paced: None,
                     readers: None,

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use crate::engine::RunMeasurement;
 use crate::metrics::{Recorder, decode_hist};
 use crate::records::{CellKey, CellRun, PlanKind, RunRecord, ShardRecord, SweepPlan};
+use crate::results::RunMeasurement;
 
 /// One run's records of every shard (each with its latency histogram) as one measurement.
 pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasurement> {

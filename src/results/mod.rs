@@ -14,11 +14,11 @@ pub mod summary;
 pub mod verified;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::RunMeasurement;
-use crate::metrics::round3;
+use crate::metrics::{Recorder, round3};
 use crate::records::SCHEMA_VERSION;
 use crate::records::{CellKey, CellRun, RunRecord, SweepPlan};
 use crate::results::summary::SweepSummary;
@@ -107,7 +107,11 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
         } else {
             r.target.url.clone()
         };
-        return Ok(vec![crate::plan::direct_method(url, None, r.plan.protocol)]);
+        return Ok(vec![crate::transport::access::direct_method(
+            url,
+            None,
+            r.plan.protocol,
+        )]);
     }
     let p = dir.join("methods.json");
     let text = std::fs::read_to_string(&p)
@@ -118,6 +122,55 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
 
 fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { n / secs } else { 0.0 }
+}
+
+/// What one run of one cell measured: what the engine hands the writer ([`run_record`]).
+pub struct RunMeasurement {
+    pub run: u32,
+    pub duration: Duration,
+    pub recorder: Recorder,
+    pub folder: String,
+    /// Set when the repository rejected the input outright (a client error before any success).
+    pub fatal: Option<String>,
+    /// Connections the client opened during the run.
+    pub new_connections: u64,
+    /// Upload runtimes (threads) the run's workers were dealt to (`pool::width`; 0: the
+    /// shared runtime); `None` for merged shards.
+    pub upload_runtimes: Option<usize>,
+    /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
+    /// completed (empty for runs of fewer than 10 documents): throughput over time.
+    pub progress_s: Vec<f64>,
+    /// The run's trajectory (`engine::timeline`).
+    pub timeline: Vec<crate::records::TimelinePoint>,
+    /// Warm-up documents acknowledged and failed before the start (not measured).
+    pub warmup_ok: u64,
+    pub warmup_failed: u64,
+    /// `--warmup auto`: how long the warm-up took and whether it settled.
+    pub warmup_s: Option<f64>,
+    pub warmup_settled: Option<bool>,
+    /// `--duration`: documents acknowledged after the window closed (not counted).
+    pub docs_after_window: u64,
+    /// Seconds of the measured window (`--duration`), `None` in count mode.
+    pub window_s: Option<f64>,
+    /// The servers' CPU and memory during the run (filled in by the sweep engine).
+    pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// What each resource spent over the measured window (`CellPlan::resources`).
+    pub resources: Option<crate::metrics::resources::RunResources>,
+    /// When the run started by this machine's clock, ms since the Unix epoch.
+    pub started_unix_ms: i64,
+    /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
+    pub go_unix_ms: Option<i64>,
+    /// Merged shards: the latest shard's start minus the earliest's, ms.
+    pub start_skew_ms: Option<i64>,
+    /// This process's CPU seconds (less the embedded target's) when the window opened: a
+    /// run's client CPU counts from here, not from before its warm-up, since its share is
+    /// taken over the window alone (counted from before, a 4-document run after a 3-second
+    /// warm-up showed the client at 2,289 % of the machine).
+    pub cpu_at_start_s: Option<f64>,
+    /// `--rate`: the schedule and what became of it.
+    pub paced: Option<crate::records::paced::PacedRecord>,
+    /// `--readers`: what they read while the import ran.
+    pub readers: Option<crate::records::readers::ReadersRecord>,
 }
 
 /// The record of one run (durations to the µs).

@@ -218,7 +218,7 @@ pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResu
     let c = summary.cells.first().unwrap_or(&none);
     let n = runs.len().max(1) as f64;
     let mean_duration = runs.iter().map(|r| r.record.duration_s).sum::<f64>() / n;
-    let quotas = crate::engine::shard_quotas(
+    let quotas = crate::records::shard_quotas(
         plan.docs,
         plan.threads.first().copied().unwrap_or(1),
         plan.shard.as_ref().map(|s| (s.index, s.count)),

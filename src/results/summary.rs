@@ -446,7 +446,7 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     if let Some((n, names)) = listed(&|c| c.warmup_unsettled > 0) {
         warnings.push(format!(
             "{n} had a run whose warm-up did not settle within {} s ({names}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
-            crate::engine::warmup::AUTO.cap.as_secs()
+            crate::records::Warmup::AUTO_RULE.cap.as_secs()
         ));
     }
     let mut unread: Vec<String> = Vec::new();
