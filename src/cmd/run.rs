@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result, bail};
 
 use super::{Progress, password, rand_u64, write_file};
-use crate::cli::RunArgs;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
 use crate::plan::RunPlan;
+use crate::plan::options::RunArgs;
 use crate::records::{CellRun, PlanKind, SweepPlan};
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};

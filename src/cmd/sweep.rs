@@ -12,9 +12,9 @@ use std::sync::atomic::Ordering;
 use anyhow::{Result, bail};
 
 use super::{Progress, password, rand_u64};
-use crate::cli::SweepArgs;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
+use crate::plan::options::SweepArgs;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
 use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;

@@ -1,7 +1,9 @@
-//! Validated plans built from the flags in one place (`TryFrom` of `flags`, which `cli.rs`
-//! fills): every flag a user can get wrong is checked here with a message naming it. `run` becomes one `direct` access method
-//! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
+//! Validated plans built from the options in one place (`TryFrom` of the clap structs in
+//! `options`, which `cli` takes as they are): every flag a user can get wrong is checked here
+//! with a message naming it. `run` becomes one `direct` access method and one cell here;
+//! `sweep` expands its axes, its schedule and its recorded plan here too.
 
+pub mod options;
 pub mod schedule;
 pub mod sweep;
 
@@ -11,13 +13,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::{direct_method, redact};
 use crate::transport::{AccessMethod, ConnectionPolicy};
+use options::{CommonArgs, RunArgs};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]

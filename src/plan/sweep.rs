@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
-use crate::cli::SweepArgs;
+use super::options::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
 use crate::records::Order;
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};

@@ -6,7 +6,8 @@ use crate::common;
 use std::collections::HashSet;
 
 use clap::Parser;
-use ingestbench::cli::{Cli, Command, RunArgs};
+use ingestbench::cli::{Cli, Command};
+use ingestbench::plan::options::RunArgs;
 use ingestbench::results::manifest::{Manifest, ManifestEntry};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
