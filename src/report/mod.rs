@@ -9,6 +9,7 @@ pub mod findings;
 mod html;
 pub mod lines;
 mod slo_chart;
+mod svg;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
