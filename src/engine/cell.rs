@@ -45,8 +45,7 @@ use crate::metrics::Recorder;
 use crate::protocol::Protocol;
 use crate::results::manifest::{Manifest, ManifestEntry};
 
-pub use crate::records::Warmup;
-use crate::records::{shard_workers, split_quota};
+use crate::records::{Warmup, shard_workers, split_quota};
 use crate::results::RunMeasurement;
 
 /// One cell's run as the engine executes it: what it needs besides the protocol and the

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use crate::records::{RunRecord, SCHEMA_VERSION, Tool};
-pub use crate::results::result::{RepositoryRecord, RunResult};
+use crate::records::RunRecord;
+pub use crate::results::result::RunResult;
 use crate::results::summary::SweepSummary;
 
 /// Writes every report of `summary` into `dir`; returns their paths.

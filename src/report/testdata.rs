@@ -11,7 +11,7 @@ pub fn fixed_summary() -> SweepSummary {
     let methods = ["direct", "https-lb"];
     let plan = SweepPlan {
         schema_version: 1,
-        tool: crate::report::Tool {
+        tool: crate::records::Tool {
             name: "ingestbench".into(),
             version: "0.0.0-test".into(),
         },
