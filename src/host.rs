@@ -1,4 +1,5 @@
-//! Facts about the machine running ingestbench, recorded with every result, and the
+//! Facts about the machine running ingestbench, recorded with every result (with how many
+//! upload runtimes it runs, [`RUNTIMES_VAR`], which `engine::pool` starts), and the
 //! process's own CPU time (to tell when the client itself was the bottleneck).
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,42 @@ fn read_trim(path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The variable that sets how many upload runtimes there are (`engine::pool`).
+pub const RUNTIMES_VAR: &str = "INGESTBENCH_WORKER_RUNTIMES";
+
+/// The most upload runtimes the variable may ask for (a thread each).
+const MAX_RUNTIMES: usize = 1024;
+
+/// How many upload runtimes: [`RUNTIMES_VAR`] if set, else one per CPU. An unusable value is
+/// a setup error naming the variable (checked before anything runs, see
+/// [`check_upload_runtimes`]).
+fn configured_runtimes() -> Result<usize, String> {
+    match std::env::var(RUNTIMES_VAR) {
+        Err(std::env::VarError::NotPresent) => {
+            Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
+        Err(e) => Err(format!("{RUNTIMES_VAR}: {e}")),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n <= MAX_RUNTIMES => Ok(n),
+            _ => Err(format!(
+                "{RUNTIMES_VAR}={v}: give a number of upload runtimes from 0 (workers share the \
+                 main runtime) to {MAX_RUNTIMES}, or unset it for one per CPU"
+            )),
+        },
+    }
+}
+
+/// Checks [`RUNTIMES_VAR`] once at startup, so a bad value stops the command before it
+/// writes or measures anything.
+pub fn check_upload_runtimes() -> Result<(), String> {
+    configured_runtimes().map(|_| ())
+}
+
+/// How many upload runtimes workers are dealt to (recorded with the host facts).
+pub fn upload_runtimes() -> usize {
+    configured_runtimes().unwrap_or(1)
+}
+
 pub fn facts() -> HostFacts {
     let memory_bytes = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -42,7 +79,7 @@ pub fn facts() -> HostFacts {
         kernel: read_trim("/proc/sys/kernel/osrelease"),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes,
-        upload_runtimes: Some(crate::engine::pool::planned()),
+        upload_runtimes: Some(upload_runtimes()),
     }
 }
 

@@ -4,8 +4,29 @@
 //! an exit code, so tests drive everything in-process. The commands (`cmd`) turn validated
 //! plans (`plan`) into calls of one engine (`engine`), which uploads through a repository
 //! API (`protocol`) over an access path (`transport`) and hands each run to the writers
-//! (`results`, `report`, `records`); `compare` sets two results side by side and
-//! `threshold` checks `--fail-if` against them; `emulator` is the embedded reference target.
+//! (`results`, `report`); `compare` sets two results side by side and `threshold` checks
+//! `--fail-if` against them; `emulator` is the embedded reference target.
+//!
+//! The layers, bottom first; a module imports only from the lines above its own (no import
+//! circle: `scripts/modgraph.py`):
+//!
+//! 1. `timefmt`, `protocol_kind`, `host`: dates, the names of the APIs and auth modes, the
+//!    host's facts;
+//! 2. `fixtures`: the documents and their metadata;
+//! 3. `metrics`: recorders, classified errors, the servers' usage, resource demands;
+//! 4. `transport`: access methods, clients, the upload fast path;
+//! 5. `protocol`: the repository APIs over a transport;
+//! 6. `emulator`: the embedded reference target;
+//! 7. `corpus`: real corpora and each repository's rules for them;
+//! 8. `records`: what a measurement writes (`plan.json`, `runs/*.json`), data only;
+//! 9. `analysis`: models over the records, pure;
+//! 10. `results`: the results directory (writer, loader, summary, a run's `result.json`);
+//! 11. `verify`, `compare`: reading documents back; two results side by side;
+//! 12. `threshold`: `--fail-if` against results or a comparison;
+//! 13. `plan`: validated plans from the options of `run` and `sweep`;
+//! 14. `engine`: sessions, sweeps, cells, workers and their sidecars;
+//! 15. `report`: the exporters;
+//! 16. `cli`, `cmd`: the command line, and one file per command wiring the rest.
 
 pub mod analysis;
 pub mod cli;
@@ -19,6 +40,8 @@ pub mod host;
 pub mod metrics;
 pub mod plan;
 pub mod protocol;
+pub mod protocol_kind;
+pub mod records;
 pub mod report;
 pub mod results;
 pub mod threshold;
@@ -39,7 +62,7 @@ pub use cmd::sweep::sweep_command;
 pub fn main() -> i32 {
     use clap::Parser;
     let cli = Cli::parse();
-    if let Err(e) = engine::pool::check() {
+    if let Err(e) = host::check_upload_runtimes() {
         eprintln!("error: {e}");
         return 2;
     }

@@ -223,8 +223,8 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
 /// A finished `run`'s or `sweep`'s crossings, cell by cell.
 pub fn check_results(
     thresholds: &[Threshold],
-    plan: &crate::results::records::SweepPlan,
-    runs: &[crate::results::records::CellRun],
+    plan: &crate::records::SweepPlan,
+    runs: &[crate::records::CellRun],
 ) -> Vec<Crossing> {
     check(thresholds, &crate::compare::cells_of(plan, runs), None)
 }

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 mod metadata;
 
 use crate::fixtures::{Profile, PropType};
-use crate::protocol::{ProtocolKind, Repo};
+use crate::protocol::Repo;
+use crate::protocol_kind::ProtocolKind;
 use crate::results::manifest::ManifestEntry;
 pub use crate::results::verified::{Problem, VerifyReport};
 use crate::timefmt;

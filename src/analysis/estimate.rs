@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
-use crate::results::records::{CellRun, SweepPlan};
+use crate::records::{CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// The relative error (one σ) of the model itself: between a sample of generated documents
@@ -138,9 +138,9 @@ pub struct Estimate {
 /// thus costs what 6 uploads cost, and more where the API needs more calls per version.
 pub fn work(
     corpus: &CorpusDescription,
-    protocol: crate::protocol::ProtocolKind,
+    protocol: crate::protocol_kind::ProtocolKind,
 ) -> (f64, f64, u64) {
-    use crate::protocol::ProtocolKind;
+    use crate::protocol_kind::ProtocolKind;
     let sh = &corpus.shadow;
     let versions = sh.version_content_files;
     let folders = if corpus.kind == "directory" {
@@ -183,7 +183,7 @@ fn weights(sizes: &[f64]) -> (Vec<f64>, Vec<f64>) {
 /// The estimate for one option from its points.
 fn option(
     corpus: &CorpusDescription,
-    protocol: crate::protocol::ProtocolKind,
+    protocol: crate::protocol_kind::ProtocolKind,
     key: &(String, ConnectionPolicy, u64),
     points: &[Point],
     growth: Option<(&super::growth::Growth, f64)>,
@@ -320,7 +320,7 @@ fn overhead_correction(samples: &[(f64, f64)], n_import: f64) -> Option<(f64, f6
 
 /// A run's fixed overhead: its duration minus its documents at the steady cost between the
 /// 10 % and 90 % marks (count-mode runs with their ten marks only).
-fn run_overhead(r: &crate::results::records::RunRecord) -> Option<(f64, f64)> {
+fn run_overhead(r: &crate::records::RunRecord) -> Option<(f64, f64)> {
     let p = &r.progress_s;
     if p.len() != 10 || r.window_s.is_some() || r.docs_ok < 20 || p[8] <= p[0] {
         return None;
@@ -453,7 +453,7 @@ pub fn estimate_from(
 ) -> Estimate {
     // A run of a directory's real files in their tree is a pilot import.
     let (pilots, sweeps): (Vec<_>, Vec<_>) = sweeps.iter().cloned().partition(|(p, runs)| {
-        p.kind == crate::results::records::PlanKind::Run
+        p.kind == crate::records::PlanKind::Run
             && p.corpus_names.is_some()
             && p.corpus_tree
             && !runs.is_empty()
@@ -632,7 +632,9 @@ fn estimate_sweeps(
     let n_docs = corpus.documents as f64;
     let protocol = sweeps
         .first()
-        .map_or(crate::protocol::ProtocolKind::Alfresco, |(p, _)| p.protocol);
+        .map_or(crate::protocol_kind::ProtocolKind::Alfresco, |(p, _)| {
+            p.protocol
+        });
     let (_, _, extra_requests) = work(corpus, protocol);
     let mut overheads: BTreeMap<(String, ConnectionPolicy, u64), Vec<(f64, f64)>> = BTreeMap::new();
     for (_, runs) in sweeps {
@@ -919,7 +921,7 @@ mod tests {
 
     #[test]
     fn versions_and_folders_are_requests_and_bytes() {
-        use crate::protocol::ProtocolKind;
+        use crate::protocol_kind::ProtocolKind;
         let mut d = crate::corpus::Describer::new("t", "directory");
         for _ in 0..10 {
             d.document(1000, "text/plain");

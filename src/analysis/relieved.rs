@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::demands::Demand;
 use super::estimate::{Estimate, human_hours};
 use super::verdict::{Verdict, WhatIf};
-use crate::results::records::{CellRun, SweepPlan};
+use crate::records::{CellRun, SweepPlan};
 
 /// What an option's import would take if its bottleneck were relieved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::Outcome;
 use crate::cli::MergeArgs;
+use crate::records::PlanKind;
 use crate::report;
-use crate::results::records::PlanKind;
 
 pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
     let mut shards = Vec::new();

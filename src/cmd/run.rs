@@ -11,13 +11,13 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result, bail};
 
 use super::{Progress, password, rand_u64, write_file};
-use crate::cli::RunArgs;
-use crate::engine::{
-    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepJob,
-};
-use crate::plan::{self, RunPlan};
+use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
+use crate::plan::RunPlan;
+use crate::plan::options::RunArgs;
+use crate::records::{CellRun, PlanKind, SweepPlan};
+use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellRun, PlanKind, RunResult, SweepPlan};
+use crate::results::result::RunResult;
 use crate::transport::ConnectionPolicy;
 use crate::{Outcome, report, timefmt};
 
@@ -36,7 +36,7 @@ fn complete_runs(plan: &SweepPlan, runs: Vec<CellRun>) -> Vec<CellRun> {
     if plan.measure.duration_s.is_some() {
         return runs;
     }
-    let quota: u64 = crate::engine::shard_quotas(
+    let quota: u64 = crate::records::shard_quotas(
         plan.docs,
         plan.threads.first().copied().unwrap_or(1),
         plan.shard.as_ref().map(|s| (s.index, s.count)),
@@ -106,7 +106,7 @@ struct Runs<'a> {
 impl RunObserver for Runs<'_> {
     fn finished(
         &mut self,
-        cell: &crate::results::records::CellKey,
+        cell: &crate::records::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         interrupted: bool,
@@ -128,7 +128,7 @@ impl RunObserver for Runs<'_> {
 fn secret_for(plan: &RunPlan) -> Result<crate::protocol::Secret> {
     match &plan.url {
         Some(_) => password(&plan.common.user, plan.common.password_file.as_deref()),
-        None if plan.common.protocol == crate::protocol::ProtocolKind::Cmis => bail!(
+        None if plan.common.protocol == crate::protocol_kind::ProtocolKind::Cmis => bail!(
             "--protocol cmis needs --url (the CMIS browser binding service URL): the embedded target speaks Alfresco and Liferay; scripts/cmis.sh up starts a real CMIS repository"
         ),
         None => super::embedded_password(&plan.common),
@@ -328,7 +328,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
             (r.plan.clone(), r.done.clone())
         }
         None => {
-            let record = plan.record(&id, &plan::redact(&direct.url), session.embedded.is_some());
+            let record = plan.record(
+                &id,
+                &crate::transport::access::redact(&direct.url),
+                session.embedded.is_some(),
+            );
             crate::results::create_dir(&results, &record, &[plan.method()])
                 .with_context(|| format!("--results-dir {}", plan.results_dir.display()))?;
             (record, Vec::new())

@@ -12,15 +12,14 @@ use std::sync::atomic::Ordering;
 use anyhow::{Result, bail};
 
 use super::{Progress, password, rand_u64};
-use crate::cli::SweepArgs;
-use crate::engine::{
-    Folders, JobSpec, LiveCounters, RunMeasurement, RunObserver, Session, SweepEnd, SweepJob,
-};
+use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
+use crate::plan::options::SweepArgs;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
+use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
+use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellKey, CellRun, SweepPlan};
 use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
 use crate::{Outcome, results, timefmt};
@@ -53,7 +52,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             );
         }
         let (plan, done) = results::load_dir(dir)?;
-        if plan.kind == crate::results::records::PlanKind::Run {
+        if plan.kind == crate::records::PlanKind::Run {
             bail!(
                 "--resume {}: a run's results; finish it with `ingestbench run --resume {}`",
                 dir.display(),

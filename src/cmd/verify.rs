@@ -10,9 +10,10 @@ use anyhow::{Context, Result, bail};
 use super::password;
 use crate::cli::VerifyArgs;
 use crate::fixtures::Profile;
-use crate::protocol::{AuthMode, ProtocolKind, Repo, RepoOptions};
+use crate::protocol::{Repo, RepoOptions};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
+use crate::records::PlanKind;
 use crate::results::manifest::Manifest;
-use crate::results::records::PlanKind;
 use crate::verify::{Expect, verify};
 use crate::{Outcome, plan};
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{Cell, Side, cells_of, named};
-use crate::results::records::RunResult;
+use crate::results::result::RunResult;
 use crate::results::summary::SweepSummary;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.

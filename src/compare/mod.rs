@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::stats::{self, Verdict};
 use crate::fixtures::SizeClass;
 use crate::metrics::{LatencyMs, round3};
-use crate::results::records::{CellRun, PlanKind, SweepPlan};
+use crate::records::{CellRun, PlanKind, SweepPlan};
 use crate::results::summary::CellSummary;
 use crate::transport::ConnectionPolicy;
 
@@ -324,7 +324,7 @@ pub fn compare(base: &Side, cand: &Side) -> Comparison {
         notes.push("latency: the mean of each run's own p95/p99, with the interval of their run-to-run spread".into());
     }
     Comparison {
-        schema_version: crate::results::records::SCHEMA_VERSION,
+        schema_version: crate::records::SCHEMA_VERSION,
         baseline: base.source.clone(),
         candidate: cand.source.clone(),
         only_in_baseline: only(base, cand),

@@ -16,7 +16,7 @@ use super::rules::{self, Rule, Severity};
 use super::{CorpusDescription, Problem};
 use crate::emulator::model::Dictionary;
 use crate::fixtures::{Profile, PropType, ShadowMetadata};
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 
 /// One rule's count in `corpus.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

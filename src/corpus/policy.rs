@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::rules;
 use crate::fixtures::SampledFile;
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 
 /// What to do with a file the repository would refuse.
 #[derive(

@@ -31,7 +31,7 @@
 //!   FileShare refuses an empty name or one with the platform's separators and stores files
 //!   on the server's file system. Neither limits sizes or refuses trailing dots or spaces.
 
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 
 /// What a flagged item does at import time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use super::{CorpusDescription, rules, scan, sniff};
 use crate::fixtures::shadow::{self, Role};
 use crate::fixtures::{Rng, SampledFile, SampledVersion, VersionRecord};
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 
 /// The bucket index of a size: its bit length (as in the description's histogram).
 fn bucket(size: u64) -> usize {

@@ -36,8 +36,7 @@ use crate::protocol::Secret;
 use model::Dictionary;
 use store::Store;
 
-/// Response header naming the node that served a request.
-pub const NODE_HEADER: &str = "x-ingestbench-node";
+use crate::transport::access::NODE_HEADER;
 
 /// Known capacity: each request holds one of `max_concurrent` slots for
 /// `service_time + size_mib × per_mib + served/1000 × growth_per_1000` (0 slots = unlimited);
@@ -378,7 +377,7 @@ impl EmulatorHandle {
     /// documents by default: Alfresco `-my-` (the user's home), Liferay the site's root.
     pub async fn count_documents_under(
         &self,
-        protocol: crate::protocol::ProtocolKind,
+        protocol: crate::protocol_kind::ProtocolKind,
         user: &str,
         path: &str,
     ) -> Result<u64> {
@@ -386,12 +385,12 @@ impl EmulatorHandle {
         let (user, path) = (user.to_string(), path.to_string());
         tokio::task::spawn_blocking(move || -> Result<u64, store::StoreError> {
             let root = match protocol {
-                crate::protocol::ProtocolKind::Alfresco => store.user_home(&user)?,
-                crate::protocol::ProtocolKind::Liferay => {
+                crate::protocol_kind::ProtocolKind::Alfresco => store.user_home(&user)?,
+                crate::protocol_kind::ProtocolKind::Liferay => {
                     store.system_folder(store::COMPANY_HOME, liferay::SITE_FOLDER)?
                 }
                 // The embedded target does not speak CMIS.
-                crate::protocol::ProtocolKind::Cmis => return Ok(0),
+                crate::protocol_kind::ProtocolKind::Cmis => return Ok(0),
             };
             match store.resolve_path(&root, &path)? {
                 Some(n) => store.count_documents_under(&n.id),

@@ -45,34 +45,8 @@ use crate::metrics::Recorder;
 use crate::protocol::Protocol;
 use crate::results::manifest::{Manifest, ManifestEntry};
 
-/// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
-pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
-    let base = docs / threads;
-    let extra = docs % threads;
-    (0..threads).map(|i| base + u64::from(i < extra)).collect()
-}
-
-pub use crate::results::records::Warmup;
-
-/// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
-/// N's contiguous share of the T workers of all shards, with their global split.
-pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
-    let w = shard_workers(threads, shard);
-    split_quota(docs, threads)[w.start as usize..w.end as usize].to_vec()
-}
-
-/// The global indices of the workers a process runs: all T, or shard K of N's contiguous
-/// share of them (the T workers split over the N shards with remainder).
-pub(super) fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
-    match shard {
-        None => 0..threads,
-        Some((k, n)) => {
-            let wq = split_quota(threads, n);
-            let w0: u64 = wq[..k as usize].iter().sum();
-            w0..w0 + wq[k as usize]
-        }
-    }
-}
+use crate::records::{Warmup, shard_workers, split_quota};
+use crate::results::RunMeasurement;
 
 /// One cell's run as the engine executes it: what it needs besides the protocol and the
 /// fixtures.
@@ -105,7 +79,7 @@ pub struct CellPlan {
     /// `--jtl`: every measured upload's sample, and the cell's label and URL.
     pub jtl: Option<(crate::metrics::jtl::JtlSink, crate::metrics::jtl::Cell)>,
     /// `--metrics-listen`: the cell's live counters.
-    pub metrics: Option<Arc<crate::metrics::live::CellCounters>>,
+    pub metrics: Option<Arc<crate::engine::live::CellCounters>>,
     /// Reads the resources (servers, client, host) when the window opens and closes.
     pub resources: Option<Arc<crate::metrics::resources::Sampler>>,
     /// The target runs on this host (a loopback URL): small documents then leave it half of
@@ -119,7 +93,7 @@ pub struct CellPlan {
     /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
     pub rate: Option<f64>,
     /// `--readers`: readers beside the import (`engine::readers`).
-    pub readers: Option<crate::results::readers::ReaderPolicy>,
+    pub readers: Option<crate::records::readers::ReaderPolicy>,
     /// The readers-alone baseline of a rates sweep (`CellKey::rate_per_s` 0): the run's
     /// documents are a closed-loop seeding import, and the readers start only once it is
     /// over, reading what it stored for this long with no import beside them.
@@ -166,55 +140,6 @@ impl CellPlan {
         );
         r.next_u64()
     }
-}
-
-/// What one run of one cell measured.
-pub struct RunMeasurement {
-    pub run: u32,
-    pub duration: Duration,
-    pub recorder: Recorder,
-    pub folder: String,
-    /// Set when the repository rejected the input outright (a client error before any success).
-    pub fatal: Option<String>,
-    /// Connections the client opened during the run.
-    pub new_connections: u64,
-    /// Upload runtimes (threads) the run's workers were dealt to (`pool::width`; 0: the
-    /// shared runtime); `None` for merged shards.
-    pub upload_runtimes: Option<usize>,
-    /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
-    /// completed (empty for runs of fewer than 10 documents): throughput over time.
-    pub progress_s: Vec<f64>,
-    /// The run's trajectory ([`super::timeline`]).
-    pub timeline: Vec<super::timeline::TimelinePoint>,
-    /// Warm-up documents acknowledged and failed before the start (not measured).
-    pub warmup_ok: u64,
-    pub warmup_failed: u64,
-    /// `--warmup auto`: how long the warm-up took and whether it settled.
-    pub warmup_s: Option<f64>,
-    pub warmup_settled: Option<bool>,
-    /// `--duration`: documents acknowledged after the window closed (not counted).
-    pub docs_after_window: u64,
-    /// Seconds of the measured window (`--duration`), `None` in count mode.
-    pub window_s: Option<f64>,
-    /// The servers' CPU and memory during the run (filled in by the sweep engine).
-    pub servers: Vec<crate::metrics::servers::ServerUsage>,
-    /// What each resource spent over the measured window (`CellPlan::resources`).
-    pub resources: Option<crate::metrics::resources::RunResources>,
-    /// When the run started by this machine's clock, ms since the Unix epoch.
-    pub started_unix_ms: i64,
-    /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
-    pub go_unix_ms: Option<i64>,
-    /// Merged shards: the latest shard's start minus the earliest's, ms.
-    pub start_skew_ms: Option<i64>,
-    /// This process's CPU seconds (less the embedded target's) when the window opened: a
-    /// run's client CPU counts from here, not from before its warm-up, since its share is
-    /// taken over the window alone (counted from before, a 4-document run after a 3-second
-    /// warm-up showed the client at 2,289 % of the machine).
-    pub cpu_at_start_s: Option<f64>,
-    /// `--rate`: the schedule and what became of it.
-    pub paced: Option<crate::results::paced::PacedRecord>,
-    /// `--readers`: what they read while the import ran.
-    pub readers: Option<crate::results::readers::ReadersRecord>,
 }
 
 /// Finishing an interrupted run: the same folder and document markers, only the documents
@@ -377,7 +302,7 @@ pub async fn run_cell<P: Protocol>(
         tokio::spawn(super::warmup::judge(
             g,
             part_workers,
-            super::warmup::AUTO,
+            Warmup::AUTO_RULE,
             move || live.stop.load(Ordering::Relaxed),
         ))
     });
@@ -692,28 +617,5 @@ mod tests {
             run_folder_of("ingestbench/x/run-1").as_deref(),
             Some("ingestbench/x/run-1")
         );
-    }
-
-    #[test]
-    fn quota_split_with_remainder() {
-        assert_eq!(split_quota(1000, 6), vec![167, 167, 167, 167, 166, 166]);
-        assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
-        assert_eq!(split_quota(10, 1), vec![10]);
-        assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
-    }
-
-    #[test]
-    fn shards_take_contiguous_parts_of_the_global_split() {
-        // 1000 documents, 6 workers over 4 shards (2, 2, 1, 1 workers).
-        let parts: Vec<Vec<u64>> = (0..4)
-            .map(|k| shard_quotas(1000, 6, Some((k, 4))))
-            .collect();
-        assert_eq!(
-            parts,
-            vec![vec![167, 167], vec![167, 167], vec![166], vec![166]]
-        );
-        assert_eq!(parts.concat(), split_quota(1000, 6));
-        assert_eq!(shard_quotas(10, 2, Some((0, 4))), vec![5]);
-        assert_eq!(shard_quotas(10, 2, Some((3, 4))), Vec::<u64>::new());
     }
 }

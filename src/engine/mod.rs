@@ -9,6 +9,7 @@
 
 pub mod budget;
 mod cell;
+pub mod live;
 mod pace;
 pub mod pool;
 mod readers;
@@ -21,8 +22,8 @@ mod worker;
 
 pub mod rendezvous;
 
+pub use cell::ResumePoint;
 pub use cell::{CellPlan, EarlierRun, run_cell};
-pub use cell::{ResumePoint, RunMeasurement, shard_quotas, split_quota};
 pub use session::{Connected, Embedded, Session};
 pub use sidecars::{Sidecars, join_rendezvous};
 pub use sweep::{Folders, JobSpec, RunObserver, SweepEnd, SweepJob, run_sweep};

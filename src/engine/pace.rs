@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use super::cell::{CellPlan, ResumePoint};
 use crate::metrics::{LatencyMs, encode_hist, round3};
-use crate::results::paced::PacedRecord;
+use crate::records::paced::PacedRecord;
 
 /// Response times are kept in µs from 1 µs to 1 hour, 3 significant digits, as latencies.
 const HIST_MAX_US: u64 = 3_600_000_000;
@@ -154,7 +154,7 @@ fn shard_share(plan: &CellPlan) -> f64 {
     if plan.shard.is_none() {
         return 1.0;
     }
-    let workers = super::cell::shard_workers(plan.threads, plan.shard);
+    let workers = crate::records::shard_workers(plan.threads, plan.shard);
     let share = match plan.window {
         Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
         None => {
@@ -234,7 +234,7 @@ mod tests {
         CellPlan {
             docs,
             window,
-            warmup: crate::results::records::Warmup::Docs(0),
+            warmup: crate::records::Warmup::Docs(0),
             threads: 4,
             docs_per_folder: 500,
             folder: "f".into(),

@@ -12,8 +12,8 @@
 //! it displaced. Larger documents are work per byte (copies, encryption) that spreads over
 //! every core. Measured on 2 cores shared with nginx, docs/performance.md.
 //! `INGESTBENCH_WORKER_RUNTIMES=N` sets how many runtimes, every cell using all of them (0:
-//! workers share the main work-stealing runtime); a bad value is refused at startup by
-//! [`check`].
+//! workers share the main work-stealing runtime); the variable is read, and a bad value
+//! refused at startup, by `host` (the count is a host fact recorded with every result).
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -21,11 +21,7 @@ use std::sync::OnceLock;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-/// The variable that sets how many upload runtimes there are.
-pub const RUNTIMES_VAR: &str = "INGESTBENCH_WORKER_RUNTIMES";
-
-/// The most upload runtimes the variable may ask for (a thread each).
-const MAX_RUNTIMES: usize = 1024;
+use crate::host::RUNTIMES_VAR;
 
 /// The largest mean document size (bytes) of a cell that leaves a server on this host half
 /// of the cores. Measured on 2 cores, one runtime against two, paired rounds: 10 KiB
@@ -33,41 +29,16 @@ const MAX_RUNTIMES: usize = 1024;
 /// 300 KiB 0.86-0.98x, 3 MiB over HTTPS 0.83-0.94x.
 pub const SMALL_DOC_BYTES: u64 = 64 * 1024;
 
-/// How many upload runtimes: [`RUNTIMES_VAR`] if set, else one per CPU. An unusable value is
-/// a setup error naming the variable (checked before anything runs, see [`check`]).
-fn configured() -> Result<usize, String> {
-    match std::env::var(RUNTIMES_VAR) {
-        Err(std::env::VarError::NotPresent) => {
-            Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
-        }
-        Err(e) => Err(format!("{RUNTIMES_VAR}: {e}")),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(n) if n <= MAX_RUNTIMES => Ok(n),
-            _ => Err(format!(
-                "{RUNTIMES_VAR}={v}: give a number of upload runtimes from 0 (workers share the \
-                 main runtime) to {MAX_RUNTIMES}, or unset it for one per CPU"
-            )),
-        },
-    }
-}
-
-/// Checks [`RUNTIMES_VAR`] once at startup, so a bad value stops the command before it
-/// writes or measures anything.
-pub fn check() -> Result<(), String> {
-    configured().map(|_| ())
-}
-
-/// How many upload runtimes workers are dealt to (recorded with the host facts).
-pub fn planned() -> usize {
-    configured().unwrap_or(1)
-}
-
 /// The runtimes, started on first use; empty when workers share the main runtime.
 fn runtimes() -> &'static [Handle] {
     static POOL: OnceLock<Vec<Handle>> = OnceLock::new();
     // `check` has refused a bad value before any worker starts; the fallback is for library
     // callers that skip it.
-    POOL.get_or_init(|| (0..planned()).filter_map(start).collect())
+    POOL.get_or_init(|| {
+        (0..crate::host::upload_runtimes())
+            .filter_map(start)
+            .collect()
+    })
 }
 
 /// One runtime on its own thread; `None` (workers then use the main runtime) if the system

@@ -34,7 +34,7 @@ pub struct Sidecars {
     pub rendezvous: Option<crate::engine::rendezvous::Rendezvous>,
     jtl: Option<crate::metrics::jtl::Jtl>,
     metrics: Option<(
-        std::sync::Arc<crate::metrics::live::LiveMetrics>,
+        std::sync::Arc<crate::engine::live::LiveMetrics>,
         tokio::task::JoinHandle<()>,
     )>,
     hold: Duration,
@@ -49,8 +49,8 @@ impl Sidecars {
             .transpose()?;
         let metrics = match &common.metrics_listen {
             Some(addr) => {
-                let m = std::sync::Arc::new(crate::metrics::live::LiveMetrics::default());
-                let task = crate::metrics::live::serve(addr, m.clone()).await?;
+                let m = std::sync::Arc::new(crate::engine::live::LiveMetrics::default());
+                let task = crate::engine::live::serve(addr, m.clone()).await?;
                 Some((m, task))
             }
             None => None,
@@ -67,7 +67,7 @@ impl Sidecars {
         self.jtl.as_ref().map(crate::metrics::jtl::Jtl::sink)
     }
 
-    pub fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::live::LiveMetrics>> {
+    pub fn metrics(&self) -> Option<std::sync::Arc<crate::engine::live::LiveMetrics>> {
         self.metrics.as_ref().map(|m| m.0.clone())
     }
 

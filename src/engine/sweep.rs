@@ -15,14 +15,15 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::cell::{CellPlan, EarlierRun, ResumePoint, RunMeasurement, run_cell};
+use super::cell::{CellPlan, EarlierRun, ResumePoint, run_cell};
 use super::session::Session;
 use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
+use crate::records::{CellKey, MeasurePolicy};
+use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::records::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
 pub enum Folders {
@@ -79,7 +80,7 @@ pub struct SweepJob<'a> {
     /// `--jtl`: where every measured upload's sample goes.
     pub jtl: Option<crate::metrics::jtl::JtlSink>,
     /// `--metrics-listen`: every cell's live counters.
-    pub metrics: Option<Arc<crate::metrics::live::LiveMetrics>>,
+    pub metrics: Option<Arc<crate::engine::live::LiveMetrics>>,
 }
 
 impl<'a> SweepJob<'a> {
@@ -262,7 +263,7 @@ impl SweepJob<'_> {
                     sink.clone(),
                     crate::metrics::jtl::Cell {
                         label: Arc::from(cell.tag()),
-                        url: Arc::from(crate::plan::redact(url)),
+                        url: Arc::from(crate::transport::access::redact(url)),
                         threads: cell.threads,
                     },
                 )

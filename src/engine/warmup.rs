@@ -2,7 +2,7 @@
 //! documents (each its own stream, as a timed warm-up) while a judge measures the warm-up's
 //! throughput in short windows. The server is taken as steady, and the warm-up stops, when
 //! two things hold:
-//! - the last [`AUTO`]`.windows` windows agree (each within ±`tolerance` of their mean, and
+//! - the last [`crate::records::Warmup::AUTO_RULE`]`.windows` windows agree (each within ±`tolerance` of their mean, and
 //!   the last within ±`tolerance`/2 of the first), so the rate is not jumping about; and
 //! - over a long horizon the rate no longer climbs: the last `H` seconds ran no more than
 //!   `tolerance`/2 faster than the `H` before them, with `H` a quarter of the time warmed so
@@ -25,29 +25,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// When a warm-up is steady.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rule {
-    /// Windows that must agree.
-    pub windows: usize,
-    /// How far each of them may lie from their mean.
-    pub tolerance: f64,
-    /// The shortest window.
-    pub min_window: Duration,
-    /// The shortest span of the long-horizon comparison: the warm-up lasts at least twice it.
-    pub horizon: Duration,
-    /// The longest warm-up.
-    pub cap: Duration,
-}
-
-/// `--warmup auto`'s rule.
-pub const AUTO: Rule = Rule {
-    windows: 3,
-    tolerance: 0.10,
-    min_window: Duration::from_millis(250),
-    horizon: Duration::from_secs(2),
-    cap: Duration::from_secs(180),
-};
+use crate::records::WarmupRule;
 
 /// What a warm-up until steady came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +38,7 @@ pub struct Settled {
     pub rates: Vec<f64>,
 }
 
-impl Rule {
+impl WarmupRule {
     /// Whether the last windows' rates agree: each within ±tolerance of their mean, and the
     /// last within ±tolerance/2 of the first (no climb hiding inside the tolerance).
     pub fn steady(&self, rates: &[f64]) -> bool {
@@ -116,7 +94,7 @@ pub struct Gauge {
 pub async fn judge(
     gauge: Arc<Gauge>,
     workers: u64,
-    rule: Rule,
+    rule: WarmupRule,
     abort: impl Fn() -> bool,
 ) -> Settled {
     let start = Instant::now();
@@ -153,10 +131,11 @@ pub async fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::Warmup;
 
     #[test]
     fn windows_that_climb_are_not_steady_and_windows_that_agree_are() {
-        let r = AUTO;
+        let r = Warmup::AUTO_RULE;
         assert!(!r.steady(&[100.0, 150.0]), "too few windows");
         assert!(!r.steady(&[50.0, 80.0, 100.0, 120.0]), "still climbing");
         assert!(
@@ -180,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_slow_climb_that_short_windows_miss_is_still_climbing() {
-        let r = AUTO;
+        let r = Warmup::AUTO_RULE;
         // A JVM compiling: +4 % a second. Three 0.25 s windows agree (1 % apart)...
         let jvm = |t: f64| 200.0 * (1.0 + 0.04 * t);
         let w: Vec<f64> = [10.0, 10.25, 10.5].iter().map(|&t| jvm(t)).collect();
@@ -217,11 +196,11 @@ mod tests {
     async fn a_server_that_warms_up_is_judged_steady_once_it_is_and_one_that_climbs_is_capped() {
         // Windows of 100 ms: a late tick of a loaded machine moves a window's rate by a few
         // per cent, well inside the tolerance; the ramp moves it by 7 % or more per window.
-        let rule = Rule {
+        let rule = WarmupRule {
             min_window: Duration::from_millis(100),
             horizon: Duration::from_millis(400),
             cap: Duration::from_secs(20),
-            ..AUTO
+            ..Warmup::AUTO_RULE
         };
         // 500 uploads/s rising to 2,000/s over the first second, then flat.
         let g = Arc::new(Gauge::default());
@@ -236,7 +215,7 @@ mod tests {
         f.await.unwrap();
         assert!(s.settled && s.seconds >= 0.9, "{s:?}");
         // A rate that keeps climbing (+22 % every 100 ms) never settles: stopped at the cap.
-        let rule = Rule {
+        let rule = WarmupRule {
             cap: Duration::from_secs(3),
             ..rule
         };

@@ -280,7 +280,7 @@ pub(super) struct WorkerCtx<P> {
     pub(super) manifest: Writer,
     pub(super) warmup_manifest: Writer,
     pub(super) jtl: Option<crate::metrics::jtl::WorkerJtl>,
-    pub(super) metrics: Option<Arc<crate::metrics::live::CellCounters>>,
+    pub(super) metrics: Option<Arc<crate::engine::live::CellCounters>>,
     /// This worker's global index.
     pub(super) index: u64,
     /// `--rate`: the run's shared schedule; the worker takes its documents from it, not

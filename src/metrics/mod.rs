@@ -5,7 +5,6 @@
 
 pub mod exposition;
 pub mod jtl;
-pub mod live;
 pub mod probe;
 pub mod resources;
 pub mod servers;

@@ -1,7 +1,9 @@
-//! Validated plans built from the flags in one place (`TryFrom` of `flags`, which `cli.rs`
-//! fills): every flag a user can get wrong is checked here with a message naming it. `run` becomes one `direct` access method
-//! and one cell here; `sweep` expands its axes, its schedule and its recorded plan here too.
+//! Validated plans built from the options in one place (`TryFrom` of the clap structs in
+//! `options`, which `cli` takes as they are): every flag a user can get wrong is checked here
+//! with a message naming it. `run` becomes one `direct` access method and one cell here;
+//! `sweep` expands its axes, its schedule and its recorded plan here too.
 
+pub mod options;
 pub mod schedule;
 pub mod sweep;
 
@@ -11,13 +13,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{CommonArgs, RunArgs};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
-use crate::protocol::{AuthMode, ProtocolKind};
-use crate::results::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
-use crate::transport::access::TlsSettings;
-use crate::transport::{AccessMethod, ConnectionPolicy, HttpVersion};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
+use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
+use crate::transport::access::{direct_method, redact};
+use crate::transport::{AccessMethod, ConnectionPolicy};
+use options::{CommonArgs, RunArgs};
 
 /// What `run` and `sweep` share.
 #[derive(Debug, Clone)]
@@ -65,8 +67,8 @@ pub struct ShardPlan {
 
 impl ShardPlan {
     /// What the results record of this shard.
-    pub fn record(&self) -> crate::results::records::ShardRecord {
-        crate::results::records::ShardRecord {
+    pub fn record(&self) -> crate::records::ShardRecord {
+        crate::records::ShardRecord {
             plan_id: self.plan_id.clone(),
             index: self.index,
             count: self.count,
@@ -216,10 +218,10 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.think_time
                 ),
             };
-            Some(crate::results::readers::ReaderPolicy {
+            Some(crate::records::readers::ReaderPolicy {
                 readers: n,
                 think_time_s: think,
-                mix: crate::results::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
+                mix: crate::records::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
             })
         }
     };
@@ -491,8 +493,8 @@ impl RunPlan {
     pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
         let c = &self.common;
         SweepPlan {
-            schema_version: crate::results::records::SCHEMA_VERSION,
-            tool: crate::results::records::Tool {
+            schema_version: crate::records::SCHEMA_VERSION,
+            tool: crate::records::Tool {
                 name: "ingestbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
@@ -505,7 +507,7 @@ impl RunPlan {
             threads: vec![self.threads],
             docs: self.docs,
             runs: self.runs,
-            order: crate::results::records::Order::Interleaved,
+            order: crate::records::Order::Interleaved,
             baseline: "direct".into(),
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
             measure: c.measure,
@@ -520,7 +522,7 @@ impl RunPlan {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(ShardPlan::record),
-            kind: crate::results::records::PlanKind::Run,
+            kind: crate::records::PlanKind::Run,
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
@@ -564,40 +566,6 @@ impl RunPlan {
     }
 }
 
-/// `run`'s access method: `direct` to `url` (`embedded:http` for the embedded target),
-/// keep-alive, trusting `ca_cert`, the serving node named by the emulator's header.
-pub fn direct_method(
-    url: String,
-    ca_cert: Option<PathBuf>,
-    protocol: crate::protocol::ProtocolKind,
-) -> AccessMethod {
-    AccessMethod {
-        name: "direct".into(),
-        description: "run: straight to --url".into(),
-        source: PathBuf::from(if url.starts_with("embedded:") {
-            "--url (embedded target)".to_string()
-        } else {
-            format!(
-                "--url {}",
-                reqwest::Url::parse(&url).map_or(url.clone(), |u| redact(&u))
-            )
-        }),
-        url,
-        http_version: HttpVersion::Http1,
-        connection: ConnectionPolicy::Reuse,
-        tls: TlsSettings {
-            ca_cert,
-            ..TlsSettings::default()
-        },
-        headers: Default::default(),
-        node_header: Some(crate::emulator::NODE_HEADER.to_string()),
-        protocol: Some(protocol),
-        node_cookie: None,
-        server_metrics: Vec::new(),
-        server_pids: Vec::new(),
-    }
-}
-
 /// Parses `--url`: http(s) only, no credentials, no query.
 pub fn parse_url(s: &str) -> Result<reqwest::Url> {
     let url = reqwest::Url::parse(s)
@@ -620,14 +588,6 @@ pub fn parse_url(s: &str) -> Result<reqwest::Url> {
         );
     }
     Ok(url)
-}
-
-/// The URL with any credentials removed, for output.
-pub fn redact(url: &reqwest::Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.to_string()
 }
 
 impl RunPlan {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::CommonPlan;
-use crate::cli::SweepArgs;
+use super::options::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
-use crate::results::records::Order;
-use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
-use crate::results::records::{SCHEMA_VERSION, Tool};
+use crate::records::Order;
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
@@ -155,7 +155,7 @@ impl SweepPlanSpec {
         let threads = parse_threads(&a.threads)?;
         let (methods, unreachable) = resolve_methods(a).await?;
         for m in &methods {
-            if m.is_embedded() && common.protocol == crate::protocol::ProtocolKind::Cmis {
+            if m.is_embedded() && common.protocol == crate::protocol_kind::ProtocolKind::Cmis {
                 bail!(
                     "access method {}: the embedded target does not speak CMIS; use a method pointing at a CMIS repository (scripts/cmis.sh up)",
                     m.name
@@ -325,7 +325,7 @@ impl SweepPlanSpec {
             timeout_s: c.timeout.as_secs_f64(),
             host: crate::host::facts(),
             shard: c.shard.as_ref().map(super::ShardPlan::record),
-            kind: crate::results::records::PlanKind::Sweep,
+            kind: crate::records::PlanKind::Sweep,
             properties_per_doc: c.profile.properties.len(),
             retries: c.retries,
             corpus_tree: false,
@@ -416,11 +416,10 @@ impl SweepPlanSpec {
                     None => m.duration_s.unwrap_or(self.docs as f64 / rate),
                 };
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
-                    crate::results::records::Warmup::Docs(n) => n as f64 / rate,
-                    crate::results::records::Warmup::Seconds(s) => s,
-                    crate::results::records::Warmup::Auto
-                    | crate::results::records::Warmup::Steady => {
-                        let a = crate::engine::warmup::AUTO;
+                    crate::records::Warmup::Docs(n) => n as f64 / rate,
+                    crate::records::Warmup::Seconds(s) => s,
+                    crate::records::Warmup::Auto | crate::records::Warmup::Steady => {
+                        let a = crate::records::Warmup::AUTO_RULE;
                         (a.min_window.as_secs_f64() * a.windows as f64)
                             .max(2.0 * a.horizon.as_secs_f64())
                     }
@@ -533,7 +532,7 @@ fn recorded_policies(
 /// An access method as `plan.json` records it (URL without credentials).
 pub fn method_record(m: &AccessMethod, connections: Vec<ConnectionPolicy>) -> MethodRecord {
     let url = match reqwest::Url::parse(&m.url) {
-        Ok(u) if !m.is_embedded() => super::redact(&u),
+        Ok(u) if !m.is_embedded() => crate::transport::access::redact(&u),
         _ => m.url.clone(),
     };
     MethodRecord {

@@ -17,11 +17,10 @@ use serde::Deserialize;
 use super::auth::basic_header;
 use super::multipart::{MultipartHead, first_body};
 use super::readback::unreachable_err;
-use super::{
-    Api, AuthMode, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState,
-};
+use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use crate::protocol_kind::AuthMode;
 use crate::transport::ChunkBody;
 
 pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1";

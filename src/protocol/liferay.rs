@@ -24,11 +24,10 @@ use serde_json::{Value, json};
 use super::auth::{AuthCache, basic_header};
 use super::multipart::MultipartHead;
 use super::readback::unreachable_err;
-use super::{
-    Api, AuthMode, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState,
-};
+use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use crate::protocol_kind::AuthMode;
 use json::Fields;
 
 pub const API: &str = "/o/headless-delivery/v1.0";

@@ -4,7 +4,7 @@
 //! is in the answer, the folder and version calls and the read-back URLs. Every URL, auth and
 //! body detail of a system stays in its module. This module holds the two traits, the
 //! [`Repo`] enum and its dispatch, and the types they exchange; the names of the APIs and auth
-//! modes are in `kind`, the generic code in `upload`, `folders` and `readback`, and the pieces
+//! modes are below it, in `crate::protocol_kind`; the generic code in `upload`, `folders` and `readback`, and the pieces
 //! the APIs share in `auth`, `multipart` and `versions`. Protocols build requests;
 //! `transport` sends them.
 
@@ -12,7 +12,6 @@ pub mod alfresco;
 pub mod auth;
 pub mod cmis;
 pub mod folders;
-pub mod kind;
 pub mod liferay;
 pub mod multipart;
 pub mod readback;
@@ -28,11 +27,11 @@ use reqwest::StatusCode;
 
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::fast::Lane;
 use crate::transport::route::Route;
 pub use auth::{AuthCache, Secret, SharedAuth};
 pub use folders::Folders;
-pub use kind::{AuthMode, ProtocolKind};
 pub use readback::{Content, Version};
 
 /// Everything a client needs to talk to one repository; each protocol uses what applies.

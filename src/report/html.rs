@@ -4,30 +4,15 @@
 
 use std::fmt::Write;
 
+use super::svg::{
+    PALETTE, Tenth, axis_titles, fmt_num, legend_entry, nice_axis, steps, thread_ticks, value_grid,
+    x_labels,
+};
 use super::table::{self, esc};
 use crate::analysis::scaling::Usl;
 use crate::fixtures::SizeClass;
 use crate::results::summary::{CellSummary, ScalingRow, SweepSummary};
 use crate::transport::ConnectionPolicy;
-
-pub(super) const PALETTE: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-];
-
-/// A "nice" upper bound and step for a 0-based axis.
-pub(super) fn nice_axis(max: f64) -> (f64, f64) {
-    if max <= 0.0 {
-        return (1.0, 0.2);
-    }
-    let raw = max / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    ((max / step).ceil() * step, step)
-}
 
 /// The geometry of one chart: margins, plot area, the log-scale thread axis and the
 /// docs/sec axis.
@@ -155,36 +140,9 @@ fn chart(
 /// Grid lines, tick labels and axis titles.
 fn axes(p: &Plot, threads: &[u64], ylabel: &str, o: &mut String) {
     let (ml, mt, pw, ph) = (p.ml, p.mt, p.pw, p.ph);
-    let mut v = 0.0;
-    while v <= p.ymax + 1e-9 {
-        let yy = p.y(v);
-        let _ = writeln!(
-            o,
-            r#"<line class="grid" x1="{ml}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            ml + pw,
-            ml - 6.0,
-            yy + 4.0,
-            fmt_num(v)
-        );
-        v += p.ystep;
-    }
-    let mut last_label = f64::NEG_INFINITY;
-    for &t in threads {
-        let xx = p.x(t as f64);
-        let _ = writeln!(
-            o,
-            r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{}"/>"#,
-            mt + ph
-        );
-        if xx - last_label >= 18.0 {
-            let _ = writeln!(
-                o,
-                r#"<text class="tick" x="{xx:.1}" y="{}" text-anchor="middle">{t}</text>"#,
-                mt + ph + 16.0
-            );
-            last_label = xx;
-        }
-    }
+    let ticks = steps(p.ymax, p.ystep).map(|v| (p.y(v), fmt_num(v)));
+    value_grid(o, ml, ml + pw, ml - 6.0, ticks);
+    thread_ticks(o, threads, |t| p.x(t), (mt, mt + ph), mt + ph + 16.0, 18.0);
     let _ = writeln!(
         o,
         r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads (log scale)</text>"#,
@@ -252,15 +210,7 @@ fn series(p: &Plot, i: usize, m: &str, cells: &[&CellSummary], usl: Option<&Usl>
 /// Legend entry `i`: a line in `color` and the escaped `label`.
 fn legend(p: &Plot, i: usize, color: &str, label: &str, o: &mut String) {
     let ly = p.mt + 10.0 + i as f64 * 20.0;
-    let _ = writeln!(
-        o,
-        r#"<line class="legend" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
-        p.ml + p.pw + 14.0,
-        p.ml + p.pw + 38.0,
-        p.ml + p.pw + 44.0,
-        ly + 4.0,
-        esc(label)
-    );
+    legend_entry(o, (p.ml + p.pw + 14.0, ly), color, &esc(label));
 }
 
 /// Predicted import hours vs threads, one line per access method and policy, with the 95 %
@@ -375,37 +325,17 @@ fn growth_chart(e: &crate::analysis::estimate::Estimate) -> Option<String> {
         r#"<text x="{ml}" y="20" class="title">docs/sec vs documents stored (each run relative to its cell's mean); growth model: {}</text>"#,
         esc(&g.model)
     );
-    let mut v = 0.0;
-    while v <= ymax + 1e-9 {
-        let yy = y(v);
-        let _ = writeln!(
-            o,
-            r#"<line class="grid" x1="{ml}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            ml + pw,
-            ml - 6.0,
-            yy + 4.0,
-            fmt_num(v)
-        );
-        v += ystep;
-    }
-    let mut v = 0.0;
-    while v <= xmax + 1e-9 {
-        let xx = x(v);
-        let _ = writeln!(
-            o,
-            r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{mt}" y2="{:.1}"/><text class="tick" x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            mt + ph,
-            mt + ph + 16.0,
-            fmt_num(v)
-        );
-        v += xstep;
-    }
-    let _ = writeln!(
-        o,
-        r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">documents stored</text><text class="axis" transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">relative docs/sec</text>"#,
-        ml + pw / 2.0,
-        h - 8.0,
-        mt + ph / 2.0
+    let ticks = steps(ymax, ystep).map(|v| (y(v), fmt_num(v)));
+    value_grid(&mut o, ml, Tenth(ml + pw), Tenth(ml - 6.0), ticks);
+    let ticks = steps(xmax, xstep).map(|v| (x(v), fmt_num(v)));
+    x_labels(&mut o, ticks, mt + ph + 16.0, Some((mt, mt + ph)));
+    let (mid_x, mid_y) = (ml + pw / 2.0, mt + ph / 2.0);
+    axis_titles(
+        &mut o,
+        (mid_x, h - 8.0),
+        "documents stored",
+        mid_y,
+        "relative docs/sec",
     );
     for p in &g.points {
         let _ = writeln!(
@@ -449,14 +379,6 @@ fn growth_chart(e: &crate::analysis::estimate::Estimate) -> Option<String> {
 ",
     );
     Some(o)
-}
-
-pub(super) fn fmt_num(v: f64) -> String {
-    if v >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 pub fn render(s: &SweepSummary) -> String {

@@ -8,7 +8,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::results::records::{CellKey, RunRecord};
+use crate::records::{CellKey, RunRecord};
 use crate::results::summary::CellSummary;
 
 #[derive(Serialize)]

@@ -9,6 +9,7 @@ pub mod findings;
 mod html;
 pub mod lines;
 mod slo_chart;
+mod svg;
 pub mod table;
 #[doc(hidden)]
 pub mod testdata;
@@ -18,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use crate::results::records::{RepositoryRecord, RunRecord, RunResult, SCHEMA_VERSION, Tool};
+use crate::records::RunRecord;
+pub use crate::results::result::RunResult;
 use crate::results::summary::SweepSummary;
 
 /// Writes every report of `summary` into `dir`; returns their paths.
@@ -232,8 +234,8 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
     };
     let rule = format!(
         "{} windows within ±{:.0} %, no climb over the last quarter",
-        crate::engine::warmup::AUTO.windows,
-        crate::engine::warmup::AUTO.tolerance * 100.0
+        crate::records::Warmup::AUTO_RULE.windows,
+        crate::records::Warmup::AUTO_RULE.tolerance * 100.0
     );
     if unsettled.is_empty() {
         format!("; until steady ({rule}): {span}")
@@ -242,7 +244,7 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
             "; NOT steady in run{} {} within the {} s cap ({rule}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
             if unsettled.len() == 1 { "" } else { "s" },
             unsettled.join(", "),
-            crate::engine::warmup::AUTO.cap.as_secs()
+            crate::records::Warmup::AUTO_RULE.cap.as_secs()
         )
     }
 }

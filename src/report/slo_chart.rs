@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::html::{PALETTE, nice_axis};
+use super::svg::{PALETTE, Tenth, axis_titles, fmt_num, nice_axis, steps, value_grid, x_labels};
 use super::table::esc;
 use crate::analysis::slo::{RatePoint, SloAnswer};
 use crate::protocol::reads::ReadOp;
@@ -65,36 +65,16 @@ fn chart(a: &SloAnswer) -> String {
         r#"<text class="title" x="{ml}" y="20">Readers' p99 vs import rate: {}</text>"#,
         esc(&title)
     );
-    let mut v = 0.0;
-    while v <= ymax + 1e-9 {
-        let _ = writeln!(
-            o,
-            r#"<line class="grid" x1="{ml}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            ml + pw,
-            ml - 6.0,
-            y(v) + 4.0,
-            super::html::fmt_num(v),
-            yy = y(v)
-        );
-        v += ystep;
-    }
-    let mut v = 0.0;
-    while v <= xmax + 1e-9 {
-        let _ = writeln!(
-            o,
-            r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            x(v),
-            mt + ph + 16.0,
-            super::html::fmt_num(v)
-        );
-        v += xstep;
-    }
-    let _ = writeln!(
-        o,
-        r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">import rate achieved, docs/s (0: readers alone)</text><text class="axis" transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">p99, ms</text>"#,
-        ml + pw / 2.0,
-        h - 10.0,
-        mt + ph / 2.0
+    let ticks = steps(ymax, ystep).map(|v| (y(v), fmt_num(v)));
+    value_grid(&mut o, ml, Tenth(ml + pw), Tenth(ml - 6.0), ticks);
+    let ticks = steps(xmax, xstep).map(|v| (x(v), fmt_num(v)));
+    x_labels(&mut o, ticks, mt + ph + 16.0, None);
+    axis_titles(
+        &mut o,
+        (ml + pw / 2.0, h - 10.0),
+        "import rate achieved, docs/s (0: readers alone)",
+        mt + ph / 2.0,
+        "p99, ms",
     );
     // The objective.
     let _ = writeln!(
@@ -103,7 +83,7 @@ fn chart(a: &SloAnswer) -> String {
         ml + pw,
         ml + pw + 8.0,
         y(a.slo_ms) + 4.0,
-        super::html::fmt_num(a.slo_ms),
+        fmt_num(a.slo_ms),
         ys = y(a.slo_ms)
     );
     for (i, op) in ReadOp::ALL.iter().enumerate() {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::results::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::results::summary::{SweepSummary, summarize};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
@@ -11,7 +11,7 @@ pub fn fixed_summary() -> SweepSummary {
     let methods = ["direct", "https-lb"];
     let plan = SweepPlan {
         schema_version: 1,
-        tool: crate::report::Tool {
+        tool: crate::records::Tool {
             name: "ingestbench".into(),
             version: "0.0.0-test".into(),
         },
@@ -34,7 +34,7 @@ pub fn fixed_summary() -> SweepSummary {
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: crate::results::records::Order::Interleaved,
+        order: crate::records::Order::Interleaved,
         baseline: "direct".into(),
         kind: Default::default(),
         properties_per_doc: 0,
@@ -43,12 +43,12 @@ pub fn fixed_summary() -> SweepSummary {
         corpus_names: None,
         rates: Vec::new(),
         corpus: None,
-        measure: crate::results::records::MeasurePolicy {
-            warmup: crate::results::records::Warmup::Auto,
+        measure: crate::records::MeasurePolicy {
+            warmup: crate::records::Warmup::Auto,
             ..Default::default()
         },
-        protocol: crate::protocol::ProtocolKind::Alfresco,
-        auth: crate::protocol::AuthMode::Ticket,
+        protocol: crate::protocol_kind::ProtocolKind::Alfresco,
+        auth: crate::protocol_kind::AuthMode::Ticket,
         user: "admin".into(),
         parent: "-my-".into(),
         profile: "built-in:acme".into(),
@@ -87,7 +87,7 @@ pub fn fixed_summary() -> SweepSummary {
                 }
                 rec.record_node("node1");
                 let duration = Duration::from_secs_f64(100.0 / x);
-                let o = crate::engine::RunMeasurement {
+                let o = crate::results::RunMeasurement {
                     cpu_at_start_s: None,
                     paced: None,
                     readers: None,

@@ -7,6 +7,7 @@
 
 use std::fmt::Write;
 
+use super::svg::{legend_entry, steps, thread_ticks, value_grid};
 use super::table::{Align, Table, esc};
 use crate::analysis::demands::Demand;
 use crate::fixtures::SizeClass;
@@ -123,36 +124,10 @@ fn size_chart(s: &SweepSummary, size: SizeClass, ps: &[Panel<'_>]) -> String {
             y0 - 8.0,
             esc(&p.title)
         );
-        let mut u = 0.0;
-        while u <= ymax + 1e-9 {
-            let _ = writeln!(
-                o,
-                r#"<line class="grid" x1="{x0}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{:.0} %</text>"#,
-                x0 + pw,
-                x0 - 4.0,
-                y(u) + 4.0,
-                u * 100.0,
-                yy = y(u)
-            );
-            u += if ymax > 1.2 { 0.5 } else { 0.25 };
-        }
-        let mut last = f64::NEG_INFINITY;
-        for &t in threads {
-            let xx = x(t as f64);
-            let _ = writeln!(
-                o,
-                r#"<line class="grid" x1="{xx:.1}" x2="{xx:.1}" y1="{y0}" y2="{}"/>"#,
-                y0 + ph
-            );
-            if xx - last >= 16.0 {
-                let _ = writeln!(
-                    o,
-                    r#"<text class="tick" x="{xx:.1}" y="{}" text-anchor="middle">{t}</text>"#,
-                    y0 + ph + 14.0
-                );
-                last = xx;
-            }
-        }
+        let step = if ymax > 1.2 { 0.5 } else { 0.25 };
+        let ticks = steps(ymax, step).map(|u| (y(u), format!("{:.0} %", u * 100.0)));
+        value_grid(&mut o, x0, x0 + pw, x0 - 4.0, ticks);
+        thread_ticks(&mut o, threads, x, (y0, y0 + ph), y0 + ph + 14.0, 16.0);
         let _ = writeln!(
             o,
             r#"<text class="axis" x="{}" y="{}" text-anchor="middle">threads</text>"#,
@@ -210,15 +185,7 @@ fn size_chart(s: &SweepSummary, size: SizeClass, ps: &[Panel<'_>]) -> String {
     let ly0 = mt + rows as f64 * (ph + gap) - 10.0;
     for (i, name) in names.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let ly = ly0 + 18.0 * i as f64;
-        let _ = writeln!(
-            o,
-            r#"<line class="legend" x1="{ml}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/><text class="legend" x="{}" y="{}">{}</text>"#,
-            ml + 24.0,
-            ml + 30.0,
-            ly + 4.0,
-            esc(name)
-        );
+        legend_entry(&mut o, (ml, ly0 + 18.0 * i as f64), color, &esc(name));
     }
     o.push_str("</svg>\n");
     o

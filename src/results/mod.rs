@@ -9,21 +9,18 @@
 
 pub mod manifest;
 pub mod merge;
-pub mod paced;
-pub mod readers;
-pub mod records;
 pub mod result;
 pub mod summary;
 pub mod verified;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::RunMeasurement;
-use crate::metrics::round3;
-use crate::results::records::SCHEMA_VERSION;
-use crate::results::records::{CellKey, CellRun, RunRecord, SweepPlan};
+use crate::metrics::{Recorder, round3};
+use crate::records::SCHEMA_VERSION;
+use crate::records::{CellKey, CellRun, RunRecord, SweepPlan};
 use crate::results::summary::SweepSummary;
 use crate::transport::AccessMethod;
 
@@ -88,7 +85,7 @@ pub fn is_results_dir(dir: &Path) -> bool {
 }
 
 /// A run directory written before `plan.json` and `runs/`: its `result.json`.
-fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> {
+fn legacy_run(dir: &Path) -> Result<Option<crate::results::result::RunResult>> {
     if dir.join("plan.json").exists() {
         return Ok(None);
     }
@@ -96,7 +93,7 @@ fn legacy_run(dir: &Path) -> Result<Option<crate::results::records::RunResult>> 
     let Ok(text) = std::fs::read_to_string(&p) else {
         return Ok(None);
     };
-    let r: crate::results::records::RunResult = serde_json::from_str(&text)
+    let r: crate::results::result::RunResult = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
     Ok(Some(r))
 }
@@ -110,7 +107,11 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
         } else {
             r.target.url.clone()
         };
-        return Ok(vec![crate::plan::direct_method(url, None, r.plan.protocol)]);
+        return Ok(vec![crate::transport::access::direct_method(
+            url,
+            None,
+            r.plan.protocol,
+        )]);
     }
     let p = dir.join("methods.json");
     let text = std::fs::read_to_string(&p)
@@ -121,6 +122,55 @@ pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
 
 fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { n / secs } else { 0.0 }
+}
+
+/// What one run of one cell measured: what the engine hands the writer ([`run_record`]).
+pub struct RunMeasurement {
+    pub run: u32,
+    pub duration: Duration,
+    pub recorder: Recorder,
+    pub folder: String,
+    /// Set when the repository rejected the input outright (a client error before any success).
+    pub fatal: Option<String>,
+    /// Connections the client opened during the run.
+    pub new_connections: u64,
+    /// Upload runtimes (threads) the run's workers were dealt to (`pool::width`; 0: the
+    /// shared runtime); `None` for merged shards.
+    pub upload_runtimes: Option<usize>,
+    /// Seconds from the start at which 10 %, 20 %, … 100 % of the run's documents had
+    /// completed (empty for runs of fewer than 10 documents): throughput over time.
+    pub progress_s: Vec<f64>,
+    /// The run's trajectory (`engine::timeline`).
+    pub timeline: Vec<crate::records::TimelinePoint>,
+    /// Warm-up documents acknowledged and failed before the start (not measured).
+    pub warmup_ok: u64,
+    pub warmup_failed: u64,
+    /// `--warmup auto`: how long the warm-up took and whether it settled.
+    pub warmup_s: Option<f64>,
+    pub warmup_settled: Option<bool>,
+    /// `--duration`: documents acknowledged after the window closed (not counted).
+    pub docs_after_window: u64,
+    /// Seconds of the measured window (`--duration`), `None` in count mode.
+    pub window_s: Option<f64>,
+    /// The servers' CPU and memory during the run (filled in by the sweep engine).
+    pub servers: Vec<crate::metrics::servers::ServerUsage>,
+    /// What each resource spent over the measured window (`CellPlan::resources`).
+    pub resources: Option<crate::metrics::resources::RunResources>,
+    /// When the run started by this machine's clock, ms since the Unix epoch.
+    pub started_unix_ms: i64,
+    /// Shards: the start all shards agreed on (`started_unix_ms` − this = this shard's lag).
+    pub go_unix_ms: Option<i64>,
+    /// Merged shards: the latest shard's start minus the earliest's, ms.
+    pub start_skew_ms: Option<i64>,
+    /// This process's CPU seconds (less the embedded target's) when the window opened: a
+    /// run's client CPU counts from here, not from before its warm-up, since its share is
+    /// taken over the window alone (counted from before, a 4-document run after a 3-second
+    /// warm-up showed the client at 2,289 % of the machine).
+    pub cpu_at_start_s: Option<f64>,
+    /// `--rate`: the schedule and what became of it.
+    pub paced: Option<crate::records::paced::PacedRecord>,
+    /// `--readers`: what they read while the import ran.
+    pub readers: Option<crate::records::readers::ReadersRecord>,
 }
 
 /// The record of one run (durations to the µs).
@@ -243,7 +293,7 @@ pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Swee
 }
 
 /// Writes a run's `result.json` (pretty JSON; returned too).
-pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> Result<String> {
+pub fn write_result(dir: &Path, result: &crate::results::result::RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(result)?;
     write_atomic(&dir.join("result.json"), &json)?;
     Ok(json)
@@ -253,11 +303,11 @@ pub fn write_result(dir: &Path, result: &crate::results::records::RunResult) -> 
 /// recorded beside them, the embedded target's count and the verification, kept).
 pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
     // An older run directory's result.json is its only record: kept as it is.
-    if plan.kind != crate::results::records::PlanKind::Run || !dir.join("plan.json").is_file() {
+    if plan.kind != crate::records::PlanKind::Run || !dir.join("plan.json").is_file() {
         return Ok(None);
     }
     let p = dir.join("result.json");
-    let before: Option<crate::results::records::RunResult> = std::fs::read_to_string(&p)
+    let before: Option<crate::results::result::RunResult> = std::fs::read_to_string(&p)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let verify = match before.as_ref().and_then(|b| b.verify.clone()) {

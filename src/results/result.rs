@@ -7,11 +7,152 @@
 use super::summary::{CellSummary, merged_histogram, summarize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{encode_hist, round3};
-use crate::results::records::{
-    CellKey, CellRun, MethodRecord, Order, PlanKind, PlanRecord, RepositoryRecord, RunResult,
-    SCHEMA_VERSION, SweepPlan,
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostFacts;
+use crate::metrics::{ErrorSummary, LatencyMs};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
+use crate::records::{
+    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, SCHEMA_VERSION,
+    ShardRecord, SweepPlan, Tool,
 };
 use crate::transport::ConnectionPolicy;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepositoryRecord {
+    /// Repository URL, credentials removed.
+    pub url: String,
+    /// True when ingestbench started its embedded reference target.
+    pub embedded: bool,
+    /// Documents the embedded target holds in this invocation's folder (embedded only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stored_docs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub id: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub plan: PlanRecord,
+    pub host: HostFacts,
+    pub target: RepositoryRecord,
+    /// Documents per worker per run (the quota split with remainder).
+    pub worker_quotas: Vec<u64>,
+    /// Workers with a quota of 0 (more threads than documents).
+    pub idle_workers: u64,
+    pub runs: Vec<RunRecord>,
+    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
+    pub docs_per_sec: f64,
+    /// Mean of the per-run rates.
+    pub docs_per_sec_mean: f64,
+    /// Sample standard deviation of the per-run rates.
+    pub docs_per_sec_stddev: f64,
+    pub mb_per_sec: f64,
+    pub docs_ok: u64,
+    pub docs_failed: u64,
+    /// Extra attempts over all runs (`--retries`), and documents found already stored.
+    #[serde(default)]
+    pub retries: u64,
+    #[serde(default)]
+    pub recovered: u64,
+    /// Earlier versions uploaded before the heads, over all runs (see [`RunRecord`]).
+    #[serde(default, skip_serializing_if = "crate::records::is_zero")]
+    pub versions_ok: u64,
+    /// Folders created, over all runs.
+    #[serde(default, skip_serializing_if = "crate::records::is_zero")]
+    pub folders_created: u64,
+    pub mean_duration_s: f64,
+    /// Over all runs, merged from HDR histograms.
+    pub latency_ms: LatencyMs,
+    pub errors: Vec<ErrorSummary>,
+    pub node_split: std::collections::BTreeMap<String, u64>,
+    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
+    pub latency_histogram_us: String,
+    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
+    pub client_cpu_s: f64,
+    pub client_cpu_share: f64,
+    /// Manifest file name, relative to the result file.
+    pub manifest: String,
+    /// Set when the run stopped because the repository rejected the documents outright.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aborted: Option<String>,
+    /// True in the result written before the first upload (what `--resume`, `verify` and
+    /// `cleanup` need); the final result replaces it. Still true after a hard stop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_progress: bool,
+    /// Throughput at the end of the runs against their start (over 2 runs or more).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drift: Option<crate::analysis::scaling::Drift>,
+    /// With `--verify`: what reading every document back found.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verify: Option<crate::results::verified::VerifyReport>,
+    /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
+    /// interval of their mean in % of it (2 runs or more).
+    #[serde(default)]
+    pub cv_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_pct: Option<f64>,
+    /// Warm-up documents over all runs (0: measured cold).
+    #[serde(default)]
+    pub warmup_docs: u64,
+    /// The servers' CPU and memory over the runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<crate::analysis::limits::ServerSummary>,
+    /// What most likely limited the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
+    /// Each resource's busy time per stored document over the runs, the bottleneck first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demands: Vec<crate::analysis::demands::Demand>,
+    /// What limited the runs, the bound and what would help (`analysis::verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::analysis::verdict::Verdict>,
+    /// `--shard K/N`: which part of the plan this result holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+}
+
+/// The plan as a run's `result.json` shows it (no secrets): the exporter's view of a
+/// [`SweepPlan`] of one cell.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct PlanRecord {
+    pub protocol: ProtocolKind,
+    pub auth: AuthMode,
+    pub user: String,
+    pub parent: String,
+    pub size_class: SizeClass,
+    pub doc_size_bytes: u64,
+    pub docs: u64,
+    pub threads: u64,
+    pub runs: u32,
+    pub seed: u64,
+    pub profile: String,
+    pub node_type: String,
+    pub properties_per_doc: usize,
+    pub docs_per_folder: u64,
+    pub versioning: bool,
+    pub timeout_s: f64,
+    #[serde(default)]
+    pub retries: u32,
+    /// `run --corpus`: the corpus description whose size mix the documents follow
+    /// (`doc_size_bytes` is then the mix's mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<String>,
+    /// `run --corpus DIR`: the files keep their names in their own folders, recreated below
+    /// each run's folder (false: `--flatten`, numbered folders; and results before it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub corpus_tree: bool,
+    /// `run --corpus DIR`: the sample asked and the name policy (`--on-name-clash`,
+    /// `--on-bad-name`), so `--resume` stores the same files under the same names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_names: Option<crate::corpus::policy::NamesRecord>,
+    /// Warm-up, steady state and precision (absent in results made before them).
+    #[serde(default)]
+    pub measure: MeasurePolicy,
+}
 
 /// What a run's `result.json` holds beyond its plan and runs.
 #[derive(Debug, Clone, Default)]
@@ -77,7 +218,7 @@ pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResu
     let c = summary.cells.first().unwrap_or(&none);
     let n = runs.len().max(1) as f64;
     let mean_duration = runs.iter().map(|r| r.record.duration_s).sum::<f64>() / n;
-    let quotas = crate::engine::shard_quotas(
+    let quotas = crate::records::shard_quotas(
         plan.docs,
         plan.threads.first().copied().unwrap_or(1),
         plan.shard.as_ref().map(|s| (s.index, s.count)),
@@ -100,7 +241,7 @@ pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResu
         worker_quotas: quotas,
         runs: runs
             .iter()
-            .map(|r| crate::results::records::RunRecord {
+            .map(|r| crate::records::RunRecord {
                 latency_histogram_us: r.latency_histogram_us.clone(),
                 ..r.record.clone()
             })

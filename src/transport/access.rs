@@ -91,7 +91,7 @@ pub struct AccessMethod {
     /// Response header naming the backend node, if the path has one.
     pub node_header: Option<String>,
     /// The repository API behind this path (default: the sweep's --protocol).
-    pub protocol: Option<crate::protocol::ProtocolKind>,
+    pub protocol: Option<crate::protocol_kind::ProtocolKind>,
     /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
     /// e.g. `JSESSIONID`.
     pub node_cookie: Option<String>,
@@ -286,6 +286,52 @@ pub async fn reachable(m: &AccessMethod, timeout: Duration) -> Result<(), String
         Ok(Err(e)) => Err(format!("{}: {e}", m.url)),
         Err(_) => Err(format!("{}: no answer within {:?}", m.url, timeout)),
     }
+}
+
+/// The response header the embedded target names the node that served a request in
+/// (`x-ingestbench-node`); `run`'s direct method reads it.
+pub const NODE_HEADER: &str = "x-ingestbench-node";
+
+/// `run`'s access method: `direct` to `url` (`embedded:http` for the embedded target),
+/// keep-alive, trusting `ca_cert`, the serving node named by the emulator's header.
+pub fn direct_method(
+    url: String,
+    ca_cert: Option<PathBuf>,
+    protocol: crate::protocol_kind::ProtocolKind,
+) -> AccessMethod {
+    AccessMethod {
+        name: "direct".into(),
+        description: "run: straight to --url".into(),
+        source: PathBuf::from(if url.starts_with("embedded:") {
+            "--url (embedded target)".to_string()
+        } else {
+            format!(
+                "--url {}",
+                reqwest::Url::parse(&url).map_or(url.clone(), |u| redact(&u))
+            )
+        }),
+        url,
+        http_version: HttpVersion::Http1,
+        connection: ConnectionPolicy::Reuse,
+        tls: TlsSettings {
+            ca_cert,
+            ..TlsSettings::default()
+        },
+        headers: Default::default(),
+        node_header: Some(NODE_HEADER.to_string()),
+        protocol: Some(protocol),
+        node_cookie: None,
+        server_metrics: Vec::new(),
+        server_pids: Vec::new(),
+    }
+}
+
+/// The URL with any credentials removed, for output.
+pub fn redact(url: &reqwest::Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
 }
 
 #[cfg(test)]

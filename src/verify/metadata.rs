@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::fixtures::{PropType, ShadowMetadata, shadow};
-use crate::protocol::ProtocolKind;
+use crate::protocol_kind::ProtocolKind;
 use crate::results::manifest::ManifestEntry;
 
 use super::{Expect, same_value};

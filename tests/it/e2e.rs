@@ -6,7 +6,8 @@ use crate::common;
 use std::collections::HashSet;
 
 use clap::Parser;
-use ingestbench::cli::{Cli, Command, RunArgs};
+use ingestbench::cli::{Cli, Command};
+use ingestbench::plan::options::RunArgs;
 use ingestbench::results::manifest::{Manifest, ManifestEntry};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -61,7 +62,7 @@ async fn what_the_target_stored_is_what_the_report_claims() {
     assert_eq!(result.node_split.get("node1"), Some(&120));
     // Small documents to a target on this host: the workers were dealt to half of the upload
     // runtimes (one per CPU), leaving the target the rest; the run says how many.
-    if std::env::var_os(ingestbench::engine::pool::RUNTIMES_VAR).is_none() {
+    if std::env::var_os(ingestbench::host::RUNTIMES_VAR).is_none() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         for r in &result.runs {
             assert_eq!(r.upload_runtimes, Some((cpus / 2).max(1)), "run {}", r.run);
@@ -432,7 +433,7 @@ async fn cleanup_deletes_only_its_own_folder() {
     assert_eq!(
         target
             .count_documents_under(
-                ingestbench::protocol::ProtocolKind::Alfresco,
+                ingestbench::protocol_kind::ProtocolKind::Alfresco,
                 "admin",
                 &format!("ingestbench/{}", keep.id)
             )

@@ -239,7 +239,7 @@ fn corpus_run(
     sample: &str,
     warmup: &str,
     runs: u64,
-) -> ingestbench::cli::RunArgs {
+) -> ingestbench::plan::options::RunArgs {
     let runs = runs.to_string();
     let args = [
         "ingestbench",

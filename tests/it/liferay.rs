@@ -20,7 +20,7 @@ fn schema(s: &Value, name: &str) -> Value {
     s["components"]["schemas"][name].clone()
 }
 
-fn run_args(args: &[&str]) -> ingestbench::cli::RunArgs {
+fn run_args(args: &[&str]) -> ingestbench::plan::options::RunArgs {
     let mut v = vec![
         "ingestbench",
         "run",

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use ingestbench::cli::{Cli, Command};
-use ingestbench::protocol::ProtocolKind;
+use ingestbench::protocol_kind::ProtocolKind;
 use serde_json::Value;
 
 use crate::common;

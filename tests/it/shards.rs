@@ -119,7 +119,7 @@ async fn four_indexed_shards_upload_exactly_the_plan_and_start_together() {
     }
     let stored = t
         .count_documents_under(
-            ingestbench::protocol::ProtocolKind::Alfresco,
+            ingestbench::protocol_kind::ProtocolKind::Alfresco,
             "admin",
             "ingestbench/job-7",
         )
@@ -247,7 +247,7 @@ async fn a_shard_killed_mid_run_is_named_by_merge_and_its_resume_completes_the_p
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stored = t
         .count_documents_under(
-            ingestbench::protocol::ProtocolKind::Alfresco,
+            ingestbench::protocol_kind::ProtocolKind::Alfresco,
             "admin",
             "ingestbench/job-9",
         )
@@ -338,7 +338,7 @@ async fn a_sweep_in_three_shards_merges_into_the_whole_sweep() {
     assert_eq!(names.len(), 320);
     let stored = t
         .count_documents_under(
-            ingestbench::protocol::ProtocolKind::Alfresco,
+            ingestbench::protocol_kind::ProtocolKind::Alfresco,
             "admin",
             "ingestbench/sw-3",
         )
@@ -468,10 +468,10 @@ async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
     let m: ingestbench::report::RunResult =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     assert_eq!(m.docs_ok, 1200);
-    assert_eq!(m.worker_quotas, ingestbench::engine::split_quota(600, 5));
+    assert_eq!(m.worker_quotas, ingestbench::records::split_quota(600, 5));
     let stored = t
         .count_documents_under(
-            ingestbench::protocol::ProtocolKind::Alfresco,
+            ingestbench::protocol_kind::ProtocolKind::Alfresco,
             "admin",
             "ingestbench/ci-1",
         )
@@ -578,7 +578,7 @@ async fn the_ssh_script_over_real_sshd_with_a_host_alias_runs_and_merges() {
     assert_eq!(m.docs_ok, 802);
     let stored = t
         .count_documents_under(
-            ingestbench::protocol::ProtocolKind::Alfresco,
+            ingestbench::protocol_kind::ProtocolKind::Alfresco,
             "admin",
             "ingestbench/ssh-ci-1",
         )

@@ -9,10 +9,11 @@ use std::collections::HashSet;
 
 use anyhow::{Context, Result};
 
-use super::{CellPlan, Warmup, shard_workers, split_quota};
+use super::CellPlan;
 use crate::engine::worker::FolderTable;
 use crate::fixtures::Fixtures;
 use crate::protocol::Protocol;
+use crate::records::{Warmup, shard_workers, split_quota};
 use crate::results::manifest::Manifest;
 
 /// How many names in a row must be absent before a stream's tail is taken as found.

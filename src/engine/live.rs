@@ -20,8 +20,8 @@ use anyhow::{Context, Result};
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
-use super::ErrorClass;
-use crate::results::records::CellKey;
+use crate::metrics::ErrorClass;
+use crate::records::CellKey;
 
 /// Upper bounds of the latency buckets, seconds (+Inf implied).
 const BOUNDS: [f64; 15] = [

@@ -1,17 +1,24 @@
-//! The records ingestbench writes to disk and reads back. One model for `run` and `sweep`:
-//! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
-//! `runs/<cell>_r<n>.json` ([`CellRun`]); the summary every report renders is built from them
-//! (`results::summary::summarize`). [`RunResult`] is the format of a run's `result.json`, one
-//! exporter of that summary (`results::result`), and what older run directories hold (read
-//! back through the same exporter's inverse). Versioned (`SCHEMA_VERSION`), typed (the enums
-//! serialize as the same lowercase strings older results hold), with units in field names.
+//! The records a measurement produces, as ingestbench writes them to disk and reads them
+//! back: one model for `run` and `sweep`, `plan.json` ([`SweepPlan`]; a `run` is a sweep of
+//! one cell, [`PlanKind::Run`]) and `runs/<cell>_r<n>.json` ([`CellRun`], with the paced
+//! schedule in `paced` and the readers' side in `readers`). Versioned (`SCHEMA_VERSION`),
+//! typed (the enums serialize as the same lowercase strings older results hold), with units
+//! in field names. Data and the rules that read it (a warm-up resolved for a run, a cell's
+//! file name): no I/O and no model, so the models (`analysis`), the results directory
+//! (`results`: writer, loader, summary, a run's `result.json`), the plans and the engine
+//! all build on it.
+
+pub mod paced;
+pub mod readers;
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::fixtures::SizeClass;
 use crate::host::HostFacts;
 use crate::metrics::{ErrorSummary, LatencyMs};
-use crate::protocol::{AuthMode, ProtocolKind};
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::{ConnectionPolicy, HttpVersion};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -20,17 +27,6 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Tool {
     pub name: String,
     pub version: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RepositoryRecord {
-    /// Repository URL, credentials removed.
-    pub url: String,
-    /// True when ingestbench started its embedded reference target.
-    pub embedded: bool,
-    /// Documents the embedded target holds in this invocation's folder (embedded only).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub stored_docs: Option<u64>,
 }
 
 /// One run of the cell.
@@ -124,10 +120,10 @@ pub struct RunRecord {
     pub timeline: Vec<TimelinePoint>,
     /// `--rate`: the paced schedule and what became of it (absent for closed-loop runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paced: Option<super::paced::PacedRecord>,
+    pub paced: Option<paced::PacedRecord>,
     /// `--readers`: what the readers beside the import read, per kind of read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readers: Option<super::readers::ReadersRecord>,
+    pub readers: Option<readers::ReadersRecord>,
 }
 
 /// What a run had done `t_s` seconds after its start (cumulative).
@@ -144,7 +140,7 @@ pub struct TimelinePoint {
     pub folders: u64,
 }
 
-fn is_zero(v: &u64) -> bool {
+pub(crate) fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
@@ -160,92 +156,6 @@ pub struct ShardRecord {
     /// This shard, 0-based, of `count`.
     pub index: u64,
     pub count: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema_version: u32,
-    pub tool: Tool,
-    pub id: String,
-    pub started_at: String,
-    pub seed: u64,
-    pub plan: PlanRecord,
-    pub host: HostFacts,
-    pub target: RepositoryRecord,
-    /// Documents per worker per run (the quota split with remainder).
-    pub worker_quotas: Vec<u64>,
-    /// Workers with a quota of 0 (more threads than documents).
-    pub idle_workers: u64,
-    pub runs: Vec<RunRecord>,
-    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
-    pub docs_per_sec: f64,
-    /// Mean of the per-run rates.
-    pub docs_per_sec_mean: f64,
-    /// Sample standard deviation of the per-run rates.
-    pub docs_per_sec_stddev: f64,
-    pub mb_per_sec: f64,
-    pub docs_ok: u64,
-    pub docs_failed: u64,
-    /// Extra attempts over all runs (`--retries`), and documents found already stored.
-    #[serde(default)]
-    pub retries: u64,
-    #[serde(default)]
-    pub recovered: u64,
-    /// Earlier versions uploaded before the heads, over all runs (see [`RunRecord`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub versions_ok: u64,
-    /// Folders created, over all runs.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub folders_created: u64,
-    pub mean_duration_s: f64,
-    /// Over all runs, merged from HDR histograms.
-    pub latency_ms: LatencyMs,
-    pub errors: Vec<ErrorSummary>,
-    pub node_split: std::collections::BTreeMap<String, u64>,
-    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
-    pub latency_histogram_us: String,
-    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
-    pub client_cpu_s: f64,
-    pub client_cpu_share: f64,
-    /// Manifest file name, relative to the result file.
-    pub manifest: String,
-    /// Set when the run stopped because the repository rejected the documents outright.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub aborted: Option<String>,
-    /// True in the result written before the first upload (what `--resume`, `verify` and
-    /// `cleanup` need); the final result replaces it. Still true after a hard stop.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub in_progress: bool,
-    /// Throughput at the end of the runs against their start (over 2 runs or more).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub drift: Option<crate::analysis::scaling::Drift>,
-    /// With `--verify`: what reading every document back found.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub verify: Option<crate::results::verified::VerifyReport>,
-    /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
-    /// interval of their mean in % of it (2 runs or more).
-    #[serde(default)]
-    pub cv_pct: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci95_pct: Option<f64>,
-    /// Warm-up documents over all runs (0: measured cold).
-    #[serde(default)]
-    pub warmup_docs: u64,
-    /// The servers' CPU and memory over the runs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<crate::analysis::limits::ServerSummary>,
-    /// What most likely limited the runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
-    /// Each resource's busy time per stored document over the runs, the bottleneck first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub demands: Vec<crate::analysis::demands::Demand>,
-    /// What limited the runs, the bound and what would help (`analysis::verdict`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<crate::analysis::verdict::Verdict>,
-    /// `--shard K/N`: which part of the plan this result holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardRecord>,
 }
 
 /// Warm-up before each measured run (see `engine::cell`).
@@ -294,6 +204,33 @@ impl std::fmt::Display for Warmup {
     }
 }
 
+/// When a warm-up until steady ([`Warmup::Steady`], and `auto`'s first run) is steady:
+/// `engine::warmup` applies it; plans and reports quote it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmupRule {
+    /// Windows that must agree.
+    pub windows: usize,
+    /// How far each of them may lie from their mean.
+    pub tolerance: f64,
+    /// The shortest window.
+    pub min_window: Duration,
+    /// The shortest span of the long-horizon comparison: the warm-up lasts at least twice it.
+    pub horizon: Duration,
+    /// The longest warm-up.
+    pub cap: Duration,
+}
+
+impl Warmup {
+    /// `--warmup auto`'s rule.
+    pub const AUTO_RULE: WarmupRule = WarmupRule {
+        windows: 3,
+        tolerance: 0.10,
+        min_window: Duration::from_millis(250),
+        horizon: Duration::from_secs(2),
+        cap: Duration::from_secs(180),
+    };
+}
+
 /// How every run of a cell is measured (`--warmup`, `--duration`, `--precision`,
 /// `--max-runs`), recorded with the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -317,7 +254,7 @@ pub struct MeasurePolicy {
     pub rate_per_s: Option<f64>,
     /// `--readers`: readers beside the import (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readers: Option<super::readers::ReaderPolicy>,
+    pub readers: Option<readers::ReaderPolicy>,
     /// `--reader-slo`: the readers' p99 (ms) the answers hold each import rate to (absent:
     /// 500 ms, or no readers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -338,45 +275,6 @@ impl Default for MeasurePolicy {
             reader_slo_ms: None,
         }
     }
-}
-
-/// The plan as a run's `result.json` shows it (no secrets): the exporter's view of a
-/// [`SweepPlan`] of one cell.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PlanRecord {
-    pub protocol: ProtocolKind,
-    pub auth: AuthMode,
-    pub user: String,
-    pub parent: String,
-    pub size_class: SizeClass,
-    pub doc_size_bytes: u64,
-    pub docs: u64,
-    pub threads: u64,
-    pub runs: u32,
-    pub seed: u64,
-    pub profile: String,
-    pub node_type: String,
-    pub properties_per_doc: usize,
-    pub docs_per_folder: u64,
-    pub versioning: bool,
-    pub timeout_s: f64,
-    #[serde(default)]
-    pub retries: u32,
-    /// `run --corpus`: the corpus description whose size mix the documents follow
-    /// (`doc_size_bytes` is then the mix's mean).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub corpus: Option<String>,
-    /// `run --corpus DIR`: the files keep their names in their own folders, recreated below
-    /// each run's folder (false: `--flatten`, numbered folders; and results before it).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub corpus_tree: bool,
-    /// `run --corpus DIR`: the sample asked and the name policy (`--on-name-clash`,
-    /// `--on-bad-name`), so `--resume` stores the same files under the same names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub corpus_names: Option<crate::corpus::policy::NamesRecord>,
-    /// Warm-up, steady state and precision (absent in results made before them).
-    #[serde(default)]
-    pub measure: MeasurePolicy,
 }
 
 /// An access method as recorded in results (no secrets).
@@ -657,6 +555,33 @@ impl Ord for CellKey {
 }
 
 /// One finished run of one cell.
+/// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
+pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
+    let base = docs / threads;
+    let extra = docs % threads;
+    (0..threads).map(|i| base + u64::from(i < extra)).collect()
+}
+
+/// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
+/// N's contiguous share of the T workers of all shards, with their global split.
+pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
+    let w = shard_workers(threads, shard);
+    split_quota(docs, threads)[w.start as usize..w.end as usize].to_vec()
+}
+
+/// The global indices of the workers a process runs: all T, or shard K of N's contiguous
+/// share of them (the T workers split over the N shards with remainder).
+pub fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
+    match shard {
+        None => 0..threads,
+        Some((k, n)) => {
+            let wq = split_quota(threads, n);
+            let w0: u64 = wq[..k as usize].iter().sum();
+            w0..w0 + wq[k as usize]
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellRun {
     pub cell: CellKey,
@@ -701,5 +626,28 @@ mod cell_key_tests {
         assert_eq!(rates, vec![None, Some(0.0), Some(10.0), Some(20.0)]);
         let set: std::collections::HashSet<CellKey> = v.into_iter().collect();
         assert!(set.contains(&key(Some(10.0))));
+    }
+
+    #[test]
+    fn quota_split_with_remainder() {
+        assert_eq!(split_quota(1000, 6), vec![167, 167, 167, 167, 166, 166]);
+        assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
+        assert_eq!(split_quota(10, 1), vec![10]);
+        assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn shards_take_contiguous_parts_of_the_global_split() {
+        // 1000 documents, 6 workers over 4 shards (2, 2, 1, 1 workers).
+        let parts: Vec<Vec<u64>> = (0..4)
+            .map(|k| shard_quotas(1000, 6, Some((k, 4))))
+            .collect();
+        assert_eq!(
+            parts,
+            vec![vec![167, 167], vec![167, 167], vec![166], vec![166]]
+        );
+        assert_eq!(parts.concat(), split_quota(1000, 6));
+        assert_eq!(shard_quotas(10, 2, Some((0, 4))), vec![5]);
+        assert_eq!(shard_quotas(10, 2, Some((3, 4))), Vec::<u64>::new());
     }
 }

@@ -1,8 +1,8 @@
 //! The names of what ingestbench speaks: the repository APIs ([`ProtocolKind`]) and how
-//! requests authenticate ([`AuthMode`]), with their defaults (re-exported as
-//! `protocol::{ProtocolKind, AuthMode}`). Plain enums shared by the CLI, the plans,
-//! access-method files, records on disk and the protocol clients; no behaviour beyond names
-//! and defaults, and no imports of its own.
+//! requests authenticate ([`AuthMode`]), with their defaults. Plain enums shared by the CLI,
+//! the plans, access-method files (`transport`), records on disk and the protocol clients
+//! (`protocol`), so they sit below all of them: no behaviour beyond names and defaults, and
+//! no imports of its own.
 
 /// The repository APIs ingestbench speaks.
 #[derive(
