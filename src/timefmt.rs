@@ -1,5 +1,6 @@
 //! Calendar formatting without a date library: UTC timestamps for results and for the
-//! embedded target's `createdAt`, and ISO dates for generated metadata. Owns nothing else.
+//! embedded target's `createdAt`, ISO dates for generated metadata, and durations for
+//! people. Owns nothing else.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -144,6 +145,17 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let doy = (153 * mp + 2) / 5 + d as u64 - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe as i64 - 719_468
+}
+
+/// Hours for people: `31.2 h`, `47 min`, `52 s`.
+pub fn human_hours(h: f64) -> String {
+    if h >= 1.0 {
+        format!("{h:.1} h")
+    } else if h * 60.0 >= 1.0 {
+        format!("{:.1} min", h * 60.0)
+    } else {
+        format!("{:.1} s", h * 3600.0)
+    }
 }
 
 #[cfg(test)]

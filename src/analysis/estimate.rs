@@ -34,6 +34,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::timefmt::human_hours;
+
 use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
 use crate::records::{CellRun, SweepPlan};
@@ -408,17 +410,6 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// Hours for people: `31.2 h`, `47 min`, `52 s`.
-pub fn human_hours(h: f64) -> String {
-    if h >= 1.0 {
-        format!("{h:.1} h")
-    } else if h * 60.0 >= 1.0 {
-        format!("{:.1} min", h * 60.0)
-    } else {
-        format!("{:.1} s", h * 3600.0)
-    }
-}
-
 /// Estimates the corpus's import from the sweeps' runs, into a repository that will hold
 /// `existing_docs` more documents than when it was measured.
 pub fn estimate(
@@ -530,8 +521,31 @@ pub fn estimate_from(
             .insert(0, pilot_finding(&fit, existing.is_some()));
         e.assumptions = pilot_assumptions(&fit);
     }
-    super::relieved::attach(&mut e, &[&pilots, &sweeps]);
+    attach_relieved(&mut e, &[&pilots, &sweeps]);
     e
+}
+
+/// Sets each option's `if_relieved` from the demands of its runs (where resources were
+/// read), and says the fastest option's in the findings. `sweeps`: the results estimated
+/// from, in groups (pilots, size-class sweeps).
+fn attach_relieved(e: &mut Estimate, sweeps: &[&[(SweepPlan, Vec<CellRun>)]]) {
+    let mean_bytes = e.bytes as f64 / (e.documents.max(1)) as f64;
+    for o in &mut e.options {
+        let runs =
+            super::relieved::option_runs(sweeps, &o.method, o.connection, o.threads, mean_bytes);
+        let demands: Vec<super::demands::Demand> = super::limits::cell_demands(
+            runs.iter()
+                .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
+        );
+        if demands.is_empty() {
+            continue;
+        }
+        let v = super::verdict::verdict(&demands, None);
+        o.if_relieved = Some(super::relieved::if_relieved(&v, o.duration_s, o.ci95_s));
+    }
+    if let Some(r) = e.options.first().and_then(|o| o.if_relieved.as_ref()) {
+        e.findings.push(r.text.clone());
+    }
 }
 
 /// What the pilot says about the import, in words.

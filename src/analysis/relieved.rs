@@ -7,10 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::demands::Demand;
-use super::estimate::{Estimate, human_hours};
 use super::verdict::{Verdict, WhatIf};
 use crate::records::{CellRun, SweepPlan};
+use crate::timefmt::human_hours;
 
 /// What an option's import would take if its bottleneck were relieved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -137,7 +136,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, ci95_s: f64) -> IfRelieved {
 
 /// The runs behind an option: its method, policy and threads, at the measured size closest
 /// to the corpus's mean document (one cell: demands differ by size).
-fn option_runs<'a>(
+pub(super) fn option_runs<'a>(
     sweeps: &[&'a [(SweepPlan, Vec<CellRun>)]],
     method: &str,
     conn: crate::transport::ConnectionPolicy,
@@ -162,28 +161,6 @@ fn option_runs<'a>(
         }
     }
     best.map(|(_, rs)| rs).unwrap_or_default()
-}
-
-/// Sets each option's `if_relieved` from the demands of its runs (where resources were
-/// read), and says the fastest option's in the findings. `sweeps`: the results estimated
-/// from, in groups (pilots, size-class sweeps).
-pub fn attach(e: &mut Estimate, sweeps: &[&[(SweepPlan, Vec<CellRun>)]]) {
-    let mean_bytes = e.bytes as f64 / (e.documents.max(1)) as f64;
-    for o in &mut e.options {
-        let runs = option_runs(sweeps, &o.method, o.connection, o.threads, mean_bytes);
-        let demands: Vec<Demand> = super::limits::cell_demands(
-            runs.iter()
-                .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
-        );
-        if demands.is_empty() {
-            continue;
-        }
-        let v = super::verdict::verdict(&demands, None);
-        o.if_relieved = Some(if_relieved(&v, o.duration_s, o.ci95_s));
-    }
-    if let Some(r) = e.options.first().and_then(|o| o.if_relieved.as_ref()) {
-        e.findings.push(r.text.clone());
-    }
 }
 
 #[cfg(test)]

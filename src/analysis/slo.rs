@@ -164,7 +164,7 @@ fn import_text(i: &ImportAtSlo) -> String {
         if s < 1.0 {
             format!("{:.0} ms", s * 1000.0)
         } else {
-            crate::analysis::estimate::human_hours(s / 3600.0)
+            crate::timefmt::human_hours(s / 3600.0)
         }
     };
     let mut t = format!(

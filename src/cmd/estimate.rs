@@ -7,9 +7,10 @@ use anyhow::{Context, Result, bail};
 
 use super::write_file;
 use crate::Outcome;
-use crate::analysis::estimate::{Estimate, estimate_from, human_bytes, human_hours};
+use crate::analysis::estimate::{Estimate, estimate_from, human_bytes};
 use crate::cli::EstimateArgs;
 use crate::corpus::CorpusDescription;
+use crate::timefmt::human_hours;
 
 pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     let corpus = CorpusDescription::load_or_describe(&a.corpus)?;

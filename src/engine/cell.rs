@@ -258,9 +258,7 @@ pub async fn run_cell<P: Protocol>(
     let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::with_capacity(part.works.len());
     let width = super::pool::width(plan.target_on_this_host, fixtures.size);
-    let pace = plan
-        .rate
-        .map(|r| Arc::new(super::pace::Pace::for_run(plan, r, resume)));
+    let pace = plan.rate.map(|r| Arc::new(pace_for_run(plan, r, resume)));
     for (w, work) in part.works {
         let ctx = WorkerCtx {
             proto: proto.clone(),
@@ -597,6 +595,53 @@ impl WarmupShare {
             gauge: self.gauge.clone(),
         })
     }
+}
+
+/// The schedule of one run of `plan` at `rate` documents per second: its documents (count
+/// mode, or what `resume` left of them), or those due inside its window; a shard paces its
+/// share of the rate.
+pub(crate) fn pace_for_run(
+    plan: &CellPlan,
+    rate: f64,
+    resume: Option<&ResumePoint>,
+) -> super::pace::Pace {
+    let owned = plan.owned();
+    let rate = rate * shard_share(plan);
+    match (plan.window, resume) {
+        (Some(w), _) => super::pace::Pace::new(
+            rate,
+            None,
+            0,
+            (w.as_secs_f64() * rate).ceil().max(1.0) as u64,
+        ),
+        (None, Some(r)) => {
+            let list = r
+                .todo
+                .iter()
+                .copied()
+                .filter(|i| owned.contains(i))
+                .collect();
+            super::pace::Pace::new(rate, Some(list), 0, 0)
+        }
+        (None, None) => super::pace::Pace::new(rate, None, owned.start, owned.end - owned.start),
+    }
+}
+
+/// The share of a run's rate a shard paces (1 without shards): its documents of the plan's,
+/// or, in a steady-state window, its workers of the T.
+fn shard_share(plan: &CellPlan) -> f64 {
+    if plan.shard.is_none() {
+        return 1.0;
+    }
+    let workers = crate::records::shard_workers(plan.threads, plan.shard);
+    let share = match plan.window {
+        Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
+        None => {
+            let owned = plan.owned();
+            (owned.end - owned.start) as f64 / plan.docs.max(1) as f64
+        }
+    };
+    share.max(1e-9)
 }
 
 #[cfg(test)]

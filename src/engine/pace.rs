@@ -31,7 +31,6 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
-use super::cell::{CellPlan, ResumePoint};
 use crate::metrics::{LatencyMs, encode_hist, round3};
 use crate::records::paced::PacedRecord;
 
@@ -59,27 +58,15 @@ pub(super) struct Pace {
 }
 
 impl Pace {
-    /// The schedule of one run of `plan` at `rate` documents per second: its documents
-    /// (count mode, or what `resume` left of them), or those due inside its window.
-    pub(super) fn for_run(plan: &CellPlan, rate: f64, resume: Option<&ResumePoint>) -> Pace {
-        let owned = plan.owned();
-        let rate = rate * shard_share(plan);
-        let (seq, total) = match (plan.window, resume) {
-            (Some(w), _) => (
-                Seq::From(0),
-                (w.as_secs_f64() * rate).ceil().max(1.0) as u64,
-            ),
-            (None, Some(r)) => {
-                let list: Vec<u64> = r
-                    .todo
-                    .iter()
-                    .copied()
-                    .filter(|i| owned.contains(i))
-                    .collect();
+    /// A schedule at `rate` documents per second: the positions `todo` (what an interrupted
+    /// run left), else `total` positions from document `start` on.
+    pub(super) fn new(rate: f64, todo: Option<Vec<u64>>, start: u64, total: u64) -> Pace {
+        let (seq, total) = match todo {
+            Some(list) => {
                 let n = list.len() as u64;
                 (Seq::List(list), n)
             }
-            (None, None) => (Seq::From(owned.start), owned.end - owned.start),
+            None => (Seq::From(start), total),
         };
         Pace {
             rate,
@@ -148,23 +135,6 @@ impl Pace {
     }
 }
 
-/// The share of a run's rate a shard paces (1 without shards): its documents of the plan's,
-/// or, in a steady-state window, its workers of the T.
-fn shard_share(plan: &CellPlan) -> f64 {
-    if plan.shard.is_none() {
-        return 1.0;
-    }
-    let workers = crate::records::shard_workers(plan.threads, plan.shard);
-    let share = match plan.window {
-        Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
-        None => {
-            let owned = plan.owned();
-            (owned.end - owned.start) as f64 / plan.docs.max(1) as f64
-        }
-    };
-    share.max(1e-9)
-}
-
 /// Waits until `due`, in steps short enough that a stop (Ctrl-C, a fatal rejection) is
 /// seen within 100 ms even at a slow rate. False when stopped.
 pub(super) async fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
@@ -229,6 +199,7 @@ impl PaceTally {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::cell::{CellPlan, ResumePoint, pace_for_run};
 
     fn plan(docs: u64, window: Option<Duration>) -> CellPlan {
         CellPlan {
@@ -259,7 +230,7 @@ mod tests {
 
     #[test]
     fn positions_are_due_one_interval_apart_and_claimed_once() {
-        let p = Pace::for_run(&plan(5, None), 100.0, None);
+        let p = pace_for_run(&plan(5, None), 100.0, None);
         let t0 = p.origin();
         let got: Vec<(u64, Duration)> = std::iter::from_fn(|| p.claim())
             .map(|(i, d)| (i, d - t0))
@@ -275,14 +246,14 @@ mod tests {
 
     #[test]
     fn a_window_holds_the_documents_due_inside_it_and_a_resume_what_was_left() {
-        let p = Pace::for_run(&plan(0, Some(Duration::from_millis(1005))), 100.0, None);
+        let p = pace_for_run(&plan(0, Some(Duration::from_millis(1005))), 100.0, None);
         assert_eq!(p.total, 101);
         let r = ResumePoint {
             folder: "f/run-1".into(),
             run_tag: 7,
             todo: vec![2, 3, 9],
         };
-        let p = Pace::for_run(&plan(10, None), 100.0, Some(&r));
+        let p = pace_for_run(&plan(10, None), 100.0, Some(&r));
         let got: Vec<u64> = std::iter::from_fn(|| p.claim()).map(|x| x.0).collect();
         assert_eq!(got, vec![2, 3, 9]);
     }
@@ -293,7 +264,7 @@ mod tests {
         // (quotas 3 3 2 2)... at 100/s × 4/10 = 40/s, one every 25 ms.
         let mut p = plan(10, None);
         p.shard = Some((1, 2));
-        let pace = Pace::for_run(&p, 100.0, None);
+        let pace = pace_for_run(&p, 100.0, None);
         let t0 = pace.origin();
         let got: Vec<(u64, Duration)> = std::iter::from_fn(|| pace.claim())
             .map(|(i, d)| (i, d - t0))
@@ -307,13 +278,13 @@ mod tests {
         // A window: its workers' share, 2 of 4.
         let mut w = plan(0, Some(Duration::from_secs(1)));
         w.shard = Some((0, 2));
-        assert_eq!(Pace::for_run(&w, 100.0, None).total, 50);
+        assert_eq!(pace_for_run(&w, 100.0, None).total, 50);
     }
 
     #[test]
     fn late_documents_and_the_backlog_are_counted() {
         // 10 documents at 100/s: due every 10 ms, the last at 90 ms, tolerance 10 ms.
-        let p = Pace::for_run(&plan(10, None), 100.0, None);
+        let p = pace_for_run(&plan(10, None), 100.0, None);
         let t0 = p.origin();
         let mut t = PaceTally::new();
         for k in 0..10u64 {

@@ -358,8 +358,8 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
             o.method.clone(),
             o.connection.to_string(),
             o.threads.to_string(),
-            crate::analysis::estimate::human_hours(o.hours),
-            format!("± {}", crate::analysis::estimate::human_hours(o.ci95_hours)),
+            crate::timefmt::human_hours(o.hours),
+            format!("± {}", crate::timefmt::human_hours(o.ci95_hours)),
             format!("{:.6}", o.per_doc_s),
             format!("{:.6}", o.per_mib_s),
         ]);
