@@ -107,7 +107,8 @@ fn round3(v: f64) -> f64 {
 /// What most likely limited a cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Bottleneck {
-    /// `client`, `server_cpu`, `host_cpu`, `latency` or `unknown`.
+    /// `client`, `server_cpu`, `host_cpu`, `latency`, `schedule` (a paced run that kept up)
+    /// or `unknown`.
     pub kind: String,
     pub text: String,
 }

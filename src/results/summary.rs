@@ -569,7 +569,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             0.0
         }
     };
-    CellSummary {
+    let mut c = CellSummary {
         method: key.method.clone(),
         connection: key.connection,
         size: key.size,
@@ -624,7 +624,21 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
             p
         }),
         rate_per_s: key.rate_per_s,
+    };
+    // A paced cell that kept up was held to its schedule, not by a resource: it measured
+    // latency at that rate, not capacity ("latency-bound or serializing" would be wrong).
+    if let Some(p) = c.paced.as_ref().filter(|p| p.kept_up)
+        && c.bottleneck.is_some()
+    {
+        c.bottleneck = Some(crate::analysis::limits::Bottleneck {
+            kind: "schedule".into(),
+            text: format!(
+                "the schedule: paced at {:.1} docs/s and kept up; a paced run measures latency at its rate, not capacity (a closed-loop run or sweep does)",
+                p.rate_per_s
+            ),
+        });
     }
+    c
 }
 
 /// Judges every cell of a sweep against its method and size's scaling row, and makes each

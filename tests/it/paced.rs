@@ -98,6 +98,10 @@ async fn a_rate_above_capacity_reports_the_backlog_and_the_achieved_rate() {
         p.achieved_per_s, p.backlog, p.late, p.response_ms.p99
     );
     assert!(!p.kept_up);
+    assert_ne!(
+        r.bottleneck.as_ref().map(|b| b.kind.as_str()),
+        Some("schedule")
+    );
     assert!(
         (p.achieved_per_s / 100.0 - 1.0).abs() <= 0.2,
         "achieved {} docs/s against a capacity of 100",
@@ -149,6 +153,26 @@ async fn a_rate_under_capacity_keeps_up_in_a_steady_state_window() {
     assert_eq!(p.due, 100, "due every 20 ms inside 2 s");
     assert!(p.kept_up, "{p:?}");
     assert_eq!(p.backlog, 0);
+    // Held to its schedule, not limited by a resource: no closed-loop "likely limit" (the
+    // embedded target of the real binary, whose resources are read).
+    let o = crate::cli::bin()
+        .args([
+            "run",
+            "--rate",
+            "50",
+            "--docs",
+            "60",
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+        ])
+        .args(["--warmup", "0", "--json", "--results-dir"])
+        .arg(dir.path().join("cli"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["bottleneck"]["kind"], "schedule", "{}", v["bottleneck"]);
     assert!(
         (p.achieved_per_s / 50.0 - 1.0).abs() <= 0.1,
         "achieved {}",
