@@ -432,6 +432,7 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
         .unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
+
 /// Liferay's readers: a rates sweep through headless-delivery against the embedded target,
 /// where reads (`GET /documents/{id}`, its content inline, a folder's page, the site's search)
 /// share the slots with the uploads: every kind of read succeeds in every cell, the SLO
