@@ -62,6 +62,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -d "$dir" ] || { echo "estimate-accuracy.sh: $dir is not a directory" >&2; exit 2; }
+[[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 cargo build --release --locked --quiet
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
 work=$(mktemp -d)

@@ -49,8 +49,8 @@ pub enum Command {
     /// system. Writes corpus.json: counts, bytes, size histogram and percentiles, types,
     /// folders, versions per document.
     Corpus(CorpusArgs),
-    /// Estimate how long importing a corpus takes, per measured access method and thread
-    /// count, with a 95 % interval, from sweep results (ideally `sweep --corpus`).
+    /// Estimate how long importing a corpus takes, with a 95 % interval, from a pilot import
+    /// (`run --corpus DIR --sample N --runs 2`) or from size-class sweeps (`sweep --corpus`).
     Estimate(EstimateArgs),
     /// Read back every document a run or sweep uploaded (by id, from its manifest) and check
     /// it: exists, name, size, SHA-256 of the content, the metadata sent; and that the run
@@ -192,7 +192,7 @@ pub struct CorpusArgs {
 
 #[derive(Debug, Args, Clone)]
 #[command(
-    after_help = "Model: per-document cost a + c x bytes at each method, policy and thread count, fitted\nfrom the measured sizes; the corpus takes N x a + c x B, plus growth with the documents\nstored (fitted from the runs' steady windows: flat or linear) over the import's fill. The\n95 % interval covers the fit, the growth, a single run's spread and a 2.5 % model error.\nSee docs/estimate.md.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory."
+    after_help = "From a pilot import (a random slice of the corpus imported as the import will be): the\npilot's cost per request from its windows, the import's requests and bytes, the pilot's\nstart and tail once; a pilot run twice also says how far the server moved between its\nruns (the level is then the last run's) and carries growth both runs confirm. The 95 %\ninterval covers the fit, the import's own noise and a 15 % model error (calibrated on\nreal servers), widened by the move between the runs.\nFrom size-class sweeps: per-document cost a + c x bytes at each method, policy and thread\ncount; the corpus takes N x a + c x B, plus growth with the documents stored over the\nimport's fill; a 2.5 % model error. See docs/estimate.md.\n\nExit codes: 0 estimated, 2 unreadable corpus.json or results directory, or a pilot too\nshort to read."
 )]
 pub struct EstimateArgs {
     /// The corpus: its corpus.json (from `ingestbench corpus`), or a directory or listing,
@@ -200,7 +200,8 @@ pub struct EstimateArgs {
     #[arg(long, value_name = "CORPUS.json|DIR|LISTING.csv")]
     pub corpus: PathBuf,
 
-    /// Sweep results directories (results/sweep-<id>) to estimate from.
+    /// Results directories to estimate from: a pilot's (results/run-<id>) or sweeps'
+    /// (results/sweep-<id>).
     #[arg(value_name = "RESULTS_DIR", required = true)]
     pub dirs: Vec<PathBuf>,
 
