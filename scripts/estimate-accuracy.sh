@@ -11,9 +11,11 @@
 #
 #   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
 #                                [--threads T] [--sample-pct P] [--warmup W] [--prewarm D]
-#                                [--pilot-runs N]
+#                                [--pilot-runs N] [--sample-time T]
 #                                [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
+# --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
+#   corpus's files in one random order until T is up) instead of --sample-pct's share.
 # --pilot-runs N: the pilot imports its slice N times, each into a folder of its own (default 2, as docs/estimate.md advises; 1 before 2026-11-26 (4));
 #   with 2 the estimate sees whether the server held still between them (docs/estimate.md).
 # --prewarm D: before the pilot, the freshly started server (real cases) works for D (for
@@ -43,7 +45,7 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2; shift 2 ;;
     --prewarm) prewarm=$2; shift 2 ;;
     --pilot-runs) pruns=$2; shift 2 ;;
+    --sample-time) stime=$2; shift 2 ;;
     --reuse-lab) reuse=1; shift ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
@@ -89,8 +92,9 @@ export INGESTBENCH_PASSWORD=admin
 "$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
 sample=$(( docs * pct / 100 ))
+pick=(--sample "$sample"); [ -n "$stime" ] && pick=(--sample-time "$stime")
 case $method in
-  pilot) echo "corpus $dir: $docs documents; pilot import: $sample documents ($pct %), $threads threads" ;;
+  pilot) echo "corpus $dir: $docs documents; pilot import: ${stime:-$sample documents ($pct %)}, $threads threads" ;;
   sizes) echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads" ;;
   *) echo "estimate-accuracy.sh: --method is pilot or sizes" >&2; exit 2 ;;
 esac
@@ -137,7 +141,7 @@ trial() { # case k
       || { echo "prewarm failed: $(tail -n3 "$work/prewarm.log")" >&2; return 1; }
   fi
   if [ "$method" = pilot ]; then
-    "$bin" run --quiet --url "$url" --corpus "$dir" --sample "$sample" --threads "$threads" "${names[@]}" --warmup "$warmup" \
+    "$bin" run --quiet --url "$url" --corpus "$dir" "${pick[@]}" --threads "$threads" "${names[@]}" --warmup "$warmup" \
       --runs "$pruns" "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
       || { echo "pilot failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
   else
@@ -158,7 +162,7 @@ trial() { # case k
   # than this one met a server still warming; one as slow, a slice that is not the import.
   if [ "$method" = pilot ] && [ -n "$keep" ]; then
     rm -rf "$work/after"
-    "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" --sample "$sample" --threads "$threads" "${names[@]}" \
+    "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" "${pick[@]}" --threads "$threads" "${names[@]}" \
       --runs 1 "${proto[@]}" --results-dir "$work/after" >/dev/null 2>"$work/after.log" || true
   fi
   python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" <<'PY' | tee -a "$out"

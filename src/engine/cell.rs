@@ -56,6 +56,9 @@ pub struct CellPlan {
     pub docs: u64,
     /// Steady-state mode: the measured window (`--duration`).
     pub window: Option<Duration>,
+    /// With `window`: the run ends when the plan's `docs` documents were sent, if that comes
+    /// first (`run --sample-time`: never going round the sample again).
+    pub once: bool,
     pub warmup: Warmup,
     pub threads: u64,
     pub docs_per_folder: u64,
@@ -210,6 +213,15 @@ pub async fn run_cell<P: Protocol>(
     let part = Part::of(plan, resume);
     let barrier = Arc::new(Barrier::new(part.works.len() + 1));
     let part_workers = part.works.len() as u64;
+    // `once`: the documents this process's workers can send before their sample runs out.
+    let sample_left: u64 = part
+        .works
+        .iter()
+        .map(|(_, w)| match w.stride {
+            Some(t) if plan.once => w.range.end.saturating_sub(w.range.start).div_ceil(t.max(1)),
+            _ => 0,
+        })
+        .sum();
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     let folders = Arc::new(FolderTable::new(
         run_folder.clone(),
@@ -401,7 +413,12 @@ pub async fn run_cell<P: Protocol>(
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let timeline = ticker.finish(end);
     let stopped = live.stop.load(Ordering::Relaxed);
+    // A window that sent every document of its sample (`once`) ended when the last came back.
+    let sent = merged.docs_ok + merged.docs_failed + late;
     let duration = match plan.window {
+        Some(w) if !stopped && plan.once && sent >= sample_left => {
+            w.min(end.saturating_duration_since(started))
+        }
         Some(w) if !stopped => w,
         _ => end.saturating_duration_since(started),
     };
@@ -457,7 +474,7 @@ impl Part {
                 .map(|w| {
                     let work = Work {
                         list: None,
-                        range: w..u64::MAX,
+                        range: w..if plan.once { plan.docs } else { u64::MAX },
                         stride: Some(t),
                     };
                     (w, work)

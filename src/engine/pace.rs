@@ -205,6 +205,7 @@ mod tests {
         CellPlan {
             docs,
             window,
+            once: false,
             warmup: crate::records::Warmup::Docs(0),
             threads: 4,
             docs_per_folder: 500,

@@ -223,6 +223,7 @@ impl SweepJob<'_> {
         CellPlan {
             docs: self.work.docs,
             window,
+            once: self.measure.once,
             warmup: self.measure.warmup.resolve(
                 self.work.docs,
                 cell.threads,

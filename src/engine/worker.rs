@@ -84,7 +84,7 @@ pub(super) struct Work {
 impl Work {
     fn indices(&self) -> Box<dyn Iterator<Item = u64> + Send + '_> {
         if let Some(step) = self.stride {
-            return Box::new((self.range.start..).step_by(step.max(1) as usize));
+            return Box::new(self.range.clone().step_by(step.max(1) as usize));
         }
         let list = self.list.as_deref();
         Box::new(

@@ -244,6 +244,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         rate_per_s,
         readers,
         reader_slo_ms,
+        once: false,
     })
 }
 
@@ -615,7 +616,8 @@ impl RunPlan {
             .corpus
             .as_deref()
             .map(|p| corpus_input(std::path::Path::new(p), sample, &common, policy))
-            .transpose()?;
+            .transpose()?
+            .map(|(c, _)| c);
         Ok(RunPlan {
             common,
             url,
@@ -653,11 +655,27 @@ impl TryFrom<&RunArgs> for RunPlan {
             on_name_clash: a.on_name_clash,
             on_bad_name: a.on_bad_name,
         };
-        let corpus = a
-            .corpus
-            .as_deref()
-            .map(|p| corpus_input(p, a.sample.unwrap_or(a.docs), &common, policy))
-            .transpose()?;
+        let mut common = common;
+        let wanted = match &a.sample_time {
+            Some(t) => {
+                common.measure.duration_s = Some(sample_time(t)?);
+                common.measure.once = true;
+                a.sample.unwrap_or(u64::MAX)
+            }
+            None => a.sample.unwrap_or(a.docs),
+        };
+        let (corpus, drawn) = match a.corpus.as_deref() {
+            Some(p) => {
+                let (c, n) = corpus_input(p, wanted, &common, policy)?;
+                (Some(c), n)
+            }
+            None => (None, wanted),
+        };
+        if a.sample_time.is_some() && !matches!(corpus, Some(CorpusInput::Files(..))) {
+            bail!(
+                "--sample-time imports real files: give --corpus a directory, not a corpus description"
+            );
+        }
         let docs = match &corpus {
             Some(CorpusInput::Files(_, f)) => f.len() as u64,
             _ => a.docs,
@@ -681,27 +699,42 @@ impl TryFrom<&RunArgs> for RunPlan {
             target_data_dir: a.target_data_dir.clone(),
             corpus,
             flatten: a.flatten,
-            sample: a.sample.unwrap_or(a.docs),
+            // What a resume draws again: the files asked for, or (by time) all it drew.
+            sample: if a.sample_time.is_some() {
+                drawn
+            } else {
+                wanted
+            },
             on_name_clash: a.on_name_clash,
             on_bad_name: a.on_bad_name,
         })
     }
 }
 
-/// `--corpus`: a directory's stratified sample of `n` files, or a description's size mix.
+/// `--sample-time`: a positive duration.
+fn sample_time(t: &str) -> Result<f64> {
+    match parse_duration(t) {
+        Some(v) if v > 0.0 => Ok(v),
+        _ => bail!("--sample-time {t}: give a positive duration such as 2m or 10m"),
+    }
+}
+
+/// `--corpus`: a directory's stratified sample of `n` files, or a description's size mix;
+/// with the number of files drawn (at most `n`, before `--on-*` skips any).
 fn corpus_input(
     p: &std::path::Path,
     n: u64,
     common: &CommonPlan,
     names: crate::corpus::policy::NamePolicy,
-) -> Result<CorpusInput> {
+) -> Result<(CorpusInput, u64)> {
     if p.is_dir() {
         return sample_files(p, n, common, names);
     }
-    Ok(CorpusInput::Mix(
+    let mix = CorpusInput::Mix(
         p.to_path_buf(),
         Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-    ))
+    );
+    Ok((mix, n))
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
@@ -710,8 +743,9 @@ fn sample_files(
     n: u64,
     common: &CommonPlan,
     names: crate::corpus::policy::NamePolicy,
-) -> Result<CorpusInput> {
-    let (files, _) = crate::corpus::sample::sample(dir, n, common.seed)?;
+) -> Result<(CorpusInput, u64)> {
+    let (files, d) = crate::corpus::sample::sample(dir, n, common.seed)?;
+    let drawn = n.min(d.documents);
     let (files, applied) = crate::corpus::policy::apply(names, files);
     if let Some(line) = applied.summary().filter(|_| !common.quiet) {
         eprintln!("{line}");
@@ -731,7 +765,10 @@ fn sample_files(
             dir.display()
         );
     }
-    Ok(CorpusInput::Files(dir.to_path_buf(), Arc::new(files)))
+    Ok((
+        CorpusInput::Files(dir.to_path_buf(), Arc::new(files)),
+        drawn,
+    ))
 }
 
 #[cfg(test)]

@@ -108,6 +108,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "corpus", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample: Option<u64>,
 
+    /// With --corpus DIR: a pilot of this long per run (e.g. 2m, 10m) instead of a number of
+    /// files: each run imports the corpus's files in one random order (from --seed) until
+    /// this long has passed or every file was sent, never the same file twice; every run
+    /// starts the order again, into its own folder. The files drawn: --sample N of them
+    /// (default: the whole corpus, read and hashed before the first upload).
+    #[arg(long, value_name = "DURATION", requires = "corpus", conflicts_with_all = ["duration", "rate"])]
+    pub sample_time: Option<String>,
+
     /// With --corpus DIR: upload the files into numbered folders (--docs-per-folder) under
     /// generated names, instead of recreating the corpus's folder tree below each run's
     /// folder with the files' own names (creating those folders is part of the import timed).

@@ -259,6 +259,11 @@ pub struct MeasurePolicy {
     /// 500 ms, or no readers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_slo_ms: Option<f64>,
+    /// `run --sample-time`: a steady-state window that never goes round the sample again: a
+    /// run ends at its deadline or when every document of the sample was sent, whichever is
+    /// first (false: a window goes round the sample as often as it lasts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
 }
 
 impl Default for MeasurePolicy {
@@ -273,6 +278,7 @@ impl Default for MeasurePolicy {
             rate_per_s: None,
             readers: None,
             reader_slo_ms: None,
+            once: false,
         }
     }
 }

@@ -108,10 +108,18 @@ pub fn summary_text(r: &RunResult) -> String {
     };
     if let Some(w) = p.measure.duration_s {
         let late: u64 = r.runs.iter().map(|x| x.docs_after_window).sum();
-        let _ = writeln!(
-            s,
-            "  steady state: {w} s windows; {late} documents acknowledged after a window closed (kept, not counted)"
-        );
+        let _ = if p.measure.once {
+            writeln!(
+                s,
+                "  sample time: {w} s per run, the {} files in one random order, none sent twice; {late} documents acknowledged after the time was up (kept, not counted)",
+                p.docs
+            )
+        } else {
+            writeln!(
+                s,
+                "  steady state: {w} s windows; {late} documents acknowledged after a window closed (kept, not counted)"
+            )
+        };
     }
     for x in &r.servers {
         let _ = match (x.cpu_share, &x.error) {

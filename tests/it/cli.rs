@@ -62,6 +62,11 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--duration", "soon"], "--duration"),
         (vec!["--duration", "0s"], "--duration"),
         (vec!["--precision", "120%"], "--precision"),
+        (
+            vec!["--corpus", ".", "--sample-time", "soon"],
+            "--sample-time",
+        ),
+        (vec!["--sample-time", "1m"], "--corpus"),
         (vec!["--server-metrics", "host:9100"], "--server-metrics"),
         (vec!["--server-pid", "4294967295"], "--server-pid"),
         (vec!["--jtl", "/no/such/dir/uploads.jtl"], "--jtl"),

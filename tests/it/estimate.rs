@@ -316,6 +316,64 @@ async fn growth_a_two_run_pilot_confirms_is_carried_over_the_import() {
     );
 }
 
+/// `run --corpus DIR --sample-time T`: a pilot measured by time. Each run imports the files in
+/// one random order until its time is up, never a file twice and never going round again
+/// (no `pass-N/` tree); a sample that runs out first ends the run there. The estimate reads
+/// it as a pilot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pilot_by_time_sends_each_file_once_until_its_time_or_its_files_run_out() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = corpus_target(|_| {}).await;
+    let (pw, root) = (dir.path().join("password"), dir.path().join("files"));
+    let timed = |results: &Path, sample: Option<&str>, time: &str| {
+        let mut ra = corpus_run(&url, &root, &pw, results, "1", "0", 2);
+        ra.sample = sample.map(|s| s.parse().unwrap());
+        ra.sample_time = Some(time.into());
+        ra
+    };
+    // 2 slots at 12 ms: about 165 documents a second, so 1.5 s sends about 250 of 1,500.
+    let results = dir.path().join("timed");
+    let (outcome, r) = ingestbench::run_command(&timed(&results, None, "1.5s"))
+        .await
+        .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
+    assert!(r.plan.measure.once && r.plan.docs == 1500, "{:?}", r.plan);
+    let run_dir = results.join(format!("run-{}", r.id));
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    for run in [1, 2] {
+        let mine: Vec<_> = entries.iter().filter(|e| e.run == run).collect();
+        let sources: std::collections::HashSet<_> =
+            mine.iter().map(|e| e.source.clone().unwrap()).collect();
+        assert_eq!(sources.len(), mine.len(), "run {run} sent a file twice");
+        assert!(
+            (100..1500).contains(&mine.len()),
+            "run {run}: {} documents in 1.5 s",
+            mine.len()
+        );
+        assert!(mine.iter().all(|e| !e.folder.contains("/pass-")));
+    }
+    for x in &r.runs {
+        assert!((x.duration_s - 1.5).abs() < 1e-6, "{x:?}");
+    }
+    let corpus = ingestbench::corpus::describe(&root).unwrap();
+    let est = ingestbench::analysis::estimate::estimate_from(
+        &corpus,
+        &[ingestbench::results::load_dir(&run_dir).unwrap()],
+        None,
+    );
+    assert!(est.pilot.is_some(), "read as a pilot: {:?}", est.findings);
+    // A sample of 40 runs out long before 30 s: the run ends when its last file is back.
+    let results = dir.path().join("short");
+    let (_, r) = ingestbench::run_command(&timed(&results, Some("40"), "30s"))
+        .await
+        .unwrap();
+    for x in &r.runs {
+        assert_eq!((x.docs_ok, x.docs_failed), (40, 0), "{x:?}");
+        assert!(x.duration_s < 5.0, "{x:?}");
+    }
+}
+
 async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     let _one = common::TIMED.lock().await;
     // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
