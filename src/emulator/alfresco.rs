@@ -255,6 +255,29 @@ pub(super) fn bad(summary: &str) -> Resp {
     error(400, "framework.exception.InvalidArgument", summary)
 }
 
+/// A listing's `skipCount` (default 0) and `maxItems` (default 100, at least 1), or the 400
+/// the real server answers for either (an early return of the route, so its size is no cost).
+#[allow(clippy::result_large_err)]
+pub(super) fn paging(query: &[(String, String)]) -> Result<(u64, u64), Resp> {
+    let num = |k: &str| {
+        query
+            .iter()
+            .find(|(q, _)| q == k)
+            .map(|(_, v)| v.parse::<u64>())
+    };
+    let skip = match num("skipCount") {
+        None => 0,
+        Some(Ok(v)) => v,
+        Some(Err(_)) => return Err(bad("Invalid paging parameter skipCount")),
+    };
+    let max = match num("maxItems") {
+        None => 100,
+        Some(Ok(v)) if v >= 1 => v,
+        _ => return Err(bad("Invalid paging parameter maxItems")),
+    };
+    Ok((skip, max))
+}
+
 async fn create(
     state: &Arc<State>,
     parts: &Parts,
@@ -614,21 +637,9 @@ async fn content(state: &State, user: &str, id: &str) -> Resp {
 }
 
 async fn children(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {
-    let num = |k: &str| {
-        query
-            .iter()
-            .find(|(q, _)| q == k)
-            .map(|(_, v)| v.parse::<u64>())
-    };
-    let skip = match num("skipCount") {
-        None => 0,
-        Some(Ok(v)) => v,
-        Some(Err(_)) => return bad("Invalid paging parameter skipCount"),
-    };
-    let max = match num("maxItems") {
-        None => 100,
-        Some(Ok(v)) if v >= 1 => v,
-        _ => return bad("Invalid paging parameter maxItems"),
+    let (skip, max) = match paging(query) {
+        Ok(p) => p,
+        Err(r) => return r,
     };
     let rp = query
         .iter()
@@ -714,5 +725,27 @@ mod tests {
         assert_eq!(pct_decode("a%2Fb+c"), "a/b c");
         assert_eq!(pct_decode("100%"), "100%");
         assert_eq!(pct_decode("%zz"), "%zz");
+    }
+
+    #[test]
+    fn paging_defaults_and_refusals() {
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(paging(&q(&[])).ok(), Some((0, 100)));
+        assert_eq!(
+            paging(&q(&[("maxItems", "5"), ("skipCount", "10")])).ok(),
+            Some((10, 5))
+        );
+        for bad in [
+            [("skipCount", "x")],
+            [("maxItems", "0")],
+            [("maxItems", "-1")],
+        ] {
+            assert_eq!(paging(&q(&bad)).unwrap_err().status(), 400, "{bad:?}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use http_body_util::Full;
 use hyper::Response;
 use serde_json::{Value, json};
 
-use super::{bad, blocking, list_page, lookup, node_json, store_failure};
+use super::{bad, blocking, list_page, lookup, node_json, paging, store_failure};
 use crate::emulator::State;
 
 type Resp = Response<Full<Bytes>>;
@@ -51,16 +51,9 @@ pub(super) async fn find_nodes(state: &State, user: &str, query: &[(String, Stri
     let Some(like) = pattern(term) else {
         return bad("Query 'term' must contain at least 3 alphanumeric characters");
     };
-    let num = |k: &str| param(k).map(|v| v.parse::<u64>());
-    let skip = match num("skipCount") {
-        None => 0,
-        Some(Ok(v)) => v,
-        Some(Err(_)) => return bad("Invalid paging parameter skipCount"),
-    };
-    let max = match num("maxItems") {
-        None => 100,
-        Some(Ok(v)) if v >= 1 => v,
-        _ => return bad("Invalid paging parameter maxItems"),
+    let (skip, max) = match paging(query) {
+        Ok(p) => p,
+        Err(r) => return r,
     };
     let kind = match param("nodeType") {
         None => None,
