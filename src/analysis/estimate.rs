@@ -595,13 +595,14 @@ fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
 fn pilot_assumptions(fit: &super::pilot::PilotFit) -> Vec<String> {
     let model = match fit.run_drift {
         None => format!(
-            "what a pilot cannot show (the import's hours against its minutes) is within ± {:.0} % (95 %), as calibrated on repositories and corpora the model was not written on",
+            "what a pilot of {:.0} s cannot show (the import's hours against its minutes) is within ± {:.0} % (95 %), as calibrated on repositories and corpora the model was not written on (± 29 % for pilots of 10 s or less, narrower for longer ones: they have seen more of the server's swings)",
+            fit.duration_s,
             196.0 * fit.model_error
         ),
         Some(d) => format!(
             "what a pilot cannot show is within ± {:.0} % (95 %): ± {:.0} % as calibrated on repositories and corpora the model was not written on, with what of the server's move between the pilot's runs ({:+.1} %) growth does not explain",
             196.0 * fit.model_error,
-            196.0 * super::pilot::MODEL_ERROR,
+            196.0 * super::pilot::model_error_for(fit.duration_s),
             d * 100.0
         ),
     };

@@ -54,16 +54,39 @@ use crate::corpus::CorpusDescription;
 use crate::protocol_kind::ProtocolKind;
 use crate::records::{CellRun, TimelinePoint};
 
-/// Relative error (one σ) of what a pilot cannot show: the import's other hour on the
-/// server, its shares' tails, growth beyond the fill the pilot saw. Calibrated on warm real
-/// servers (`scripts/estimate-accuracy.sh --prewarm 180s --reuse-lab`, re-scored with
-/// `scripts/estimate-rescore.py`): set on the 20 trials of `/usr/include` and `~/.m2` on
-/// OpenCMIS FileShare direct and behind mod_jk and on OpenCMIS InMemory, where 15 % is the
-/// least that put 90 % of the imports inside (18 of 20, at a median ±32 %; 20 %: 19 of 20 at
-/// ±42 %), then checked on 6 trials of a corpus it was not set on (41,462 files): 6 of 6
-/// inside at a median ±35 % (docs/estimate.md). The evidence behind the rest of the interval
-/// cannot narrow this; a server that behaves the same for the pilot and the import can.
+/// Relative error (one σ) of what a pilot of a few seconds cannot show: the import's other
+/// hour on the server, its shares' tails, growth beyond the fill the pilot saw. Calibrated on
+/// warm real servers (`scripts/estimate-accuracy.sh --prewarm 180s --reuse-lab`, re-scored
+/// with `scripts/estimate-rescore.py`): set on the 20 trials of `/usr/include` and `~/.m2` on
+/// OpenCMIS FileShare direct and behind mod_jk and on OpenCMIS InMemory, pilots of 1-15 s,
+/// where 15 % is the least that put 90 % of the imports inside (18 of 20, at a median ±32 %;
+/// 20 %: 19 of 20 at ±42 %), then checked on 6 trials of a corpus it was not set on (41,462
+/// files): 6 of 6 inside at a median ±35 % (docs/estimate.md). A longer pilot narrows it:
+/// [`model_error_for`].
 pub const MODEL_ERROR: f64 = 0.15;
+
+/// The part of [`MODEL_ERROR`] no pilot can show, however long (one σ): a step of the server
+/// (a JVM that warms in plateaus, a cache that stops holding the working set) after it.
+pub const STEP_ERROR: f64 = 0.05;
+
+/// Pilot seconds below which the server's slow swings are unseen: on this project's 2-core
+/// machine a disk-backed FileShare swung between about 700 and 1,500 requests/s over tens
+/// of seconds (the kernel's writeback), and the imports of pilots of 1-15 s came out
+/// 0.65-2.5 of the estimate; of pilots of 2 × 20 s on a 65,529-file corpus, 0.93-1.09
+/// (docs/estimate.md).
+pub const SWING_S: f64 = 10.0;
+
+/// What a pilot of `secs` seconds (all its runs) cannot show (one σ): [`STEP_ERROR`] and the
+/// rest of [`MODEL_ERROR`], the server's swings, of which a longer pilot has seen and averaged
+/// more (falling as `SWING_S / secs`, the variance of a mean over a longer stretch of a
+/// swinging rate). 15 % up to 10 s of pilot, 8.7 % at 40 s, 5.3 % at 10 minutes.
+pub fn model_error_for(secs: f64) -> f64 {
+    if secs <= SWING_S {
+        return MODEL_ERROR;
+    }
+    let swing2 = MODEL_ERROR.powi(2) - STEP_ERROR.powi(2);
+    (STEP_ERROR.powi(2) + swing2 * (SWING_S / secs.max(1e-3)).min(1.0)).sqrt()
+}
 
 /// A change of the cost per request between the pilot's runs beyond which the server is
 /// taken to have moved (the level is then the last run's).
@@ -541,7 +564,8 @@ pub fn predict(
     // Two runs that agree do not narrow it: no trial has shown that they may. On FileShare
     // (2026-11-26) the server swung between about 700 and 1,500 requests/s over tens of
     // seconds; no pair agreed within 5 %, and the closest (+5.6 %) missed its import by 59 %.
-    let model_error = drift.map_or(MODEL_ERROR, |d| MODEL_ERROR.hypot(d - explained));
+    let base_error = model_error_for(secs);
+    let model_error = drift.map_or(base_error, |d| base_error.hypot(d - explained));
     let var_model = (model_error * t).powi(2);
     // A trend through the pilot is in the flat fit's residuals (their spread, and their
     // lag-1 autocorrelation, which inflates the variance up to 9x); carried over the
@@ -599,7 +623,7 @@ pub fn predict(
         }
     );
     let needed = (rel > TARGET).then(|| {
-        let more = needed(rel, var_fit, var_run, var_model, t, secs, docs);
+        let more = needed(rel, var_fit, var_run, (model_error, base_error), t, secs, docs);
         match drift {
             None => format!(
                 "{more}; a second run of the pilot (--runs 2) would show whether the server moved between them"
@@ -661,34 +685,43 @@ pub fn predict(
     ))
 }
 
-/// How much longer a pilot would bring the interval to ±20 %: the flat fit's variance
-/// falls as 1/n; the import's own noise and the model error do not fall at all.
+/// How much longer a pilot would bring the interval to ±20 %: the flat fit's variance falls
+/// as 1/n, the swings' part of the model error as [`model_error_for`] says; the import's own
+/// noise, the step error and a drift between the pilot's runs do not fall at all.
+/// `errors`: the model error in the interval, and the part of it the pilot's length sets.
 fn needed(
     rel: f64,
     var_fit: f64,
     var_run: f64,
-    var_model: f64,
+    errors: (f64, f64),
     t: f64,
     secs: f64,
     docs: u64,
 ) -> String {
-    let target_var = (TARGET * t / 1.96).powi(2) - var_run - var_model;
-    if target_var <= 0.0 {
-        return format!(
-            "±{:.0} %: the import's own run-to-run noise and the model error alone exceed ±{:.0} %; no longer pilot narrows it",
+    let (model, by_length) = errors;
+    let fixed = (model.powi(2) - by_length.powi(2)).max(0.0);
+    let target_var = (TARGET * t / 1.96).powi(2);
+    let var_at =
+        |k: f64| var_fit / k + var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t;
+    // The smallest of 1.1x, 1.2x, ... up to 1,000x that reaches it.
+    let k = (1..=700)
+        .map(|i| 1.01f64.powi(i * 10).min(1000.0))
+        .find(|&k| var_at(k) <= target_var);
+    match k {
+        Some(k) => format!(
+            "±{:.0} %: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring it to ±{:.0} %",
+            rel * 100.0,
+            k,
+            docs as f64 * k,
+            secs * k,
+            TARGET * 100.0
+        ),
+        None => format!(
+            "±{:.0} %: the import's own run-to-run noise and what no pilot can show alone exceed ±{:.0} %; no longer pilot narrows it",
             rel * 100.0,
             TARGET * 100.0
-        );
+        ),
     }
-    let k = (var_fit / target_var).max(1.0);
-    format!(
-        "±{:.0} %: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring it to ±{:.0} %",
-        rel * 100.0,
-        k,
-        docs as f64 * k,
-        secs * k,
-        TARGET * 100.0
-    )
 }
 
 #[cfg(test)]
@@ -825,6 +858,40 @@ mod tests {
         assert!((t / 14.4 - 1.0).abs() < 0.05, "{t} ± {h}");
         assert!((t - 14.4).abs() < h && h / t < 0.35, "{t} ± {h}");
         assert!(fit.model_error < MODEL_ERROR + 0.01, "{}", fit.model_error);
+    }
+
+    #[test]
+    fn a_longer_pilot_has_seen_more_of_the_servers_swings() {
+        assert_eq!(model_error_for(2.0), MODEL_ERROR);
+        assert_eq!(model_error_for(SWING_S), MODEL_ERROR);
+        assert!((model_error_for(40.0) - 0.0866).abs() < 0.001);
+        assert!((model_error_for(600.0) - 0.0532).abs() < 0.001);
+        assert!(model_error_for(1e9) - STEP_ERROR < 1e-4);
+    }
+
+    /// The same server, piloted for 4 s and for 40 s (two runs each): the long pilot's
+    /// interval is narrower, and the short one's says how much longer a pilot would reach
+    /// ±20 % (the swings' part of the model error falls with the pilot's length).
+    #[test]
+    fn a_long_pilot_narrows_the_interval_and_a_short_one_says_how_long() {
+        let (a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        let (t, h, short) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        let (c, d) = (pilot_run(1, 0.001, 20_000), pilot_run(2, 0.001, 20_000));
+        let import = ImportWork {
+            docs: 80_000.0,
+            objects: 80_000.0,
+            bytes: 8.0e7,
+            ..IMPORT
+        };
+        let (tl, hl, long) = predict(&[&c, &d], ProtocolKind::Cmis, &import, None).unwrap();
+        assert_eq!(short.model_error, MODEL_ERROR);
+        assert!(long.model_error < 0.09, "{}", long.model_error);
+        assert!(hl / tl < 0.7 * h / t, "{hl}/{tl} against {h}/{t}");
+        let said = short.needed.unwrap();
+        assert!(
+            said.contains("a pilot about") && said.contains("as long"),
+            "{said}"
+        );
     }
 
     #[test]
