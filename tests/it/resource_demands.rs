@@ -122,26 +122,38 @@ async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
     let cost_ms = 4.0;
     let base = spawn_target(dir.path(), "base", &[]).unwrap();
     let known = spawn_target(dir.path(), "known", &["--cpu-per-doc-ms", "4"]).unwrap();
-    let mut errs = Vec::new();
-    for threads in [1, 4, 8] {
-        // The costly target before and after its base, so that a drift of the machine over
-        // the minute (page cache, another process) falls on both sides.
-        let k = run(&known.url, dir.path(), threads, 300).await;
-        let rate = format!("{:.0}", k.docs_per_sec);
-        let b = run_with(&base.url, dir.path(), threads, 300, &["--rate", &rate]).await;
-        let k2 = run(&known.url, dir.path(), threads, 300).await;
-        let db = server_demand(&b).demand_ms;
-        let dk = (server_demand(&k).demand_ms + server_demand(&k2).demand_ms) / 2.0;
-        let want = cost_ms + db;
-        let err = (dk / want - 1.0) * 100.0;
-        eprintln!(
-            "threads {threads}: base {db:.3} ms/doc at {:.0} docs/s, measured {dk:.3} ms/doc at {:.0} docs/s, want {want:.3} ({err:+.1} %), verdict {:?}; load {}",
-            b.docs_per_sec,
-            k.docs_per_sec,
-            k.verdict.as_ref().map(|v| &v.text),
-            load()
-        );
-        errs.push((threads, err));
+    // One more measurement when one is off: within a full suite on 2026-11-26 (5) the whole
+    // machine ran ~30 % slower for a while (the costly target at 111 docs/s at one thread
+    // against 156 alone) and the demands came out +13..+23 %; alone right after, +0.5..+6.2 %.
+    // Two in a row off fail.
+    let mut last = Vec::new();
+    for attempt in 1..=2 {
+        let mut errs = Vec::new();
+        for threads in [1, 4, 8] {
+            // The costly target before and after its base, so that a drift of the machine over
+            // the minute (page cache, another process) falls on both sides.
+            let k = run(&known.url, dir.path(), threads, 300).await;
+            let rate = format!("{:.0}", k.docs_per_sec);
+            let b = run_with(&base.url, dir.path(), threads, 300, &["--rate", &rate]).await;
+            let k2 = run(&known.url, dir.path(), threads, 300).await;
+            let db = server_demand(&b).demand_ms;
+            let dk = (server_demand(&k).demand_ms + server_demand(&k2).demand_ms) / 2.0;
+            let want = cost_ms + db;
+            let err = (dk / want - 1.0) * 100.0;
+            eprintln!(
+                "threads {threads}: base {db:.3} ms/doc at {:.0} docs/s, measured {dk:.3} ms/doc at {:.0} docs/s, want {want:.3} ({err:+.1} %), verdict {:?}; load {}",
+                b.docs_per_sec,
+                k.docs_per_sec,
+                k.verdict.as_ref().map(|v| &v.text),
+                load()
+            );
+            errs.push((threads, err));
+        }
+        if errs.iter().all(|(_, e)| e.abs() <= 10.0) {
+            return;
+        }
+        eprintln!("attempt {attempt}: {errs:?}; one more");
+        last = errs;
     }
     // The issue asks for ±10 %. A document's base cost depends on how fast documents arrive:
     // the debug target without a cost spent 0.83-0.97 ms per document at 600-675 docs/s and
@@ -150,8 +162,11 @@ async fn the_measured_cpu_demand_is_the_configured_cost_plus_the_base() {
     // times as fast, the costly target at one thread (145 docs/s) was +14..+25 % off in 4 of 6
     // full suites. Paced to the same rate: 42 of 42 within -9.2..+9.2 % (machine quiet or
     // lightly loaded); the 18 of them also bracketed as below within -8.8..+1.5 %.
-    for (threads, err) in errs {
-        assert!(err.abs() <= 10.0, "threads {threads}: {err:+.1} %");
+    for (threads, err) in last {
+        assert!(
+            err.abs() <= 10.0,
+            "threads {threads}: {err:+.1} % (twice off)"
+        );
     }
 }
 
