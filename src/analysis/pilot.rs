@@ -72,7 +72,7 @@ pub const STEP_ERROR: f64 = 0.05;
 /// Pilot seconds below which the server's slow swings are unseen: on this project's 2-core
 /// machine a disk-backed FileShare swung between about 700 and 1,500 requests/s over tens
 /// of seconds (the kernel's writeback), and the imports of pilots of 1-15 s came out
-/// 0.65-2.5 of the estimate; of pilots of 2 × 20 s on a 65,529-file corpus, 0.93-1.09
+/// 0.65-2.5 of the estimate; of pilots of 2 × 20 s on a 65,529-file corpus, 0.84-1.16
 /// (docs/estimate.md).
 pub const SWING_S: f64 = 10.0;
 

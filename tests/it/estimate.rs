@@ -338,6 +338,8 @@ async fn a_pilot_by_time_sends_each_file_once_until_its_time_or_its_files_run_ou
         .unwrap();
     assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
     assert!(r.plan.measure.once && r.plan.docs == 1500, "{:?}", r.plan);
+    let schema = common::result_schema();
+    common::assert_valid(&schema, &schema, &serde_json::to_value(&r).unwrap());
     let run_dir = results.join(format!("run-{}", r.id));
     let entries =
         ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
