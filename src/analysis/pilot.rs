@@ -34,10 +34,10 @@
 //! **Two runs.** A pilot run twice (`--runs 2`: the same slice again, into a folder of its
 //! own) shows whether the server held still: the change of its cost per request from the
 //! first run to the last. Where they differ by more than [`DRIFT_LIMIT`] the level is the
-//! last run's, the drift joins [`MODEL_ERROR`], and the estimate says so; a rise through the
-//! runs that the second run confirms (the same slice, so not its folders nor its tail) is
-//! the repository filling, and is carried over the import's fill (the embedded target's
-//! known growth: 0.97 of the import, where one run said 0.82). Two runs that agree do not
+//! last run's, one run's swing (the drift over √2) joins [`MODEL_ERROR`], and the estimate
+//! says so; a rise through the runs that the second run confirms (the same slice, so not
+//! its folders nor its tail) is the repository filling, and is carried over the import's
+//! fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82). Two runs that agree do not
 //! narrow the model error: no trial has shown that they may (docs/estimate.md).
 //!
 //! **Interval.** The fit's covariance (least squares over the windows, inflated for the
@@ -564,8 +564,16 @@ pub fn predict(
     // Two runs that agree do not narrow it: no trial has shown that they may. On FileShare
     // (2026-11-26) the server swung between about 700 and 1,500 requests/s over tens of
     // seconds; no pair agreed within 5 %, and the closest (+5.6 %) missed its import by 59 %.
+    // The drift is the difference of two runs' levels, each off the server's own level by
+    // its swing, so one run's swing (one σ) is the drift over √2; the import meets the level
+    // one run measured (the last, or their mean), off by as much again. Swings, not a trend
+    // carried on: of the 8 pilots of 2 x 20 s on FileShare whose runs moved 6-26 %, the
+    // import went on in the drift's direction in 3 and back against it in 5, by 3-17 %
+    // (docs/estimate.md).
     let base_error = model_error_for(secs);
-    let model_error = drift.map_or(base_error, |d| base_error.hypot(d - explained));
+    let model_error = drift.map_or(base_error, |d| {
+        base_error.hypot((d - explained) / std::f64::consts::SQRT_2)
+    });
     let var_model = (model_error * t).powi(2);
     // A trend through the pilot is in the flat fit's residuals (their spread, and their
     // lag-1 autocorrelation, which inflates the variance up to 9x); carried over the
