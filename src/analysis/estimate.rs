@@ -478,6 +478,9 @@ pub fn estimate_from(
         if fit.growth_model == "carried" {
             flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0));
         }
+        if let Some(y) = super::pilot::young_server(&refs) {
+            flags.push(y);
+        }
         if fit.growth_model == "growing" {
             flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored): the estimate takes the pilot's mean cost, not the growth carried over the import's fill; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
         }

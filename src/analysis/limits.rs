@@ -252,6 +252,7 @@ mod tests {
             cpu_cores: s,
             cpu_share: s,
             memory_bytes: Some(5),
+            age_s: None,
             error: e.map(str::to_string),
         };
         let runs = [

@@ -27,6 +27,8 @@ struct Reading {
     cores: Option<f64>,
     memory_bytes: Option<u64>,
     memory_total_bytes: Option<u64>,
+    /// A local process: how long it had run (s).
+    age_s: Option<f64>,
 }
 
 /// One server's use during one run.
@@ -44,6 +46,10 @@ pub struct ServerUsage {
     /// Resident memory (proc) or memory in use (MemTotal − MemAvailable) at the run's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
+    /// A local process (proc): how long it had run when the run started, s. A server just
+    /// started may still step up after a pilot (`analysis::estimate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_s: Option<f64>,
     /// Why nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -146,6 +152,7 @@ impl Servers {
             cpu_cores: None,
             cpu_share: None,
             memory_bytes: None,
+            age_s: None,
             error: None,
         };
         let (a, b) = match (a, b) {
@@ -155,6 +162,7 @@ impl Servers {
                 return u;
             }
         };
+        u.age_s = a.age_s.map(|v| v.round());
         let busy = (b.busy_s - a.busy_s).max(0.0);
         let cores = busy / secs;
         u.cpu_cores = Some(round3(cores));
@@ -224,7 +232,18 @@ fn process_reading(pid: u32) -> Result<Reading, String> {
         }
     }
     r.memory_bytes = Some(rss);
+    r.age_s = stats.get(&pid).and_then(|s| age_of(s));
     Ok(r)
+}
+
+/// How long the process of this `/proc/<pid>/stat` has run: the machine's uptime
+/// (`/proc/uptime`) less the process's start (field 22, in clock ticks since boot).
+fn age_of(stat: &str) -> Option<f64> {
+    let (_, f) = stat_fields(stat)?;
+    let started = f.get(19)?.parse::<f64>().ok()? / TICKS;
+    let up = std::fs::read_to_string("/proc/uptime").ok()?;
+    let up: f64 = up.split_whitespace().next()?.parse().ok()?;
+    Some((up - started).max(0.0))
 }
 
 /// node_exporter's CPU and memory: `node_cpu_seconds_total` by mode (busy = all but idle
@@ -371,6 +390,11 @@ node_memory_MemAvailable_bytes 6e9
     fn this_process_and_its_listener_are_found() {
         let r = process_reading(std::process::id()).unwrap();
         assert!(r.memory_bytes.unwrap() > 0);
+        let age = r.age_s.unwrap();
+        assert!(
+            (0.0..3600.0).contains(&age),
+            "this test process has run {age} s"
+        );
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         // Our own listener is never reported as a server.
