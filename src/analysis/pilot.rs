@@ -325,7 +325,7 @@ fn inflation(resid: &[f64]) -> f64 {
 /// first pilot after a start began about 4 minutes into the JVM's life, and its import ran
 /// at 0.83-1.54x the estimate's pace (mean 1.11, 7 trials; the 1.54 outside its interval:
 /// the server stepped up after the pilot); the later pilots on the same JVMs, 0.80-1.12x
-/// (mean 0.99, 13 trials, without one whose runs moved +233 %) (docs/estimate.md).
+/// (mean 0.98, 13 trials, without one whose runs moved +233 %) (docs/estimate.md).
 pub const YOUNG_S: f64 = 300.0;
 
 /// When a server the pilot's first run read (a local process, `servers[].age_s`) had run
