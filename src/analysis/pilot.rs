@@ -37,8 +37,9 @@
 //! last run's, one run's swing (the drift over √2) joins [`MODEL_ERROR`], and the estimate
 //! says so; a rise through the runs that the second run confirms (the same slice, so not
 //! its folders nor its tail) is the repository filling, and is carried over the import's
-//! fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82). Two runs that agree do not
-//! narrow the model error: no trial has shown that they may (docs/estimate.md).
+//! fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82).
+//! Two runs that agree do not narrow the model error: no trial has shown that they may
+//! (docs/estimate.md).
 //!
 //! **Interval.** The fit's covariance (least squares over the windows, inflated for the
 //! windows' lag-1 autocorrelation: a collection pause spans windows) gives the variance of

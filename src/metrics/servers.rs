@@ -47,7 +47,7 @@ pub struct ServerUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
     /// A local process (proc): how long it had run when the run started, s. A server just
-    /// started may still step up after a pilot (`analysis::estimate`).
+    /// started may still change its pace after a pilot (`analysis::pilot::young_server`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age_s: Option<f64>,
     /// Why nothing could be read.
