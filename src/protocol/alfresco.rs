@@ -16,7 +16,6 @@ use serde::Deserialize;
 
 use super::auth::basic_header;
 use super::multipart::{MultipartHead, first_body};
-use super::readback::unreachable_err;
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -171,17 +170,7 @@ impl Alfresco {
 
     async fn check_parent(&self) -> Result<()> {
         let url = format!("{}/nodes/{}", self.core, self.conn.opts.parent);
-        let mut cache = self.conn.auth.cache();
-        let resp = self
-            .conn
-            .client
-            .get(&url)
-            .header(AUTHORIZATION, cache.header().clone())
-            .send()
-            .await
-            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.unwrap_or_default();
+        let (status, body) = self.conn.call(self.conn.client.get(&url)).await?;
         match status {
             StatusCode::OK => {
                 let node: Entry<NodeInfo> = serde_json::from_slice(&body).with_context(|| {
@@ -360,14 +349,15 @@ impl Api for Alfresco {
                 ("relativePath", path),
                 ("maxItems", "1"),
                 ("where", "(isFile=true)"),
-            ])
-            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
-        Ok(super::readback::read_json(list, error_message)
-            .await?
-            .and_then(|v| {
-                v.pointer("/list/pagination/totalItems")
-                    .and_then(serde_json::Value::as_u64)
-            }))
+            ]);
+        Ok(
+            super::readback::read_json(self.conn.authed(list), error_message)
+                .await?
+                .and_then(|v| {
+                    v.pointer("/list/pagination/totalItems")
+                        .and_then(serde_json::Value::as_u64)
+                }),
+        )
     }
 
     /// `GET nodes/{parent}/children?relativePath=…` of the run folder's documents (the
@@ -447,14 +437,7 @@ impl Api for Alfresco {
 async fn login(client: &reqwest::Client, root: &str, opts: &RepoOptions) -> Result<HeaderValue> {
     let url = format!("{root}{AUTH_PATH}/tickets");
     let body = serde_json::json!({ "userId": opts.user, "password": opts.password.expose() });
-    let resp = client
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| unreachable_err(&opts.url, &e))?;
-    let status = resp.status();
-    let bytes = resp.bytes().await.unwrap_or_default();
+    let (status, bytes) = super::send_setup(client.post(&url).json(&body), &opts.url).await?;
     match status {
         StatusCode::CREATED => {
             let e: Entry<IdOnly> = serde_json::from_slice(&bytes).with_context(|| {

@@ -15,8 +15,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
 use super::auth::basic_header;
-use super::multipart::MultipartHead;
-use super::readback::unreachable_err;
+use super::multipart::{MultipartHead, form, pct};
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -152,41 +151,13 @@ fn object_id(v: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// `application/x-www-form-urlencoded` body from pairs.
-/// Percent-encodes everything but unreserved characters.
-fn pct(s: &str) -> String {
-    let mut o = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                o.push(b as char)
-            }
-            _ => o.push_str(&format!("%{b:02X}")),
-        }
-    }
-    o
-}
-
-fn form(pairs: &[(&str, &str)]) -> String {
-    let enc = pct;
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
 impl Cmis {
     pub async fn connect(client: reqwest::Client, opts: RepoOptions) -> Result<Cmis> {
         let header = basic_header(&opts.user, opts.password.expose());
-        let resp = client
+        let req = client
             .get(opts.url.clone())
-            .header(AUTHORIZATION, header.clone())
-            .send()
-            .await
-            .map_err(|e| unreachable_err(&opts.url, &e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.unwrap_or_default();
+            .header(AUTHORIZATION, header.clone());
+        let (status, body) = super::send_setup(req, &opts.url).await?;
         match status {
             StatusCode::OK => {}
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => bail!(
@@ -344,14 +315,7 @@ impl Cmis {
     /// The object at `path` below the root (`/` = the root), or None on 404.
     async fn object_by_path(&self, path: &str) -> Result<Option<Value>> {
         let url = self.path_url(path);
-        let resp = self
-            .object_request(path)
-            .header(AUTHORIZATION, self.header())
-            .send()
-            .await
-            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.unwrap_or_default();
+        let (status, body) = self.conn.call(self.object_request(path)).await?;
         match status {
             StatusCode::OK => Ok(Some(
                 serde_json::from_slice(&body)
@@ -373,19 +337,14 @@ impl Cmis {
             ("propertyValue[1]", name),
             ("succinct", "true"),
         ]);
-        let resp = self
+        let req = self
             .conn
             .client
             .post(&self.root_folder_url)
             .query(&[("objectId", parent_id)])
-            .header(AUTHORIZATION, self.header())
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.unwrap_or_default();
+            .body(body);
+        let (status, bytes) = self.conn.call(req).await?;
         match status {
             StatusCode::CREATED | StatusCode::OK => {
                 let v: Value = serde_json::from_slice(&bytes).context("createFolder: not JSON")?;

@@ -17,13 +17,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{AuthCache, basic_header};
 use super::multipart::MultipartHead;
-use super::readback::unreachable_err;
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -116,17 +115,7 @@ impl Liferay {
             "{}/sites/{}/document-folders?pageSize=1",
             self.api, self.conn.opts.parent
         );
-        let header = self.conn.auth.cache().header().clone();
-        let resp = self
-            .conn
-            .client
-            .get(&url)
-            .header(AUTHORIZATION, header)
-            .send()
-            .await
-            .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.unwrap_or_default();
+        let (status, body) = self.conn.call(self.conn.client.get(&url)).await?;
         match status {
             StatusCode::OK => Ok(()),
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => bail!(
@@ -171,27 +160,25 @@ impl Liferay {
         Ok(())
     }
 
-    async fn make_folder(&self, parent: Option<&str>, name: &str) -> Result<String> {
-        let url = match parent {
+    /// The folders in `parent` (None: the site's root folders).
+    fn folders_url(&self, parent: Option<&str>) -> String {
+        match parent {
             None => format!(
                 "{}/sites/{}/document-folders",
                 self.api, self.conn.opts.parent
             ),
             Some(p) => format!("{}/document-folders/{p}/document-folders", self.api),
-        };
+        }
+    }
+
+    async fn make_folder(&self, parent: Option<&str>, name: &str) -> Result<String> {
+        let url = self.folders_url(parent);
         for attempt in 0..2 {
-            let header = self.conn.auth.cache().header().clone();
-            let resp = self
+            let folder = json!({"name": name, "viewableBy": "Anyone"});
+            let (status, body) = self
                 .conn
-                .client
-                .post(&url)
-                .header(AUTHORIZATION, header)
-                .json(&json!({"name": name, "viewableBy": "Anyone"}))
-                .send()
-                .await
-                .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-            let status = resp.status();
-            let body = resp.bytes().await.unwrap_or_default();
+                .call(self.conn.client.post(&url).json(&folder))
+                .await?;
             match status {
                 StatusCode::OK | StatusCode::CREATED => {
                     let f: WithId = serde_json::from_slice(&body)
@@ -217,13 +204,7 @@ impl Liferay {
     }
 
     async fn find_folder(&self, parent: Option<&str>, name: &str) -> Result<String> {
-        let base = match parent {
-            None => format!(
-                "{}/sites/{}/document-folders",
-                self.api, self.conn.opts.parent
-            ),
-            Some(p) => format!("{}/document-folders/{p}/document-folders", self.api),
-        };
+        let base = self.folders_url(parent);
         #[derive(Deserialize)]
         struct Page {
             items: Vec<Folder>,
@@ -236,19 +217,9 @@ impl Liferay {
             name: String,
         }
         for page in 1..=10_000 {
-            let header = self.conn.auth.cache().header().clone();
             let url = format!("{base}?page={page}&pageSize=100");
-            let resp = self
-                .conn
-                .client
-                .get(&url)
-                .header(AUTHORIZATION, header)
-                .send()
-                .await
-                .map_err(|e| unreachable_err(&self.conn.opts.url, &e))?;
-            let p: Page = resp
-                .json()
-                .await
+            let (_, body) = self.conn.call(self.conn.client.get(&url)).await?;
+            let p: Page = serde_json::from_slice(&body)
                 .with_context(|| format!("{url}: not a page of folders"))?;
             if let Some(f) = p.items.iter().find(|f| f.name == name) {
                 return Ok(f.id.to_string());
@@ -274,20 +245,16 @@ async fn token(
     opts: &RepoOptions,
 ) -> Result<(HeaderValue, u64)> {
     let url = format!("{root}{TOKEN_PATH}");
-    let form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        form_encode(&opts.user),
-        form_encode(opts.password.expose())
-    );
-    let resp = client
+    let form = super::multipart::form(&[
+        ("grant_type", "client_credentials"),
+        ("client_id", &opts.user),
+        ("client_secret", opts.password.expose()),
+    ]);
+    let req = client
         .post(&url)
         .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(form)
-        .send()
-        .await
-        .map_err(|e| unreachable_err(&opts.url, &e))?;
-    let status = resp.status();
-    let body = resp.bytes().await.unwrap_or_default();
+        .body(form);
+    let (status, body) = super::send_setup(req, &opts.url).await?;
     if !status.is_success() {
         bail!(
             "OAuth2 token request for client `{}` at {url} refused ({}): check --user (the client id) and the client secret",
@@ -302,19 +269,6 @@ async fn token(
     h.set_sensitive(true);
     let ttl_ms = t.expires_in.unwrap_or(600).saturating_mul(800);
     Ok((h, ttl_ms))
-}
-
-fn form_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 impl Liferay {
@@ -505,14 +459,8 @@ impl Api for Liferay {
         let Some(id) = self.folder_id(path).await else {
             return Ok(None);
         };
-        let list = self
-            .conn
-            .client
-            .get(format!(
-                "{}/document-folders/{id}/documents?pageSize=1",
-                self.api
-            ))
-            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
+        let url = format!("{}/document-folders/{id}/documents?pageSize=1", self.api);
+        let list = self.conn.authed(self.conn.client.get(url));
         Ok(super::readback::read_json(list, error_message)
             .await?
             .and_then(|v| v["totalCount"].as_u64()))
@@ -523,11 +471,8 @@ impl Api for Liferay {
         let Some(id) = self.folder_id(path).await else {
             return Ok(false);
         };
-        let delete = self
-            .conn
-            .client
-            .delete(format!("{}/document-folders/{id}", self.api))
-            .header(AUTHORIZATION, self.conn.auth.cache().header().clone());
+        let url = format!("{}/document-folders/{id}", self.api);
+        let delete = self.conn.authed(self.conn.client.delete(url));
         super::readback::read(delete, error_message)
             .await
             .map(|r| r.is_some())
@@ -600,7 +545,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn problem_bodies_and_form_encoding() {
+    fn problem_bodies() {
         assert_eq!(
             error_message(
                 409,
@@ -608,7 +553,6 @@ mod tests {
             ),
             "409 A file entry already exists with title x"
         );
-        assert_eq!(form_encode("a b&c=d"), "a%20b%26c%3Dd");
     }
 
     #[test]

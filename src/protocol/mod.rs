@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use reqwest::StatusCode;
+use reqwest::header::AUTHORIZATION;
 
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
@@ -71,6 +72,30 @@ impl Connection {
             auth: Arc::new(SharedAuth::new(header)),
         }
     }
+
+    /// `req` with the current login.
+    pub fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        req.header(AUTHORIZATION, self.auth.cache().header().clone())
+    }
+
+    /// A setup call (a check at connect, a folder): `req` sent with the current login.
+    pub async fn call(&self, req: reqwest::RequestBuilder) -> anyhow::Result<(StatusCode, Bytes)> {
+        send_setup(self.authed(req), &self.opts.url).await
+    }
+}
+
+/// `req` sent as it is, its status and body; a transport failure is a setup error naming the
+/// repository's `url`.
+pub async fn send_setup(
+    req: reqwest::RequestBuilder,
+    url: &reqwest::Url,
+) -> anyhow::Result<(StatusCode, Bytes)> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| readback::unreachable_err(url, &e))?;
+    let status = resp.status();
+    Ok((status, resp.bytes().await.unwrap_or_default()))
 }
 
 /// A connected client of any API (static dispatch, no boxing on the hot path).

@@ -140,9 +140,38 @@ pub fn multipart_content_type() -> HeaderValue {
     HeaderValue::from_static("multipart/form-data; boundary=ingestbench-7d3f1a9c2b6e4058")
 }
 
+/// Percent-encodes everything but unreserved characters.
+pub fn pct(s: &str) -> String {
+    let mut o = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                o.push(b as char)
+            }
+            _ => o.push_str(&format!("%{b:02X}")),
+        }
+    }
+    o
+}
+
+/// An `application/x-www-form-urlencoded` body from pairs.
+pub fn form(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", pct(k), pct(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_form_percent_encodes_all_but_unreserved_characters() {
+        assert_eq!(pct("a b&c=d"), "a%20b%26c%3Dd");
+        assert_eq!(form(&[("k_1", "x.y~z"), ("é", "")]), "k_1=x.y~z&%C3%A9=");
+    }
 
     #[test]
     fn a_file_name_cannot_end_its_parameter() {
