@@ -95,30 +95,8 @@ pub struct MergeArgs {
 #[derive(Debug, Args, Clone)]
 #[command(after_help = EXIT_CODES)]
 pub struct VerifyArgs {
-    /// A results directory: results/run-<id> or results/sweep-<id>.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// Repository URL (default: the one recorded in the results).
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-
-    /// CA certificate (PEM) for an https:// URL.
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<PathBuf>,
-
-    /// For a sweep: the access method to read through (default: the first that is not the
-    /// embedded target).
-    #[arg(long, value_name = "NAME")]
-    pub access_method: Option<String>,
-
-    /// User (default: the one recorded in the results).
-    #[arg(long, value_name = "USER")]
-    pub user: Option<String>,
-
-    /// File whose first line is the password (else INGESTBENCH_PASSWORD, else a prompt).
-    #[arg(long, value_name = "FILE")]
-    pub password_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub results: RecordedTarget,
 
     /// Documents read back at once.
     #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -132,13 +110,20 @@ pub struct VerifyArgs {
 #[derive(Debug, Args, Clone)]
 #[command(after_help = EXIT_CODES)]
 pub struct CleanupArgs {
-    /// A results directory: results/run-<id> or results/sweep-<id>.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub results: RecordedTarget,
 
     /// Delete without asking (required when not on a terminal).
     #[arg(long, short)]
     pub yes: bool,
+}
+
+/// A results directory and how to reach the repository it records (`verify`, `cleanup`).
+#[derive(Debug, Args, Clone)]
+pub struct RecordedTarget {
+    /// A results directory: results/run-<id> or results/sweep-<id>.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 
     /// Repository URL (default: the one recorded in the results).
     #[arg(long, value_name = "URL")]
@@ -148,7 +133,8 @@ pub struct CleanupArgs {
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
 
-    /// For a sweep: the access method to delete through.
+    /// For a sweep: the access method to go through (default: the first that is not the
+    /// embedded target).
     #[arg(long, value_name = "NAME")]
     pub access_method: Option<String>,
 

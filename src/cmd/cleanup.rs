@@ -4,7 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
 
-use super::verify::{ResultsSource, connect};
+use super::verify::connect;
 use crate::cli::CleanupArgs;
 use crate::results::manifest::Manifest;
 use crate::{Outcome, timefmt};
@@ -31,25 +31,16 @@ fn own_folder(path: &str) -> bool {
 }
 
 pub async fn cleanup_command(a: &CleanupArgs) -> Result<Outcome> {
-    let t = ResultsSource {
-        dir: &a.dir,
-        url: a.url.as_deref(),
-        ca_cert: a.ca_cert.as_deref(),
-        access_method: a.access_method.as_deref(),
-        user: a.user.as_deref(),
-        password_file: a.password_file.as_deref(),
-        concurrency: 4,
-        quiet: true,
-    };
-    let (repo, rec, _) = connect(&t).await?;
+    let (repo, rec, _) = connect(&a.results, 4).await?;
+    let dir = &a.results.dir;
     if !own_folder(&rec.folder) {
         bail!(
             "{}: refusing to delete `{}`: not a folder ingestbench created",
-            a.dir.display(),
+            dir.display(),
             rec.folder
         );
     }
-    let docs = Manifest::read(&a.dir.join("manifest.jsonl"))
+    let docs = Manifest::read(&dir.join("manifest.jsonl"))
         .map(|m| m.iter().filter(|e| e.ok).count())
         .unwrap_or(0);
     if !a.yes {

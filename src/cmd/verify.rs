@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::password;
-use crate::cli::VerifyArgs;
+use crate::cli::{RecordedTarget, VerifyArgs};
 use crate::fixtures::Profile;
 use crate::protocol::{Repo, RepoOptions};
 use crate::protocol_kind::{AuthMode, ProtocolKind};
@@ -33,19 +33,7 @@ pub struct Recorded {
     hard_stopped: bool,
 }
 
-/// Where a results directory's documents are, and how to reach them.
-pub struct ResultsSource<'a> {
-    pub dir: &'a Path,
-    pub url: Option<&'a str>,
-    pub ca_cert: Option<&'a Path>,
-    pub access_method: Option<&'a str>,
-    pub user: Option<&'a str>,
-    pub password_file: Option<&'a Path>,
-    pub concurrency: usize,
-    pub quiet: bool,
-}
-
-fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
+fn recorded(a: &RecordedTarget) -> Result<Recorded> {
     let dir = &a.dir;
     if !crate::results::is_results_dir(dir) {
         bail!(
@@ -88,16 +76,21 @@ fn recorded(a: &ResultsSource<'_>) -> Result<Recorded> {
 }
 
 /// Connects to the repository a results directory was written against.
-pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profile>)> {
+/// Connects to the repository a results directory recorded, with `concurrency` connections
+/// for a sweep's access method.
+pub async fn connect(
+    a: &RecordedTarget,
+    concurrency: u64,
+) -> Result<(Repo, Recorded, Arc<Profile>)> {
     let rec = recorded(a)?;
     let profile = Arc::new(Profile::load(
         rec.profile
             .strip_prefix("built-in:")
             .unwrap_or(&rec.profile),
     )?);
-    let user = a.user.map_or(rec.user.clone(), str::to_string);
-    let secret = password(&user, a.password_file)?;
-    let (url, client) = match (a.url, &rec.method) {
+    let user = a.user.clone().unwrap_or_else(|| rec.user.clone());
+    let secret = password(&user, a.password_file.as_deref())?;
+    let (url, client) = match (&a.url, &rec.method) {
         (Some(u), _) => {
             let u = plan::parse_url(u)?;
             let mut b = crate::reqwest_builder().timeout(Duration::from_secs(120));
@@ -112,7 +105,7 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
             (u, b.build()?)
         }
         (None, Some(m)) => {
-            let (u, c, _) = m.client(None, Duration::from_secs(120), a.concurrency)?;
+            let (u, c, _) = m.client(None, Duration::from_secs(120), concurrency as usize)?;
             (u, c)
         }
         (None, None) => bail!("no URL to verify against; pass --url"),
@@ -136,18 +129,9 @@ pub async fn connect(a: &ResultsSource<'_>) -> Result<(Repo, Recorded, Arc<Profi
 }
 
 pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
-    let t = ResultsSource {
-        dir: &a.dir,
-        url: a.url.as_deref(),
-        ca_cert: a.ca_cert.as_deref(),
-        access_method: a.access_method.as_deref(),
-        user: a.user.as_deref(),
-        password_file: a.password_file.as_deref(),
-        concurrency: a.concurrency as usize,
-        quiet: a.quiet,
-    };
-    let (repo, rec, profile) = connect(&t).await?;
-    let entries = Manifest::read(&a.dir.join("manifest.jsonl"))?;
+    let (repo, rec, profile) = connect(&a.results, a.concurrency).await?;
+    let dir = &a.results.dir;
+    let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
     let bar = super::bar(entries.len() as u64, a.quiet, "verifying");
     let repos = HashMap::from([(String::new(), Arc::new(repo))]);
     let report = verify(
@@ -163,7 +147,7 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
         bar,
     )
     .await;
-    write_report(&a.dir, &report)?;
+    write_report(dir, &report)?;
     println!("{}", report.summary());
     for p in report.problems.iter().take(20) {
         println!(
