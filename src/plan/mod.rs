@@ -375,6 +375,48 @@ impl TryFrom<&CommonArgs> for CommonPlan {
 }
 
 impl CommonPlan {
+    /// What every `plan.json` records of these options (no secrets), under `id`; a `run` or a
+    /// `sweep` adds its cells.
+    pub fn record(&self, id: &str, kind: crate::records::PlanKind) -> SweepPlan {
+        SweepPlan {
+            schema_version: crate::records::SCHEMA_VERSION,
+            tool: crate::records::Tool {
+                name: "ingestbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            id: id.to_string(),
+            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
+            seed: self.seed,
+            methods: Vec::new(),
+            connections: vec![ConnectionPolicy::Reuse],
+            sizes: Vec::new(),
+            threads: Vec::new(),
+            docs: 0,
+            runs: 0,
+            order: crate::records::Order::Interleaved,
+            baseline: "direct".into(),
+            corpus: None,
+            measure: self.measure,
+            protocol: self.protocol,
+            auth: self.auth,
+            user: self.user.clone(),
+            parent: self.parent.clone(),
+            profile: self.profile.source.clone(),
+            node_type: self.profile.node_type.clone(),
+            docs_per_folder: self.docs_per_folder,
+            versioning: self.versioning,
+            timeout_s: self.timeout.as_secs_f64(),
+            host: crate::host::facts(),
+            shard: self.shard.as_ref().map(ShardPlan::record),
+            kind,
+            properties_per_doc: self.profile.properties.len(),
+            retries: self.retries,
+            corpus_tree: false,
+            corpus_names: None,
+            rates: Vec::new(),
+        }
+    }
+
     /// The plan of a resumed run or sweep: what its `plan.json` recorded, typed, in place of
     /// this command line's values (never turned back into flags to parse again); from the
     /// command line only what a record does not hold (credentials, retries, outputs, quiet,
@@ -492,49 +534,21 @@ impl RunPlan {
     /// The plan as recorded in `plan.json` (no secrets): a sweep of one cell, `direct` to
     /// `url` (the redacted URL it reached), under the run's `id`.
     pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
-        let c = &self.common;
+        let files = matches!(self.corpus, Some(CorpusInput::Files(..)));
         SweepPlan {
-            schema_version: crate::records::SCHEMA_VERSION,
-            tool: crate::records::Tool {
-                name: "ingestbench".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            id: id.to_string(),
-            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
-            seed: c.seed,
             methods: vec![MethodRecord::run(url, embedded)],
-            connections: vec![ConnectionPolicy::Reuse],
             sizes: vec![(self.size, self.doc_size())],
             threads: vec![self.threads],
             docs: self.docs,
             runs: self.runs,
-            order: crate::records::Order::Interleaved,
-            baseline: "direct".into(),
             corpus: self.corpus.as_ref().map(|c| c.path().display().to_string()),
-            measure: c.measure,
-            protocol: c.protocol,
-            auth: c.auth,
-            user: c.user.clone(),
-            parent: c.parent.clone(),
-            profile: c.profile.source.clone(),
-            node_type: c.profile.node_type.clone(),
-            docs_per_folder: c.docs_per_folder,
-            versioning: c.versioning,
-            timeout_s: c.timeout.as_secs_f64(),
-            host: crate::host::facts(),
-            shard: c.shard.as_ref().map(ShardPlan::record),
-            kind: crate::records::PlanKind::Run,
-            properties_per_doc: c.profile.properties.len(),
-            retries: c.retries,
-            corpus_tree: matches!(self.corpus, Some(CorpusInput::Files(..))) && !self.flatten,
-            corpus_names: matches!(self.corpus, Some(CorpusInput::Files(..))).then_some(
-                crate::corpus::policy::NamesRecord {
-                    sample: self.sample,
-                    on_name_clash: self.on_name_clash,
-                    on_bad_name: self.on_bad_name,
-                },
-            ),
-            rates: Vec::new(),
+            corpus_tree: files && !self.flatten,
+            corpus_names: files.then_some(crate::corpus::policy::NamesRecord {
+                sample: self.sample,
+                on_name_clash: self.on_name_clash,
+                on_bad_name: self.on_bad_name,
+            }),
+            ..self.common.record(id, crate::records::PlanKind::Run)
         }
     }
 }

@@ -12,7 +12,6 @@ use super::options::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
 use crate::records::Order;
 use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
-use crate::records::{SCHEMA_VERSION, Tool};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
@@ -292,14 +291,6 @@ impl SweepPlanSpec {
             }
         }
         SweepPlan {
-            schema_version: SCHEMA_VERSION,
-            tool: Tool {
-                name: "ingestbench".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            id: id.to_string(),
-            started_at: crate::timefmt::datetime_ms(crate::timefmt::now_ms()),
-            seed: c.seed,
             methods: self
                 .methods
                 .iter()
@@ -313,24 +304,8 @@ impl SweepPlanSpec {
             order: self.order,
             baseline: self.baseline.clone(),
             corpus: self.corpus.clone(),
-            measure: c.measure,
-            protocol: c.protocol,
-            auth: c.auth,
-            user: c.user.clone(),
-            parent: c.parent.clone(),
-            profile: c.profile.source.clone(),
-            node_type: c.profile.node_type.clone(),
-            docs_per_folder: c.docs_per_folder,
-            versioning: c.versioning,
-            timeout_s: c.timeout.as_secs_f64(),
-            host: crate::host::facts(),
-            shard: c.shard.as_ref().map(super::ShardPlan::record),
-            kind: crate::records::PlanKind::Sweep,
-            properties_per_doc: c.profile.properties.len(),
-            retries: c.retries,
-            corpus_tree: false,
-            corpus_names: None,
             rates: self.rates.clone(),
+            ..c.record(id, crate::records::PlanKind::Sweep)
         }
     }
 
