@@ -5,6 +5,8 @@
 #   QUICK=1 scripts/bench-peers.sh    # smaller counts
 #   PEERS=oha,wrk scripts/bench-peers.sh  # only these peers (default: oha,wrk,hey,k6,locust)
 #   REPEAT=5: interleaved rounds per comparison on the direct sink (3 on the proxied one)
+#   BASELINE=/path/to/old/ingestbench: an older build in the same rounds (before/after a change)
+#   ONLY=direct,HTTPS: only the scenarios whose names contain one of these words
 # Peers: oha (cargo install oha --locked), wrk (Debian), hey and k6 (Go module proxy), Locust
 # (PyPI, in a venv), and the bash+curl loop; a peer that cannot be installed is named as
 # skipped. See bench_peers.py.

@@ -30,6 +30,9 @@ HTTP, HTTPS, UP = 19080, 19443, 19081
 DHTTP, DHTTPS = 19090, 19453
 SAME_BYTES = 11180
 BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "peak/ingestbench"
+# BASELINE=path/to/an/older/ingestbench: that build runs beside this one in the same interleaved
+# rounds ("ingestbench, baseline"), and the checks add this build's rate and CPU against it.
+BASELINE = os.environ.get("BASELINE")
 SIZES = {"small": 10 * 1024, "large": 3 * 1024 * 1024}
 
 
@@ -190,9 +193,9 @@ def body(size):
     return f
 
 
-def ingestbench(n, c, size, https=False, sink="proxied", env=None):
+def ingestbench(n, c, size, https=False, sink="proxied", env=None, binary=None):
     # No warm-up: the peers have none, and its uploads would count in the CPU but not the rate.
-    cmd = [str(BIN), "run", "--url", url(https, sink), "--auth", "basic", "--warmup", "0", "--docs", str(n), "--threads", str(c), "--runs", "1",
+    cmd = [str(binary or BIN), "run", "--url", url(https, sink), "--auth", "basic", "--warmup", "0", "--docs", str(n), "--threads", str(c), "--runs", "1",
            "--quiet", "--json", "--profile", "basic", "--small-size", str(size), "--large-size", str(size), "--size", "small",
            "--results-dir", str(LAB / "results"), "--password-file", str(LAB / "pw")]
     if https:
@@ -200,6 +203,11 @@ def ingestbench(n, c, size, https=False, sink="proxied", env=None):
     out, wall, cpu, rss = timed(cmd, env)
     r = json.loads(out)
     return {"rate": r["docs_per_sec"], "mb_s": r["mb_per_sec"], "n": r["docs_ok"], "failed": r["docs_failed"], "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
+
+
+def ingestbench_baseline(n, c, size, https=False, sink="proxied"):
+    """The build named by BASELINE, with the same arguments."""
+    return ingestbench(n, c, size, https, sink, binary=BASELINE)
 
 
 def ingestbench_shared_runtime(n, c, size, https=False, sink="proxied"):
@@ -352,6 +360,13 @@ def main():
             rows.append(r)
             print(f"{scenario:<28} {name:<12} {r['rate']:>10.1f}/s {r['mb_s']:>8.1f} MB/s  cpu/1000 {r['cpu_s_per_1000']:.3f} s  rss {r['rss_kib'] / 1024:.1f} MiB", file=sys.stderr)
 
+    def with_baseline(entries):
+        """Puts the BASELINE build right after this one, same arguments."""
+        if not BASELINE:
+            return entries
+        i = next(i for i, e in enumerate(entries) if e[0] == "ingestbench")
+        return entries[: i + 1] + [("ingestbench, baseline", ingestbench_baseline, entries[i][2])] + entries[i + 1 :]
+
     def add(scenario, tool_name, f, *args):
         compare(scenario, [(tool_name, f, args)], repeat=1)
 
@@ -361,17 +376,17 @@ def main():
         # multipart fields and metadata add ~1.1 KiB. "oha, same bytes" posts a body that makes
         # its request as long (oha's own headers are ~165 bytes), so what differs is the client.
         nd = n_direct
-        compare("small, 32 conns, direct sink", [("ingestbench", ingestbench, (nd, 32, small, False, d)),
+        compare("small, 32 conns, direct sink", with_baseline([("ingestbench", ingestbench, (nd, 32, small, False, d)),
                                                  ("ingestbench, shared runtime", ingestbench_shared_runtime, (nd, 32, small, False, d)),
                                                  ("ingestbench, runtime per CPU", ingestbench_per_cpu_runtimes, (nd, 32, small, False, d)), ("oha", oha, (nd, 32, small, False, d)),
-                                                 ("oha, same bytes", oha, (nd, 32, SAME_BYTES, False, d)), ("wrk", wrk, (5, 32, small, d))])
+                                                 ("oha, same bytes", oha, (nd, 32, SAME_BYTES, False, d)), ("wrk", wrk, (5, 32, small, d))]))
         # Large bodies go to the proxied sink, which reads every body before it answers: nginx's
         # `return` answers before the body has arrived, and oha then reconnects per upload.
-        compare("large 3 MiB, HTTPS, 8 conns", [("ingestbench", ingestbench, (300 if QUICK else 1000, 8, large, True)),
-                                                 ("oha", oha, (300 if QUICK else 1000, 8, large, True))])
+        compare("large 3 MiB, HTTPS, 8 conns", with_baseline([("ingestbench", ingestbench, (300 if QUICK else 1000, 8, large, True)),
+                                                              ("oha", oha, (300 if QUICK else 1000, 8, large, True))]))
         compare("small, 32 connections", [("ingestbench", ingestbench, (n32, 32, small)), ("oha", oha, (n32, 32, small)), ("wrk", wrk, (5, 32, small)), ("hey", hey, (n32, 32, small)),
                                            ("k6", k6, (n32 // 5, 32, small)), ("locust", locust, (8, 32, small))], repeat=min(REPEAT, 3))
-        compare("small, 1 connection", [("ingestbench", ingestbench, (5000, 1, small)), ("oha", oha, (5000, 1, small))], repeat=min(REPEAT, 3))
+        compare("small, 1 connection", with_baseline([("ingestbench", ingestbench, (5000, 1, small)), ("oha", oha, (5000, 1, small))]), repeat=min(REPEAT, 3))
         add("small, 1 connection", "bash+curl", curl_loop, 200, small)
         s = "large, 100 threads (RSS)"
         add(s, "ingestbench", ingestbench, 1000, 100, large)
@@ -409,6 +424,11 @@ def main():
     ratio("1 connection: docs/s vs bash+curl", get("small, 1 connection", "ingestbench"), get("small, 1 connection", "bash+curl"), "rate", ">= 50", lambda v: v >= 50)
     scn = "large 3 MiB, HTTPS, 8 conns"
     ratio("large HTTPS @8: MB/s vs oha", get(scn, "ingestbench"), get(scn, "oha"), "mb_s", ">= 1.0", lambda v: v >= 1.0)
+    if BASELINE:
+        for scn in ("small, 32 conns, direct sink", "large 3 MiB, HTTPS, 8 conns", "small, 1 connection"):
+            new, old = get(scn, "ingestbench"), get(scn, "ingestbench, baseline")
+            ratio(f"{scn}: docs/s vs the baseline build", new, old, "rate", "0.95 - 1.05 (noise)", lambda v: v >= 0.95)
+            ratio(f"{scn}: CPU per upload vs the baseline build", new, old, "cpu_s_per_1000", "<= 1.05", lambda v: v <= 1.05)
     big = get("large, 100 threads (RSS)", "ingestbench")
     if big:
         checks.append({"target": "peak RSS, 100 threads, large (MiB)", "ratio": round(big["rss_kib"] / 1024, 1), "want": "<= 64", "met": big["rss_kib"] / 1024 <= 64})
