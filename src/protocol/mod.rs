@@ -84,6 +84,27 @@ impl Connection {
     }
 }
 
+/// A measured call (a version step, a lookup, a read): `req` sent as it is, its body when
+/// `ok(status)`; else the failure, counted under its status with what `message` reads in the
+/// error body. A transport failure is classified (`UploadError::transport`).
+pub async fn expect(
+    req: reqwest::RequestBuilder,
+    ok: impl Fn(StatusCode) -> bool,
+    message: fn(u16, &[u8]) -> String,
+) -> Result<(StatusCode, Bytes), UploadError> {
+    let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
+    let status = resp.status();
+    let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
+    if ok(status) {
+        Ok((status, body))
+    } else {
+        Err(UploadError::http(
+            status.as_u16(),
+            message(status.as_u16(), &body),
+        ))
+    }
+}
+
 /// `req` sent as it is, its status and body; a transport failure is a setup error naming the
 /// repository's `url`.
 pub async fn send_setup(

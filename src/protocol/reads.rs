@@ -5,7 +5,6 @@
 //! `meta_request`, `content`, `list_request`, `query_request`); an API without a listing or a
 //! query answers a protocol error naming it.
 
-use reqwest::header::AUTHORIZATION;
 use serde::{Deserialize, Serialize};
 
 use super::Api;
@@ -64,20 +63,8 @@ pub async fn read<A: Api>(api: &A, op: ReadOp, target: &str) -> Result<ReadDone,
             .query_request(target)
             .ok_or_else(|| UploadError::protocol("this API's query is not written"))?,
     };
-    let header = api.conn().auth.cache().header().clone();
-    let resp = req
-        .header(AUTHORIZATION, header)
-        .send()
-        .await
-        .map_err(|e| UploadError::transport(&e))?;
-    let status = resp.status();
-    let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-    if !status.is_success() {
-        return Err(UploadError::http(
-            status.as_u16(),
-            (A::ERROR_MESSAGE)(status.as_u16(), &body),
-        ));
-    }
+    let ok = |s: reqwest::StatusCode| s.is_success();
+    let (_, body) = super::expect(api.conn().authed(req), ok, A::ERROR_MESSAGE).await?;
     let ids = match op {
         ReadOp::List | ReadOp::Query => A::listed_ids(&body)?,
         _ => Vec::new(),

@@ -84,21 +84,11 @@ impl<A: Api> Protocol for A {
     }
 
     async fn lookup(&self, doc: &Doc<'_>, folder: &str) -> Result<Option<String>, UploadError> {
-        let resp = self
-            .lookup_request(doc, folder)?
-            .header(AUTHORIZATION, self.conn().auth.cache().header().clone())
-            .send()
-            .await
-            .map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        match status {
-            StatusCode::OK => A::found_id(&body),
-            StatusCode::NOT_FOUND => Ok(None),
-            s => Err(UploadError::http(
-                s.as_u16(),
-                A::ERROR_MESSAGE(s.as_u16(), &body),
-            )),
+        let req = self.conn().authed(self.lookup_request(doc, folder)?);
+        let ok = |s| matches!(s, StatusCode::OK | StatusCode::NOT_FOUND);
+        match super::expect(req, ok, A::ERROR_MESSAGE).await? {
+            (StatusCode::OK, body) => A::found_id(&body),
+            _ => Ok(None),
         }
     }
 

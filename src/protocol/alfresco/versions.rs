@@ -62,16 +62,9 @@ impl Alfresco {
         req: reqwest::RequestBuilder,
         want: StatusCode,
     ) -> Result<(), UploadError> {
-        let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        if status == want {
-            return Ok(());
-        }
-        Err(UploadError::http(
-            status.as_u16(),
-            error_message(status.as_u16(), &body),
-        ))
+        crate::protocol::expect(req, |s| s == want, error_message)
+            .await
+            .map(drop)
     }
 
     /// The node's version history, oldest first (`GET nodes/{id}/versions`, newest first

@@ -22,15 +22,8 @@ pub(super) fn prop<'a>(v: &'a Value, name: &str) -> &'a Value {
 impl Cmis {
     /// Sends one browser-binding call; anything but 200/201 is the failure.
     pub(super) async fn call(&self, req: reqwest::RequestBuilder) -> Result<Value, UploadError> {
-        let resp = req.send().await.map_err(|e| UploadError::transport(&e))?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-        if !matches!(status, StatusCode::OK | StatusCode::CREATED) {
-            return Err(UploadError::http(
-                status.as_u16(),
-                error_message(status.as_u16(), &bytes),
-            ));
-        }
+        let ok = |s| matches!(s, StatusCode::OK | StatusCode::CREATED);
+        let (_, bytes) = crate::protocol::expect(req, ok, error_message).await?;
         if bytes.is_empty() {
             return Ok(Value::Null);
         }

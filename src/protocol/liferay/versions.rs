@@ -38,24 +38,16 @@ impl Liferay {
             head.typed("document", "application/json", &worker.scratch[0]);
             let head = head.file("file", &doc.name, doc.mime());
             let body = first_body(doc, head, Some(s))?;
-            let resp = self
+            let req = self
                 .conn
                 .client
                 .put(format!("{}/documents/{id}", self.api))
                 .header(AUTHORIZATION, worker.auth.header().clone())
                 .header(CONTENT_TYPE, multipart_content_type())
-                .body(reqwest::Body::wrap(body))
-                .send()
+                .body(reqwest::Body::wrap(body));
+            crate::protocol::expect(req, |st| st == StatusCode::OK, error_message)
                 .await
-                .map_err(|e| versions::step_error(s, UploadError::transport(&e)))?;
-            let status = resp.status();
-            let bytes = resp.bytes().await.map_err(|e| UploadError::transport(&e))?;
-            if status != StatusCode::OK {
-                return Err(versions::step_error(
-                    s,
-                    UploadError::http(status.as_u16(), error_message(status.as_u16(), &bytes)),
-                ));
-            }
+                .map_err(|e| versions::step_error(s, e))?;
         }
         Ok(())
     }
