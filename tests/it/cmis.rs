@@ -531,6 +531,13 @@ fn pilot_trial() -> Trial {
             "the estimate reads the run as a pilot: {err}"
         );
         let o = &est["options"][0];
+        // The server started a minute before: the estimate says so before the import (its
+        // age is read from /proc, so this is the caveat on a real process, not a fixture).
+        assert!(
+            o["flags"].to_string().contains("when the pilot started"),
+            "a pilot on a server just started says so: {}",
+            o["flags"]
+        );
         let (predicted, half) = (
             o["duration_s"].as_f64().unwrap(),
             o["ci95_s"].as_f64().unwrap(),
