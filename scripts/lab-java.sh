@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The Java back end of the lab: `scripts/lab.sh up|down|status|fetch --backend java`. Sourced
 # by scripts/lab.sh (never run on its own): it uses lab.sh's helpers (die, alive, port_open,
-# need, tls) and replaces its up/down/status. A file of its own because it is as long as the
-# embedded lab (lab.sh would pass 500 lines) and has its own parts (Tomcat, AJP, HAProxy).
+# need, tls) and replaces its up/down/status. A file of its own because it has its own parts
+# (Tomcat, AJP, HAProxy) beside the embedded lab's.
 #
 # A real Java cluster behind the access paths of the seed study, all on loopback
 # (B = LAB_JAVA_BASE_PORT, default 19000, so it runs beside the embedded lab's 18000):
