@@ -93,13 +93,7 @@ fn chart(
         r#"<text x="{ml}" y="20" class="title">docs/sec vs threads: {size} documents, {conn} connections</text>"#
     );
     axes(&p, threads, "docs/sec", &mut o);
-    let methods: Vec<&str> = s
-        .plan
-        .methods
-        .iter()
-        .map(|m| m.name.as_str())
-        .filter(|m| cells.iter().any(|c| c.method == *m))
-        .collect();
+    let methods = table::methods_in(s, cells);
     for (i, m) in methods.iter().enumerate() {
         let usl = rows
             .iter()

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::results::summary::SweepSummary;
+use crate::results::summary::{CellSummary, SweepSummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -28,6 +28,27 @@ impl Table {
             columns: columns.iter().map(|(n, a)| (n.to_string(), *a)).collect(),
             rows: Vec::new(),
         }
+    }
+
+    /// A table whose first columns name the cell (`key`: some of method, connection, size and
+    /// threads, the one number and so right-aligned), then `rest`.
+    fn keyed(title: impl Into<String>, key: &[&str], rest: &[(&str, Align)]) -> Table {
+        let align = |k: &str| {
+            if k == "threads" {
+                Align::Right
+            } else {
+                Align::Left
+            }
+        };
+        let key = key.iter().map(|k| (*k, align(k)));
+        Table::new(title, &key.chain(rest.iter().copied()).collect::<Vec<_>>())
+    }
+
+    /// A new row of a `keyed` table, its first cells naming the cell, for the caller to
+    /// extend with the rest.
+    fn row(&mut self, key: &[&dyn std::fmt::Display]) -> &mut Vec<String> {
+        self.rows.push(key.iter().map(|k| k.to_string()).collect());
+        self.rows.last_mut().expect("just pushed")
     }
 
     fn push(&mut self, row: Vec<String>) {
@@ -84,6 +105,16 @@ pub fn esc(s: &str) -> String {
 
 const DASH: &str = "–";
 
+/// The plan's methods, in its order, that have one of `cells`.
+pub(super) fn methods_in<'a>(s: &'a SweepSummary, cells: &[&CellSummary]) -> Vec<&'a str> {
+    s.plan
+        .methods
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|m| cells.iter().any(|c| c.method == *m))
+        .collect()
+}
+
 /// docs/sec (mean ± σ) by thread count, one column per method, for each size × connection.
 pub fn by_threads(s: &SweepSummary) -> Vec<Table> {
     let p = &s.plan;
@@ -98,12 +129,7 @@ pub fn by_threads(s: &SweepSummary) -> Vec<Table> {
             if cells.is_empty() {
                 continue;
             }
-            let methods: Vec<&str> = p
-                .methods
-                .iter()
-                .map(|m| m.name.as_str())
-                .filter(|m| cells.iter().any(|c| c.method == *m))
-                .collect();
+            let methods = methods_in(s, &cells);
             let mut cols = vec![("threads", Align::Right)];
             cols.extend(methods.iter().map(|m| (*m, Align::Right)));
             let mut t = Table::new(
@@ -133,13 +159,10 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
     if s.relative.is_empty() {
         return None;
     }
-    let mut t = Table::new(
+    let mut t = Table::keyed(
         format!("Relative cost against {}", s.plan.baseline),
+        &["method", "connection", "size", "threads"],
         &[
-            ("method", Align::Left),
-            ("connection", Align::Left),
-            ("size", Align::Left),
-            ("threads", Align::Right),
             ("docs/sec vs baseline", Align::Right),
             ("95 % interval", Align::Right),
             ("reads as", Align::Left),
@@ -147,11 +170,8 @@ pub fn relative(s: &SweepSummary) -> Option<Table> {
     );
     for r in &s.relative {
         use crate::analysis::limits::Verdict;
-        t.push(vec![
-            r.method.clone(),
-            r.connection.to_string(),
-            r.size.to_string(),
-            r.threads.to_string(),
+        let row = t.row(&[&r.method, &r.connection, &r.size, &r.threads]);
+        row.extend([
             format!("{:+.1} %", r.diff_pct),
             format!("± {:.1} %", r.ci95_pct),
             match r.verdict {
@@ -170,12 +190,10 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
     if s.scaling.is_empty() {
         return None;
     }
-    let mut t = Table::new(
+    let mut t = Table::keyed(
         "Scaling",
+        &["method", "connection", "size"],
         &[
-            ("method", Align::Left),
-            ("connection", Align::Left),
-            ("size", Align::Left),
             ("peak docs/s", Align::Right),
             ("at threads", Align::Right),
             ("knee (90 %)", Align::Right),
@@ -190,16 +208,14 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
     );
     for r in &s.scaling {
         let sc = &r.scaling;
-        let mut row = vec![
-            r.method.clone(),
-            r.connection.to_string(),
-            r.size.to_string(),
+        let row = t.row(&[&r.method, &r.connection, &r.size]);
+        row.extend([
             format!("{:.1}", sc.peak_docs_per_sec),
             sc.peak_threads.to_string(),
             sc.knee_threads.to_string(),
             sc.degrades_after_threads
                 .map_or(DASH.into(), |t| t.to_string()),
-        ];
+        ]);
         match &r.usl {
             Some(u) => row.extend([
                 format!("{:.1}", u.lambda),
@@ -216,20 +232,16 @@ pub fn scaling(s: &SweepSummary) -> Option<Table> {
             Some(why) => format!("no: {why}"),
             None => "yes".into(),
         });
-        t.push(row);
     }
     Some(t)
 }
 
 /// Every cell: rates, latency percentiles, errors, connections opened, node split.
 pub fn cells(s: &SweepSummary) -> Table {
-    let mut t = Table::new(
+    let mut t = Table::keyed(
         "All cells",
+        &["method", "connection", "size", "threads"],
         &[
-            ("method", Align::Left),
-            ("connection", Align::Left),
-            ("size", Align::Left),
-            ("threads", Align::Right),
             ("runs", Align::Right),
             ("docs/s", Align::Right),
             ("mean ± σ", Align::Right),
@@ -252,11 +264,8 @@ pub fn cells(s: &SweepSummary) -> Table {
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        t.push(vec![
-            c.method.clone(),
-            c.connection.to_string(),
-            c.size.to_string(),
-            c.threads.to_string(),
+        let row = t.row(&[&c.method, &c.connection, &c.size, &c.threads]);
+        row.extend([
             c.runs.to_string(),
             format!("{:.1}", c.docs_per_sec),
             format!("{:.1} ± {:.1}", c.docs_per_sec_mean, c.docs_per_sec_stddev),
@@ -282,13 +291,10 @@ pub fn limits(s: &SweepSummary) -> Option<Table> {
     if s.cells.iter().all(|c| c.bottleneck.is_none()) {
         return None;
     }
-    let mut t = Table::new(
+    let mut t = Table::keyed(
         "What limited each cell",
+        &["method", "connection", "size", "threads"],
         &[
-            ("method", Align::Left),
-            ("connection", Align::Left),
-            ("size", Align::Left),
-            ("threads", Align::Right),
             ("warm-up docs", Align::Right),
             ("client CPU %", Align::Right),
             ("servers: CPU % of cores, memory", Align::Left),
@@ -313,11 +319,8 @@ pub fn limits(s: &SweepSummary) -> Option<Table> {
                 (None, None) => format!("{}: not read", x.name),
             })
             .collect();
-        t.push(vec![
-            c.method.clone(),
-            c.connection.to_string(),
-            c.size.to_string(),
-            c.threads.to_string(),
+        let row = t.row(&[&c.method, &c.connection, &c.size, &c.threads]);
+        row.extend([
             c.warmup_docs.to_string(),
             format!("{:.0}", c.client_cpu_share * 100.0),
             if servers.is_empty() {
@@ -336,17 +339,15 @@ pub fn limits(s: &SweepSummary) -> Option<Table> {
 /// The import estimate: every option, fastest first.
 pub fn estimate(s: &SweepSummary) -> Option<Table> {
     let e = s.estimate.as_ref()?;
-    let mut t = Table::new(
+    let mut t = Table::keyed(
         format!(
             "Import estimate: {} ({} documents, {})",
             e.corpus,
             e.documents,
             crate::analysis::estimate::human_bytes(e.bytes)
         ),
+        &["method", "connection", "threads"],
         &[
-            ("method", Align::Left),
-            ("connection", Align::Left),
-            ("threads", Align::Right),
             ("duration", Align::Right),
             ("95 % interval", Align::Right),
             ("s per document", Align::Right),
@@ -354,10 +355,8 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
         ],
     );
     for o in &e.options {
-        t.push(vec![
-            o.method.clone(),
-            o.connection.to_string(),
-            o.threads.to_string(),
+        let row = t.row(&[&o.method, &o.connection, &o.threads]);
+        row.extend([
             crate::timefmt::human_hours(o.hours),
             format!("± {}", crate::timefmt::human_hours(o.ci95_hours)),
             format!("{:.6}", o.per_doc_s),
@@ -394,6 +393,8 @@ mod tests {
         all.extend(relative(&s));
         all.extend(scaling(&s));
         all.push(cells(&s));
+        all.extend(limits(&s));
+        all.extend(estimate(&s));
         for t in &all {
             for r in &t.rows {
                 assert_eq!(r.len(), t.columns.len(), "{}", t.title);
