@@ -166,8 +166,8 @@ pub(super) fn option_runs<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::verdict::tests::{d, quota_lab};
-    use crate::metrics::resources::{Kind, Role};
+    use crate::analysis::verdict::tests::{local, quota_lab};
+    use crate::metrics::resources::Role;
 
     #[test]
     fn a_quota_at_its_limit_halves_the_import_if_raised_and_idle_cells_say_why_not() {
@@ -190,26 +190,7 @@ mod tests {
             r.text
         );
         // Nothing near its capacity: no duration, and why not.
-        let idle = vec![
-            d(
-                "embedded target",
-                Kind::ProcessCpu,
-                Role::Server,
-                0.3,
-                2.0,
-                "host cores",
-                0.3,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                0.6,
-                2.0,
-                "host cores",
-                0.6,
-            ),
-        ];
+        let idle = vec![local(Role::Server, 0.3, 0.3), local(Role::Host, 0.6, 0.6)];
         let v = super::super::verdict::verdict(&idle, None);
         let r = if_relieved(&v, 4800.0, 600.0);
         assert_eq!(r.verdict, "latency_or_serializing");

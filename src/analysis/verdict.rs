@@ -550,15 +550,7 @@ pub fn what_ifs(demands: &[Demand]) -> Vec<WhatIf> {
 pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn d(
-        name: &str,
-        kind: Kind,
-        role: Role,
-        ms: f64,
-        cap: f64,
-        from: &str,
-        util: f64,
-    ) -> Demand {
+    fn d(name: &str, kind: Kind, role: Role, ms: f64, cap: f64, from: &str, util: f64) -> Demand {
         Demand {
             name: name.into(),
             kind,
@@ -577,6 +569,17 @@ pub(crate) mod tests {
         }
     }
 
+    /// The embedded target, the client or this host's CPU (by `role`) on a 2-core host, the
+    /// demands most tests put together.
+    pub(crate) fn local(role: Role, ms: f64, util: f64) -> Demand {
+        let (name, kind) = match role {
+            Role::Server => ("embedded target", Kind::ProcessCpu),
+            Role::Client => ("ingestbench (client)", Kind::ProcessCpu),
+            _ => ("this host's CPU", Kind::HostCpu),
+        };
+        d(name, kind, role, ms, 2.0, "host cores", util)
+    }
+
     /// The Java lab's shape: node 1 under a 0.5-CPU quota at 100 %, 1.6 ms of CPU per
     /// document; the client and haproxy light; the host at 40 %.
     pub(crate) fn quota_lab() -> Vec<Demand> {
@@ -590,24 +593,8 @@ pub(crate) mod tests {
                 "cgroup v1 cpu quota",
                 0.98,
             ),
-            d(
-                "ingestbench (client)",
-                Kind::ProcessCpu,
-                Role::Client,
-                0.3,
-                2.0,
-                "host cores",
-                0.05,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                2.4,
-                2.0,
-                "host cores",
-                0.4,
-            ),
+            local(Role::Client, 0.3, 0.05),
+            local(Role::Host, 2.4, 0.4),
         ]
     }
 
@@ -644,33 +631,9 @@ pub(crate) mod tests {
     fn the_host_is_named_when_everyone_together_fills_it() {
         let v = verdict(
             &[
-                d(
-                    "embedded target",
-                    Kind::ProcessCpu,
-                    Role::Server,
-                    2.0,
-                    2.0,
-                    "host cores",
-                    0.5,
-                ),
-                d(
-                    "ingestbench (client)",
-                    Kind::ProcessCpu,
-                    Role::Client,
-                    1.2,
-                    2.0,
-                    "host cores",
-                    0.3,
-                ),
-                d(
-                    "this host's CPU",
-                    Kind::HostCpu,
-                    Role::Host,
-                    3.7,
-                    2.0,
-                    "host cores",
-                    0.93,
-                ),
+                local(Role::Server, 2.0, 0.5),
+                local(Role::Client, 1.2, 0.3),
+                local(Role::Host, 3.7, 0.93),
             ],
             None,
         );
@@ -689,26 +652,7 @@ pub(crate) mod tests {
 
     #[test]
     fn idle_resources_tell_serializing_from_latency_by_the_sweep() {
-        let idle = vec![
-            d(
-                "embedded target",
-                Kind::ProcessCpu,
-                Role::Server,
-                1.0,
-                2.0,
-                "host cores",
-                0.3,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                2.0,
-                2.0,
-                "host cores",
-                0.6,
-            ),
-        ];
+        let idle = vec![local(Role::Server, 1.0, 0.3), local(Role::Host, 2.0, 0.6)];
         let mut s = ScalingEvidence {
             threads: 16,
             max_threads: 16,
@@ -747,33 +691,9 @@ pub(crate) mod tests {
     #[test]
     fn a_serializing_cell_expects_no_gain_from_cores_and_a_second_node_only_if_per_node() {
         let idle = vec![
-            d(
-                "embedded target",
-                Kind::ProcessCpu,
-                Role::Server,
-                0.3,
-                2.0,
-                "host cores",
-                0.3,
-            ),
-            d(
-                "ingestbench (client)",
-                Kind::ProcessCpu,
-                Role::Client,
-                0.2,
-                2.0,
-                "host cores",
-                0.2,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                0.63,
-                2.0,
-                "host cores",
-                0.6,
-            ),
+            local(Role::Server, 0.3, 0.3),
+            local(Role::Client, 0.2, 0.2),
+            local(Role::Host, 0.63, 0.6),
         ];
         let s = ScalingEvidence {
             threads: 8,
@@ -844,33 +764,9 @@ pub(crate) mod tests {
     fn a_host_full_of_someone_elses_work_is_a_caveat_not_the_verdict() {
         let v = verdict(
             &[
-                d(
-                    "embedded target",
-                    Kind::ProcessCpu,
-                    Role::Server,
-                    0.5,
-                    2.0,
-                    "host cores",
-                    0.1,
-                ),
-                d(
-                    "ingestbench (client)",
-                    Kind::ProcessCpu,
-                    Role::Client,
-                    0.5,
-                    2.0,
-                    "host cores",
-                    0.1,
-                ),
-                d(
-                    "this host's CPU",
-                    Kind::HostCpu,
-                    Role::Host,
-                    5.0,
-                    2.0,
-                    "host cores",
-                    1.0,
-                ),
+                local(Role::Server, 0.5, 0.1),
+                local(Role::Client, 0.5, 0.1),
+                local(Role::Host, 5.0, 1.0),
             ],
             None,
         );
@@ -884,26 +780,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_starved_benchmark_on_a_full_host_is_limited_by_the_host() {
-        let mut starved = vec![
-            d(
-                "embedded target",
-                Kind::ProcessCpu,
-                Role::Server,
-                0.5,
-                2.0,
-                "host cores",
-                0.1,
-            ),
-            d(
-                "this host's CPU",
-                Kind::HostCpu,
-                Role::Host,
-                5.0,
-                2.0,
-                "host cores",
-                1.0,
-            ),
-        ];
+        let mut starved = vec![local(Role::Server, 0.5, 0.1), local(Role::Host, 5.0, 1.0)];
         // They waited for a core longer than they ran.
         starved[0].run_delay_ms = Some(2.0);
         let v = verdict(&starved, None);
@@ -914,26 +791,7 @@ pub(crate) mod tests {
     #[test]
     fn a_saturated_client_is_the_instrument() {
         let v = verdict(
-            &[
-                d(
-                    "ingestbench (client)",
-                    Kind::ProcessCpu,
-                    Role::Client,
-                    1.0,
-                    2.0,
-                    "host cores",
-                    0.95,
-                ),
-                d(
-                    "this host's CPU",
-                    Kind::HostCpu,
-                    Role::Host,
-                    1.1,
-                    2.0,
-                    "host cores",
-                    0.97,
-                ),
-            ],
+            &[local(Role::Client, 1.0, 0.95), local(Role::Host, 1.1, 0.97)],
             None,
         );
         assert_eq!(v.kind, "client");
