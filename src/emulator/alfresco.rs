@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::State;
 use super::model::valid_name;
 use super::multipart;
-use super::store::{COMPANY_HOME, NewNode, Node, SHARED, Store, StoreError, USER_HOMES};
+use super::store::{COMPANY_HOME, NewNode, Node, SHARED, StoreError, USER_HOMES, blocking};
 use crate::timefmt;
 use auth::{authenticate, tickets};
 
@@ -101,16 +101,6 @@ pub(super) fn store_failure(e: StoreError) -> Resp {
         }
         StoreError::Internal(m) => error(500, "framework.exception.ApiDefault", &m),
     }
-}
-
-pub(super) async fn blocking<T: Send + 'static>(
-    store: &Arc<Store>,
-    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
 }
 
 pub(super) fn query_params(q: Option<&str>) -> Vec<(String, String)> {
@@ -520,21 +510,7 @@ async fn create_json(state: &Arc<State>, user: &str, parent: String, body: &Byte
     if !is_folder && state.dict.check_content_type(node_type).is_err() {
         return bad(&format!("Unknown type: {node_type}"));
     }
-    let raw: Vec<(String, Vec<String>)> = v
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    let vals = match v {
-                        Value::Array(a) => a.iter().map(json_str).collect(),
-                        other => vec![json_str(other)],
-                    };
-                    (k.clone(), vals)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let raw = raw_properties(&v);
     let (typed, mut aspects) = match state.dict.convert(node_type, &raw) {
         Ok(x) => x,
         Err(r) => return error(r.status, "framework.exception.InvalidArgument", &r.message),
@@ -564,11 +540,22 @@ async fn create_json(state: &Arc<State>, user: &str, parent: String, body: &Byte
     }
 }
 
-fn json_str(v: &Value) -> String {
-    match v {
+/// The body's `properties` as the dictionary takes them: each value a list of texts (a
+/// string unquoted, any other value as JSON); none when there is no such object.
+pub(super) fn raw_properties(body: &Value) -> Vec<(String, Vec<String>)> {
+    let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
+    };
+    let Some(m) = body.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    m.iter()
+        .map(|(k, v)| match v {
+            Value::Array(a) => (k.clone(), a.iter().map(text).collect()),
+            other => (k.clone(), vec![text(other)]),
+        })
+        .collect()
 }
 
 pub(super) async fn lookup(
@@ -669,16 +656,7 @@ async fn children(state: &State, user: &str, id: &str, query: &[(String, String)
         None => s.children(&nid, skip, max),
         Some(folders) => s.children_of_kind(&nid, folders, skip, max),
     });
-    match listed.await {
-        Ok((nodes, total)) => {
-            let entries: Vec<Value> = nodes
-                .iter()
-                .map(|n| json!({"entry": node_json(n)}))
-                .collect();
-            list_page(entries, total, skip, max)
-        }
-        Err(e) => store_failure(e),
-    }
+    node_page(listed.await, skip, max)
 }
 
 /// A page of a public REST v1 list (`list.pagination`, `list.entries`), as the repository
@@ -691,6 +669,17 @@ pub(super) fn list_page(entries: Vec<Value>, total: u64, skip: u64, max: u64) ->
             "entries": entries,
         }}),
     )
+}
+
+/// A page of nodes as `list_page` lays it out, or the store's failure.
+pub(super) fn node_page(listed: Result<(Vec<Node>, u64), StoreError>, skip: u64, max: u64) -> Resp {
+    match listed {
+        Ok((nodes, total)) => {
+            let entries = nodes.iter().map(|n| json!({"entry": node_json(n)}));
+            list_page(entries.collect(), total, skip, max)
+        }
+        Err(e) => store_failure(e),
+    }
 }
 
 async fn delete(state: &State, user: &str, id: &str) -> Resp {

@@ -35,7 +35,7 @@ use tokio::time::Instant;
 
 use super::State;
 use super::multipart;
-use super::store::{COMPANY_HOME, NewNode, Node, Store, StoreError};
+use super::store::{COMPANY_HOME, NewNode, Node, Store, StoreError, blocking};
 use crate::timefmt;
 
 pub const API: &str = "/o/headless-delivery/v1.0/";
@@ -116,16 +116,6 @@ fn no_content() -> Resp {
         .status(204)
         .body(Full::new(Bytes::new()))
         .expect("response")
-}
-
-pub(super) async fn blocking<T: Send + 'static>(
-    store: &Arc<Store>,
-    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
 }
 
 pub(super) fn store_failure(e: StoreError) -> Resp {
@@ -365,35 +355,28 @@ fn page_json(items: Vec<Value>, page: u64, size: u64, total: u64) -> Value {
 
 /// The folder (store id) for a Liferay folder number, 404 when missing.
 async fn folder_by_num(state: &State, num: &str) -> Result<Node, Resp> {
-    let Ok(n) = num.parse::<i64>() else {
-        return Err(problem(
-            404,
-            &format!("No DLFolder exists with the primary key {num}"),
-        ));
-    };
-    match blocking(&state.store, move |s| s.get_by_num(n)).await {
-        Ok(Some(f)) if f.is_folder => Ok(f),
-        Ok(_) => Err(problem(
-            404,
-            &format!("No DLFolder exists with the primary key {num}"),
-        )),
-        Err(e) => Err(store_failure(e)),
-    }
+    by_num(state, num, true).await
 }
 
 pub(super) async fn document_by_num(state: &State, num: &str) -> Result<Node, Resp> {
-    let Ok(n) = num.parse::<i64>() else {
-        return Err(problem(
+    by_num(state, num, false).await
+}
+
+/// The folder (when `folder`) or else the document with a Liferay number; 404 when none.
+async fn by_num(state: &State, num: &str, folder: bool) -> Result<Node, Resp> {
+    let missing = || {
+        let what = if folder { "DLFolder" } else { "FileEntry" };
+        Err(problem(
             404,
-            &format!("No FileEntry exists with the primary key {num}"),
-        ));
+            &format!("No {what} exists with the primary key {num}"),
+        ))
+    };
+    let Ok(n) = num.parse::<i64>() else {
+        return missing();
     };
     match blocking(&state.store, move |s| s.get_by_num(n)).await {
-        Ok(Some(d)) if !d.is_folder => Ok(d),
-        Ok(_) => Err(problem(
-            404,
-            &format!("No FileEntry exists with the primary key {num}"),
-        )),
+        Ok(Some(x)) if x.is_folder == folder => Ok(x),
+        Ok(_) => missing(),
         Err(e) => Err(store_failure(e)),
     }
 }

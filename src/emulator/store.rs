@@ -137,6 +137,17 @@ fn row_to_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     })
 }
 
+/// Runs `f` on the store off the async runtime; a task that panicked is an internal error.
+pub(crate) async fn blocking<T: Send + 'static>(
+    store: &std::sync::Arc<Store>,
+    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Internal(e.to_string())))
+}
+
 fn internal(e: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(e.to_string())
 }

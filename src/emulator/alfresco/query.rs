@@ -10,9 +10,8 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
-use serde_json::{Value, json};
 
-use super::{bad, blocking, list_page, lookup, node_json, paging, store_failure};
+use super::{bad, blocking, lookup, node_page, paging};
 use crate::emulator::State;
 
 type Resp = Response<Full<Bytes>>;
@@ -73,16 +72,7 @@ pub(super) async fn find_nodes(state: &State, user: &str, query: &[(String, Stri
     let found = blocking(&state.store, move |s| {
         s.search_names(&rid, &like, kind, skip, max)
     });
-    match found.await {
-        Ok((nodes, total)) => {
-            let entries: Vec<Value> = nodes
-                .iter()
-                .map(|n| json!({"entry": node_json(n)}))
-                .collect();
-            list_page(entries, total, skip, max)
-        }
-        Err(e) => store_failure(e),
-    }
+    node_page(found.await, skip, max)
 }
 
 #[cfg(test)]

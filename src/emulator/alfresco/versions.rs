@@ -17,7 +17,8 @@ use hyper::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
 use super::{
-    bad, blocking, error, json_resp, lookup, mime_for, node_json, not_found, store_failure,
+    bad, blocking, error, json_resp, lookup, mime_for, node_json, not_found, raw_properties,
+    store_failure,
 };
 use crate::emulator::State;
 use crate::emulator::store::{ContentUpdate, Increase, Node, Version};
@@ -56,21 +57,7 @@ pub async fn update_node(state: &Arc<State>, user: &str, id: &str, body: Bytes) 
             "The embedded target does not emulate updating {k}"
         ));
     }
-    let raw: Vec<(String, Vec<String>)> = v["properties"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    let vals = match v {
-                        Value::Array(a) => a.iter().map(text).collect(),
-                        other => vec![text(other)],
-                    };
-                    (k.clone(), vals)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let (typed, added) = match state.dict.convert_update(&raw) {
+    let (typed, added) = match state.dict.convert_update(&raw_properties(&v)) {
         Ok(x) => x,
         Err(r) => return error(r.status, "framework.exception.InvalidArgument", &r.message),
     };
@@ -95,13 +82,6 @@ pub async fn update_node(state: &Arc<State>, user: &str, id: &str, body: Bytes) 
     {
         Ok(n) => json_resp(200, &json!({"entry": node_json(&n)})),
         Err(e) => store_failure(e),
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -175,6 +175,21 @@ impl Store {
         })
     }
 
+    /// Where the bytes of version `label` of document `id` are kept (the document's own key
+    /// when the version has none); None when there is no such version.
+    fn version_key(
+        &self,
+        id: &str,
+        label: &str,
+        label_key: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(vs) = self.versions(id, label_key)? else {
+            return Ok(None);
+        };
+        let v = vs.into_iter().find(|v| v.label == label);
+        Ok(v.map(|v| v.content_key.unwrap_or_else(|| id.to_string())))
+    }
+
     /// The bytes of version `label` of document `id`; None when there is no such version.
     pub fn read_version(
         &self,
@@ -182,13 +197,9 @@ impl Store {
         label: &str,
         label_key: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(vs) = self.versions(id, label_key)? else {
+        let Some(key) = self.version_key(id, label, label_key)? else {
             return Ok(None);
         };
-        let Some(v) = vs.into_iter().find(|v| v.label == label) else {
-            return Ok(None);
-        };
-        let key = v.content_key.unwrap_or_else(|| id.to_string());
         self.content.read(&key).map(Some).map_err(internal)
     }
 
@@ -201,13 +212,9 @@ impl Store {
         label_key: &str,
         bytes: &[u8],
     ) -> Result<bool, StoreError> {
-        let Some(vs) = self.versions(id, label_key)? else {
+        let Some(key) = self.version_key(id, label, label_key)? else {
             return Ok(false);
         };
-        let Some(v) = vs.into_iter().find(|v| v.label == label) else {
-            return Ok(false);
-        };
-        let key = v.content_key.unwrap_or_else(|| id.to_string());
         self.content.remove(&key);
         self.content
             .write(&key, &bytes::Bytes::copy_from_slice(bytes))
