@@ -103,6 +103,14 @@ pub(super) fn store_failure(e: StoreError) -> Resp {
     }
 }
 
+/// Query parameter `k` as a whole number, or why it is not one; None when it is absent.
+pub(super) fn number_param(
+    query: &[(String, String)],
+    k: &str,
+) -> Option<Result<u64, std::num::ParseIntError>> {
+    query.iter().find(|(q, _)| q == k).map(|(_, v)| v.parse())
+}
+
 pub(super) fn query_params(q: Option<&str>) -> Vec<(String, String)> {
     q.unwrap_or("")
         .split('&')
@@ -249,12 +257,7 @@ pub(super) fn bad(summary: &str) -> Resp {
 /// the real server answers for either (an early return of the route, so its size is no cost).
 #[allow(clippy::result_large_err)]
 pub(super) fn paging(query: &[(String, String)]) -> Result<(u64, u64), Resp> {
-    let num = |k: &str| {
-        query
-            .iter()
-            .find(|(q, _)| q == k)
-            .map(|(_, v)| v.parse::<u64>())
-    };
+    let num = |k| number_param(query, k);
     let skip = match num("skipCount") {
         None => 0,
         Some(Ok(v)) => v,
@@ -602,25 +605,29 @@ async fn content(state: &State, user: &str, id: &str) -> Resp {
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e)));
     match read {
-        Ok(bytes) => {
-            let mime = n
-                .mime
-                .clone()
-                .unwrap_or_else(|| mime_for(&n.name).0.to_string());
-            let mut r = Response::new(Full::new(Bytes::from(bytes)));
-            r.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_str(&mime)
-                    .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-            );
-            r
-        }
+        Ok(bytes) => content_resp(&n, bytes),
         Err(e) => error(
             500,
             "framework.exception.ApiDefault",
             &format!("content of {} unreadable: {e}", n.id),
         ),
     }
+}
+
+/// `n`'s bytes (its content or one of its versions') as the body, typed by its MIME type,
+/// else by its name.
+pub(super) fn content_resp(n: &Node, bytes: Vec<u8>) -> Resp {
+    let mime = n
+        .mime
+        .clone()
+        .unwrap_or_else(|| mime_for(&n.name).0.to_string());
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_str(&mime)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    r
 }
 
 async fn children(state: &State, user: &str, id: &str, query: &[(String, String)]) -> Resp {

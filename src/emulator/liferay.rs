@@ -330,12 +330,7 @@ async fn folder_json(state: &State, n: &Node) -> Value {
 }
 
 fn page_params(query: &[(String, String)]) -> Result<(u64, u64), Resp> {
-    let get = |k: &str| {
-        query
-            .iter()
-            .find(|(q, _)| q == k)
-            .map(|(_, v)| v.parse::<u64>())
-    };
+    let get = |k| super::alfresco::number_param(query, k);
     let page = match get("page") {
         None => 1,
         Some(Ok(p)) if p >= 1 => p,

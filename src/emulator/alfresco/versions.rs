@@ -13,12 +13,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
 use super::{
-    bad, blocking, error, json_resp, lookup, mime_for, node_json, not_found, raw_properties,
-    store_failure,
+    bad, blocking, content_resp, error, json_resp, lookup, mime_for, node_json, not_found,
+    raw_properties, store_failure,
 };
 use crate::emulator::State;
 use crate::emulator::store::{ContentUpdate, Increase, Node, Version};
@@ -237,19 +236,7 @@ pub async fn content(state: &State, user: &str, id: &str, vid: &str) -> Resp {
     };
     let (nid, v) = (n.id.clone(), vid.to_string());
     match blocking(&state.store, move |s| s.read_version(&nid, &v, LABEL)).await {
-        Ok(Some(bytes)) => {
-            let mime = n
-                .mime
-                .clone()
-                .unwrap_or_else(|| mime_for(&n.name).0.to_string());
-            let mut r = Response::new(Full::new(Bytes::from(bytes)));
-            r.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_str(&mime)
-                    .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-            );
-            r
-        }
+        Ok(Some(bytes)) => content_resp(&n, bytes),
         Ok(None) => not_found(vid),
         Err(e) => store_failure(e),
     }
