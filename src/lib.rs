@@ -28,6 +28,23 @@
 //! 15. `report`: the exporters;
 //! 16. `cli`, `cmd`: the command line, and one file per command wiring the rest.
 
+/// `eprintln!` and `eprint!` for the whole crate, shadowing std's: a message that cannot be
+/// written (stderr on a full disk, a closed pipe) is dropped instead of panicking, because with
+/// `panic = "abort"` std's panic there killed a run that was stopping cleanly (SIGABRT, exit
+/// 134, instead of exit 2). Defined before the modules, so every module's messages use it.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod cli;
 pub mod cmd;

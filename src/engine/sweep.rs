@@ -550,7 +550,13 @@ async fn one_run(
     } else {
         0.0
     };
-    obs.finished(cell, m, cpu.max(0.0), interrupted)?;
+    // On a full disk the manifest fails first, then the run's record: the manifest's error
+    // is the one that says what was lost and what to do.
+    obs.finished(cell, m, cpu.max(0.0), interrupted)
+        .map_err(|e| match job.manifest.error() {
+            Some(first) => anyhow::anyhow!("{first} (then: {e:#})"),
+            None => e,
+        })?;
     Ok(Some((
         rate,
         SweepEnd {

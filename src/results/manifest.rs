@@ -319,6 +319,11 @@ impl Manifest {
         self.shared.error.get().is_some()
     }
 
+    /// The first write error, with what to do.
+    pub fn error(&self) -> Option<&str> {
+        self.shared.error.get().map(String::as_str)
+    }
+
     /// Makes what was written durable, and reports the first write error if there was one.
     pub fn flush(&self) -> Result<()> {
         if let Some(e) = self.shared.error.get() {

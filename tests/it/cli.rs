@@ -1,7 +1,5 @@
 //! Real-binary tests: help, bad input, exit codes, and that secrets never reach any output.
-//!
-//! Over 600 lines on purpose: one test per user-facing behaviour of the real binary, each
-//! short and independent; split, they would only be harder to find.
+//! One test per user-facing behaviour of the real binary, each short and independent.
 
 use crate::common;
 
@@ -211,6 +209,50 @@ fn default_run_against_the_embedded_target_prints_json() {
         err.contains("docs/sec"),
         "summary on stderr with --json: {err}"
     );
+}
+
+/// A message that cannot be written (stderr on a full disk: /dev/full answers ENOSPC) is
+/// dropped: the run finishes with its own exit code, not SIGABRT from a panicking `eprintln!`.
+#[test]
+fn stderr_on_a_full_disk_changes_no_exit_code() {
+    let full = || {
+        std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "--warmup",
+            "0",
+            "--docs",
+            "30",
+            "--threads",
+            "2",
+            "--runs",
+            "1",
+            "--json",
+        ])
+        .arg("--results-dir")
+        .arg(dir.path())
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the summary went to stderr: {o:?}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["docs_ok"], 30);
+    let o = bin()
+        .args(["report", "/no/such/results"])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "the error went to stderr: {o:?}");
 }
 
 /// Starts `ingestbench target` as a process and reads its port from --port-file.
@@ -445,7 +487,7 @@ fn wait_for_run_dir(
 
 #[test]
 fn ctrl_c_flushes_exits_130_and_resume_completes_exactly_the_plan() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     // A slow target (2 slots x 5 ms = 400 docs/s) so the run is still going when interrupted.
     let target = TargetProcess::start(
@@ -709,7 +751,7 @@ fn sigkill_mid_liferay_run_then_resume_stores_every_document_exactly_once() {
 }
 
 fn sigkill_then_resume(api: &[&str]) {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     let target = TargetProcess::start(
         dir.path(),
