@@ -190,7 +190,8 @@ impl ContentStore {
         }
     }
 
-    /// Bytes under this store's content directory (for tests and reports).
+    /// Bytes under this store's content directory.
+    #[cfg(test)]
     pub fn disk_bytes(&self) -> u64 {
         fn walk(p: &Path) -> u64 {
             let Ok(rd) = std::fs::read_dir(p) else {

@@ -248,11 +248,6 @@ impl Store {
         self.content.write(id, &Bytes::copy_from_slice(bytes))
     }
 
-    /// Bytes the store's content takes on disk.
-    pub fn content_disk_bytes(&self) -> u64 {
-        self.content.disk_bytes()
-    }
-
     pub fn get(&self, id: &str) -> Result<Option<Node>, StoreError> {
         self.with(|c| {
             c.query_row(

@@ -205,14 +205,24 @@ impl Alfresco {
         }
     }
 
-    pub fn core_url(&self) -> &str {
-        &self.core
+    /// `GET nodes/{parent}/children?relativePath=…`: the documents (not the subfolders) in
+    /// the folder at `path` below the parent, a page of `max`.
+    fn documents_in(&self, path: &str, max: &str) -> reqwest::RequestBuilder {
+        self.conn
+            .client
+            .get(format!(
+                "{}/nodes/{}/children",
+                self.core, self.conn.opts.parent
+            ))
+            .query(&[
+                ("relativePath", path),
+                ("maxItems", max),
+                ("where", "(isFile=true)"),
+            ])
     }
 }
 
 impl Api for Alfresco {
-    const CREATED: (StatusCode, &str) = (StatusCode::CREATED, "201 Created");
-
     const ERROR_MESSAGE: fn(u16, &[u8]) -> String = error_message;
 
     fn conn(&self) -> &Connection {
@@ -338,44 +348,19 @@ impl Api for Alfresco {
     /// Documents (not subfolders: a corpus tree has both) in the folder at `path` below the
     /// parent (a DB query, not search).
     async fn count_folder(&self, path: &str) -> Result<Option<u64>, String> {
-        let list = self
-            .conn
-            .client
-            .get(format!(
-                "{}/nodes/{}/children",
-                self.core, self.conn.opts.parent
-            ))
-            .query(&[
-                ("relativePath", path),
-                ("maxItems", "1"),
-                ("where", "(isFile=true)"),
-            ]);
-        Ok(
-            super::readback::read_json(self.conn.authed(list), error_message)
-                .await?
-                .and_then(|v| {
-                    v.pointer("/list/pagination/totalItems")
-                        .and_then(serde_json::Value::as_u64)
-                }),
-        )
+        let list = self.conn.authed(self.documents_in(path, "1"));
+        Ok(super::readback::read_json(list, error_message)
+            .await?
+            .and_then(|v| {
+                v.pointer("/list/pagination/totalItems")
+                    .and_then(serde_json::Value::as_u64)
+            }))
     }
 
     /// `GET nodes/{parent}/children?relativePath=…` of the run folder's documents (the
     /// folder's reference is its path below the parent), one page of 100.
     fn list_request(&self, folder: &str) -> Option<reqwest::RequestBuilder> {
-        Some(
-            self.conn
-                .client
-                .get(format!(
-                    "{}/nodes/{}/children",
-                    self.core, self.conn.opts.parent
-                ))
-                .query(&[
-                    ("relativePath", folder),
-                    ("maxItems", "100"),
-                    ("where", "(isFile=true)"),
-                ]),
-        )
+        Some(self.documents_in(folder, "100"))
     }
 
     /// `GET queries/nodes?term=…&rootNodeId={parent}&nodeType=cm:content`, one page of 25.

@@ -380,8 +380,6 @@ impl Cmis {
 }
 
 impl Api for Cmis {
-    const CREATED: (StatusCode, &str) = (StatusCode::CREATED, "201 Created");
-
     const ERROR_MESSAGE: fn(u16, &[u8]) -> String = error_message;
 
     fn conn(&self) -> &Connection {

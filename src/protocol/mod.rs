@@ -301,7 +301,7 @@ pub trait Protocol: Send + Sync + 'static {
 pub trait Api: Send + Sync + Sized + 'static {
     /// The status of a created document, and its name for the protocol error any other
     /// success is ("`N` instead of `201 Created`").
-    const CREATED: (StatusCode, &str);
+    const CREATED: (StatusCode, &str) = (StatusCode::CREATED, "201 Created");
     /// `"<status> <what the error body says>"`.
     const ERROR_MESSAGE: fn(u16, &[u8]) -> String;
 
