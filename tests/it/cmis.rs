@@ -50,7 +50,7 @@ fn ib(args: &[&str], dir: &Path) -> (i32, String, String) {
 #[test]
 #[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
 fn run_and_sweep_against_real_opencmis_and_read_everything_back() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     // Its JVM loads both cores: the timing tests wait.
     let _one = crate::common::TIMED.blocking_lock();
     let missing: Vec<&str> = ["java", "mvn", "jar", "curl"]

@@ -71,7 +71,7 @@ fn the_spec_declares_what_the_client_relies_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upload_request_is_the_documented_multipart() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (url, seen) = common::capture(|method, _, _| {
         if method == "GET" {
             ("200 OK", json!({"entry": {"id": "home", "name": "admin", "nodeType": "cm:folder", "isFolder": true, "isFile": false}}).to_string())
@@ -166,7 +166,7 @@ async fn the_upload_request_is_the_documented_multipart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_target_answers_in_the_documented_shapes() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let core = common::spec("alfresco/alfresco-core.yaml");
     let auth_spec = common::spec("alfresco/alfresco-auth.yaml");
     let def = |s: &Value, name: &str| s["definitions"][name].clone();

@@ -274,7 +274,7 @@ async fn https_with_the_generated_ca_and_a_restart_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_finds_what_went_missing_corrupt_or_extra() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (target, dir) = common::target().await;
     let url = target.http_url().unwrap();
     let pw = common::password_file(dir.path(), "admin");

@@ -5,7 +5,7 @@
 //! within ±10 %, at two thread counts; and the import of a corpus with versions, which the
 //! estimate adds to what a sample of its documents costs.
 //!
-//! Over 600 lines on purpose: the accuracy scenarios share one known-capacity target setup.
+//! The accuracy scenarios share one known-capacity target setup.
 
 use std::path::Path;
 
@@ -378,7 +378,7 @@ async fn a_pilot_by_time_sends_each_file_once_until_its_time_or_its_files_run_ou
 
 async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     let _one = common::TIMED.lock().await;
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (target, dir) = common::target_with(|c| {
         c.perf.growth_per_1000 = std::time::Duration::from_secs_f64(growth_ms_per_1000 / 1000.0);
         // Two slots of 12 ms: at both thread counts the repository, not the client, sets the
@@ -644,7 +644,7 @@ async fn drift_within_runs_is_detected_and_flagged() {
 /// one back by id and finds the same bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_of_real_files_is_uploaded_and_verified() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (target, dir) = common::target().await;
     let pw = common::password_file(dir.path(), "admin");
     let root = dir.path().join("corpus");
@@ -835,7 +835,7 @@ async fn an_estimate_of_a_versioned_corpus_counts_its_versions() {
 /// One trial: a fresh target, the sample, the estimate, the import; Err when the import lies
 /// outside the stated interval.
 async fn versioned_trial() -> Result<(), String> {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     // Two slots of 10 ms: the repository sets the pace (as in estimate.rs's accuracy tests).
     let (target, dir) = common::target_with(|c| {
         c.perf.max_concurrent = 2;

@@ -66,7 +66,7 @@ proptest! {
 /// Random multipart and JSON bodies at the embedded target's upload endpoints: never a 5xx.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_answers_garbage_with_4xx() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let (target, _dir) = common::target().await;

@@ -50,7 +50,7 @@ fn pid_alive(pid: &str) -> bool {
 }
 
 fn check_frontend(frontend: &str, base: u16) {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path(), base, &["up", "--frontend", frontend]);
     let pids: Vec<String> = std::fs::read_dir(dir.path().join("lab/run"))

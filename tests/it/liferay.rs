@@ -52,7 +52,7 @@ fn spec_op<'a>(s: &'a Value, path: &str, method: &str) -> Option<&'a Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_sends_what_the_spec_declares() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let s = spec();
     let (url, seen) = common::capture(|method, _, n| {
         if method == "GET" {
@@ -160,7 +160,7 @@ async fn the_client_sends_what_the_spec_declares() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_target_answers_like_liferay() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let s = spec();
     let (target, _dir) = common::target().await;
     let base = format!("{}/o/headless-delivery/v1.0", target.http_url().unwrap());

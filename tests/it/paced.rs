@@ -511,7 +511,7 @@ async fn a_rates_sweep_with_liferay_readers() {
 /// `verify` is clean.
 #[test]
 fn a_killed_rates_sweep_with_readers_resumes_without_redoing_its_runs() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     use std::collections::BTreeMap;
     let _one = crate::common::TIMED.blocking_lock();
     let dir = tempfile::tempdir().unwrap();

@@ -319,7 +319,7 @@ fn assert_each_rule_once(p: &Value, root: &Path, repo: ProtocolKind) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_check_names_each_rule_and_the_import_refuses_exactly_those() {
-    // Over 40 lines on purpose: the same scenario for each emulated repository.
+    // The same scenario for each emulated repository.
     let (target, dir) = common::target().await;
     let url = target.http_url().unwrap();
     let pw = common::password_file(dir.path(), "admin");

@@ -1,7 +1,7 @@
 //! Sweep tests: the acceptance sweep in-process, kill and `--resume` with the real binary,
 //! `report DIR` reproducing identical files, and exporter snapshots on fixed data.
 //!
-//! Over 600 lines on purpose: the sweep's end-to-end scenarios, each read top to bottom.
+//! The sweep's end-to-end scenarios, each read top to bottom.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,7 +206,7 @@ fn a_bad_budget_exits_2_naming_the_flag() {
 
 #[test]
 fn killed_midway_then_resume_completes_without_repeating_runs() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let mut child = bin()
@@ -542,7 +542,7 @@ fn each_method_keeps_its_own_connection_policy_through_resume() {
 /// not record, and `verify` then finds every planned document stored exactly once.
 #[test]
 fn a_sweep_killed_mid_run_resumes_to_every_document_once() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let store = dir.path().join("store");

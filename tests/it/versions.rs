@@ -6,7 +6,7 @@
 //! and a SIGKILL between versions are completed, never duplicated. The generator is shared
 //! with `versions_cmis` (real OpenCMIS) and `estimate` (a versioned import's estimate).
 //!
-//! Over 600 lines on purpose: the generated corpus and the end-to-end scenarios that share it.
+//! The generated corpus and the end-to-end scenarios that share it.
 
 use std::path::Path;
 
@@ -132,7 +132,7 @@ fn corpus_counts_versions_orphans_and_gaps() {
 /// in the store makes verify fail naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn versions_import_into_alfresco_and_verify_names_a_tampered_one() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (target, dir) = common::target().await;
     let pw = common::password_file(dir.path(), "admin");
     let root = dir.path().join("corpus");
@@ -300,7 +300,7 @@ shadow = "acme:documentDate"
 /// read back version by version; a tampered property makes verify name it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn versions_and_shadow_metadata_import_into_liferay() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let (target, dir) = common::target().await;
     let pw = common::password_file(dir.path(), "admin");
     let root = dir.path().join("corpus");

@@ -117,7 +117,7 @@ shadow = "acme:keywords"
 #[test]
 #[ignore = "needs java, maven, curl (scripts/deps.sh installs them) and OpenCMIS from Maven Central; scripts/test.sh runs it"]
 fn versions_and_typed_metadata_against_real_opencmis() {
-    // Over 80 lines on purpose: one end-to-end scenario, read top to bottom.
+    // One end-to-end scenario, read top to bottom.
     let _one = crate::common::TIMED.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
