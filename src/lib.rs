@@ -45,6 +45,24 @@ macro_rules! eprint {
     }};
 }
 
+/// `println!` and `print!` for the whole crate, shadowing std's: command output goes through
+/// [`out`], so a reader that went away (`| head`) ends it quietly, and any other failure (a
+/// full disk under `> file`) makes the exit code 2 instead of a panic, never 0 for a result
+/// cut short.
+macro_rules! println {
+    () => {
+        $crate::out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::out(format_args!($($arg)*))
+    };
+}
+
 pub mod analysis;
 pub mod cli;
 pub mod cmd;
@@ -100,8 +118,31 @@ pub fn main() -> i32 {
             2
         }
     };
+    let code = match STDOUT_FAILED.get() {
+        Some(e) if code != 2 => {
+            eprintln!("error: {e}");
+            2
+        }
+        _ => code,
+    };
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     code
+}
+
+/// The first failure to write command output, other than a reader that went away.
+static STDOUT_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Writes command output to stdout (what the crate's `print!`/`println!` call): a closed pipe
+/// ends the output quietly; another failure is kept, and `main` exits 2 naming it.
+#[doc(hidden)]
+pub fn out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|()| o.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        let _ = STDOUT_FAILED.set(format!("cannot write to standard output: {e}"));
+    }
 }
 
 /// A reqwest client builder with the project's one TLS implementation installed first.

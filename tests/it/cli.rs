@@ -255,6 +255,38 @@ fn stderr_on_a_full_disk_changes_no_exit_code() {
     assert_eq!(o.status.code(), Some(2), "the error went to stderr: {o:?}");
 }
 
+/// Command output that cannot be written is an error, never a result cut short with exit 0:
+/// stdout on a full disk exits 2 naming standard output; a reader that went away (a closed
+/// pipe, as `| head` leaves) ends the output quietly, with the run's own exit code.
+#[test]
+fn stdout_on_a_full_disk_exits_2_and_a_closed_pipe_is_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_run = || {
+        let mut c = bin();
+        c.args([
+            "run", "--warmup", "0", "--docs", "30", "--runs", "1", "--json",
+        ])
+        .arg("--results-dir")
+        .arg(dir.path());
+        c
+    };
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = json_run().stdout(full).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
+    let mut child = json_run()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
 /// Starts `ingestbench target` as a process and reads its port from --port-file.
 pub(crate) struct TargetProcess {
     pub(crate) child: std::process::Child,
