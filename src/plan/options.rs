@@ -20,8 +20,8 @@ Exit codes:
   0  every document was acknowledged by the repository
   1  finished, but some uploads failed (counted and classified in the report)
   2  usage, configuration or setup error (bad flag or file, unreachable URL, login rejected,
-     the repository rejected the documents outright, the manifest or results could not be
-     written); nothing was measured or the run stopped
+     the repository rejected the documents outright, the manifest, results or output could
+     not be written); nothing was measured, the run stopped or its output is incomplete
   3  a --fail-if threshold was crossed: the results were written first, then each crossing
      named on stderr (cell, value, expression); takes precedence over 1
   130 interrupted (SIGINT/SIGTERM): uploads in flight finished, results and manifest written;
