@@ -3,7 +3,7 @@
 # host key, client key, config, port and pid file in DIR; the system's sshd and ~/.ssh are
 # left alone. It listens on 127.0.0.1 and 127.0.0.2 (two "injectors" on one machine) and
 # writes DIR/ssh_config, where `inj1` is a Host alias of 127.0.0.1 (a name only SSH knows).
-#   scripts/sshd.sh up DIR PORT    # start (daemon), wait until it answers
+#   scripts/sshd.sh up DIR PORT    # start (daemon), wait until it answers; exit 3: PORT taken
 #   scripts/sshd.sh down DIR       # stop it by its pid
 # Needs Debian's openssh-server (scripts/deps.sh installs it) and root (sshd's privilege
 # separation); logins are as the user running this, by key only.
@@ -51,12 +51,25 @@ Host inj1 127.0.0.1 127.0.0.2
   ConnectTimeout 5
 CONF
     "$sshd" -t -f "$dir/sshd_config" || die "sshd refuses $dir/sshd_config"
+    : >"$dir/sshd.log"
+    rm -f "$dir/sshd.pid"
     "$sshd" -f "$dir/sshd_config" -E "$dir/sshd.log"
-    for _ in $(seq 50); do
-      ssh -F "$dir/ssh_config" inj1 true 2>/dev/null && exit 0
+    # sshd forks before it binds, so a port taken meanwhile shows only in its log; under a
+    # loaded CI machine the first login can take seconds. Wait up to 30 s, but stop as soon
+    # as sshd has given up, and say why.
+    deadline=$((SECONDS + 30)) err=
+    while [ $SECONDS -lt $deadline ]; do
+      if grep -qE 'Cannot bind any address|Address already in use' "$dir/sshd.log"; then
+        echo "sshd.sh: port $port is taken (sshd.log: $(tail -n 2 "$dir/sshd.log" | tr '\n' ' '))" >&2
+        [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+        exit 3
+      fi
+      # sshd writes its pid file once it has bound every address it could.
+      [ -f "$dir/sshd.pid" ] && err=$(ssh -F "$dir/ssh_config" inj1 true 2>&1) && exit 0
       sleep 0.1
     done
-    die "sshd on port $port did not answer within 5 s (see $dir/sshd.log)"
+    [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+    die "sshd on port $port did not answer within 30 s; last ssh error: ${err:-none}; sshd.log: $(tail -n 5 "$dir/sshd.log" | tr '\n' ' ')"
     ;;
   down)
     [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true

@@ -490,14 +490,22 @@ impl Sshd {
             std::path::Path::new("/usr/sbin/sshd").exists(),
             "sshd missing: install the Debian package openssh-server (scripts/deps.sh does)"
         );
-        let port = crate::common::free_port().to_string();
-        let o = std::process::Command::new("bash")
-            .arg(repo("scripts/sshd.sh"))
-            .args(["up", dir.to_str().unwrap(), &port])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        Sshd(dir.to_path_buf())
+        // The port is free when chosen but another test may bind it before sshd does
+        // (exit 3): try a fresh one.
+        for _ in 0..3 {
+            let port = crate::common::free_port().to_string();
+            let o = std::process::Command::new("bash")
+                .arg(repo("scripts/sshd.sh"))
+                .args(["up", dir.to_str().unwrap(), &port])
+                .output()
+                .unwrap();
+            if o.status.code() == Some(3) {
+                continue;
+            }
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            return Sshd(dir.to_path_buf());
+        }
+        panic!("sshd.sh: three free ports were taken before sshd could bind them")
     }
 }
 
