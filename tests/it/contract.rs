@@ -187,6 +187,37 @@ async fn the_target_answers_in_the_documented_shapes() {
     assert_eq!(t.status(), 201);
     let tv: Value = t.json().await.unwrap();
     common::assert_valid(&auth_spec, &def(&auth_spec, "TicketEntry"), &tv);
+    // The scheme is compared ignoring case, by the tickets resource as by every other
+    // (Alfresco: `authorizationParts[0].equalsIgnoreCase("basic")`); another scheme is refused.
+    let b64 = |s: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    };
+    let me = format!(
+        "{base}{}/tickets/-me-",
+        ingestbench::protocol::alfresco::AUTH_PATH
+    );
+    let ticket = tv["entry"]["id"].as_str().unwrap();
+    for (header, status) in [
+        (format!("BASIC {}", b64(ticket)), 200),
+        (format!("basic {}", b64(&format!(":{ticket}"))), 200),
+        (format!("Bearer {}", b64(ticket)), 401),
+    ] {
+        let r = c
+            .get(&me)
+            .header("authorization", &header)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "GET tickets/-me- with {header}");
+    }
+    let r = c
+        .get(format!("{api}/nodes/-my-"))
+        .header("authorization", format!("bAsIc {}", b64("admin:admin")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "a Basic scheme in any case");
     let bad = c
         .post(format!(
             "{base}{}/tickets",

@@ -34,18 +34,7 @@ pub(super) async fn authenticate(
     if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
         return ticket_user(t.clone()).await;
     }
-    let h = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let b64 = h
-        .strip_prefix("Basic ")
-        .or_else(|| h.strip_prefix("basic "))?;
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
+    let raw = basic_credentials(parts)?;
     match raw.split_once(':') {
         None => ticket_user(raw).await,
         Some(("", t)) | Some(("ROLE_TICKET", t)) => ticket_user(t.to_string()).await,
@@ -147,19 +136,30 @@ pub(super) async fn tickets(
     }
 }
 
-fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String> {
-    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
-        return Some(t.clone());
-    }
+/// The decoded payload of a Basic `Authorization` header. The scheme is compared ignoring
+/// case, as Alfresco's authenticators and its tickets resource do
+/// (`authorizationParts[0].equalsIgnoreCase("basic")`) and RFC 7235 says.
+fn basic_credentials(parts: &Parts) -> Option<String> {
     let h = parts
         .headers
         .get(hyper::header::AUTHORIZATION)?
         .to_str()
         .ok()?;
+    let (scheme, b64) = h.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
     let raw = base64::engine::general_purpose::STANDARD
-        .decode(h.strip_prefix("Basic ")?.trim())
+        .decode(b64.trim())
         .ok()?;
-    let raw = String::from_utf8(raw).ok()?;
+    String::from_utf8(raw).ok()
+}
+
+fn presented_ticket(parts: &Parts, query: &[(String, String)]) -> Option<String> {
+    if let Some((_, t)) = query.iter().find(|(k, _)| k == "alf_ticket") {
+        return Some(t.clone());
+    }
+    let raw = basic_credentials(parts)?;
     match raw.split_once(':') {
         None => Some(raw),
         Some(("", t)) | Some(("ROLE_TICKET", t)) => Some(t.to_string()),
