@@ -11,7 +11,7 @@
 #
 #   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
 #                                [--threads T] [--sample-pct P] [--warmup W] [--prewarm D]
-#                                [--pilot-runs N] [--sample-time T]
+#                                [--pilot-runs N] [--sample-time T] [--reuse-lab] [--node-cpus C]
 #                                [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
 # --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
@@ -22,6 +22,8 @@
 #   example 100s) under the tool's own fixture uploads, as a repository in use has: a JVM
 #   just started on 2 cores runs at a quarter of its speed for 50-70 s of load, in plateaus
 #   no warm-up rule can tell from the end (docs/estimate.md). Default: none.
+# --node-cpus C: each Tomcat node of the Java lab under a CPU quota of C CPUs (scripts/lab.sh):
+#   a slower server, so that a pilot of minutes is a small slice of a corpus this disk holds.
 # --reuse-lab: the Java lab's cases start one lab per case (prewarmed once) and run every
 #   trial of the case on it, as a repository in use: a fresh JVM per trial reached its speed
 #   after 50 s of load in one trial and after more than 130 s in another.
@@ -45,7 +47,7 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime=
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -55,6 +57,7 @@ while [ $# -gt 0 ]; do
     --pilot-runs) pruns=$2; shift 2 ;;
     --sample-time) stime=$2; shift 2 ;;
     --reuse-lab) reuse=1; shift ;;
+    --node-cpus) cpus=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
@@ -84,7 +87,7 @@ names=(--on-name-clash rename --on-bad-name rename)
 java_lab_fresh() {
   scripts/lab.sh down --backend java >/dev/null 2>&1 || true
   rm -rf "${LAB_JAVA_DIR:-.lab-java}/store"
-  scripts/lab.sh up --backend java >"$work/lab.log" 2>&1 || { echo "the Java lab did not start: $(tail -n3 "$work/lab.log")" >&2; return 1; }
+  scripts/lab.sh up --backend java ${cpus:+--node-cpus "$cpus"} >"$work/lab.log" 2>&1 || { echo "the Java lab did not start: $(tail -n3 "$work/lab.log")" >&2; return 1; }
   lab_up=1
 }
 trap cleanup EXIT
