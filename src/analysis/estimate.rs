@@ -476,13 +476,13 @@ pub fn estimate_from(
             flags.push(format!("the cost fell through the pilot ({:+.1} % per 1,000 objects): was the server still warming up? A JVM just started runs slow for its first minute or more of load; the estimate takes the pilot's mean; give a server just started 100 s of work before the pilot (--warmup 100s) to know", fit.growth_per_1000 * 100.0));
         }
         if fit.growth_model == "carried" {
-            flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0));
+            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0));
         }
         if let Some(y) = super::pilot::young_server(&refs) {
             flags.push(y);
         }
         if fit.growth_model == "growing" {
-            flags.push(format!("the cost grew through the pilot ({:+.1} % per 1,000 objects stored): the estimate takes the pilot's mean cost, not the growth carried over the import's fill; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
+            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored): the estimate takes the pilot's mean cost, not the growth carried over the import's fill; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
         }
         let h = t / 3600.0;
         e.options.push(OptionEstimate {
@@ -580,7 +580,7 @@ fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
         ),
     };
     format!(
-        "from a pilot import of {} documents ({} folders, {} versions) in {:.1} s: {:.3} ms per request at its mix{runs}; growth {} ({:+.1} % ± {:.1} % per 1,000 objects stored); {start}; {}",
+        "from a pilot import of {} documents ({} folders, {} versions) in {:.1} s: {:.3} ms per request at its mix{runs}; growth {} ({:+.2} % ± {:.2} % per 1,000 objects stored); {start}; {}",
         fit.docs,
         fit.folders,
         fit.versions,

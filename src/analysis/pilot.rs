@@ -36,8 +36,8 @@
 //! first run to the last. Where they differ by more than [`DRIFT_LIMIT`] the level is the
 //! last run's, one run's swing (the drift over √2) joins [`MODEL_ERROR`], and the estimate
 //! says so; a rise through the runs that the second run confirms (the same slice, so not
-//! its folders nor its tail) is the repository filling, and is carried over the import's
-//! fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82).
+//! its folders nor its tail) and that each run shows on its own (not a step between flat
+//! runs) is the repository filling, and is carried over the import's fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82).
 //! Two runs that agree do not narrow the model error: no trial has shown that they may
 //! (docs/estimate.md).
 //!
@@ -420,6 +420,34 @@ fn columns(x: &Window, t: Terms, fill_mean: f64, beta: f64) -> Vec<f64> {
     v
 }
 
+/// The growth fitted from within the runs only (each run its own cost per request, so a step
+/// between the runs is not growth): `(g, t, df)`, `None` for one run or too few windows.
+fn within_runs_growth(
+    wins: &[Window],
+    runs: usize,
+    per_folder: f64,
+    fill_mean: f64,
+    beta: f64,
+) -> Option<(f64, f64, f64)> {
+    if runs < 2 || wins.len() < runs + 4 {
+        return None;
+    }
+    let xs: Vec<Vec<f64>> = wins
+        .iter()
+        .map(|x| {
+            let mut v = vec![0.0; runs];
+            v[x.run.min(runs - 1)] = x.d + per_folder * x.f;
+            v.push(x.d * (x.fill - fill_mean));
+            v.push(x.b - x.d * beta);
+            v
+        })
+        .collect();
+    let y: Vec<f64> = wins.iter().map(|x| x.dt).collect();
+    let (b, cov, resid) = ols(&xs, &y)?;
+    let se = (cov[runs][runs] * inflation(&resid)).max(1e-300).sqrt();
+    Some((b[runs], b[runs] / se, (wins.len() - runs - 2) as f64))
+}
+
 /// The prediction: seconds and the 95 % half-width, with the fit behind it. `runs` are the
 /// pilot's runs in the order they ran; `existing` overrides the fill the import starts at
 /// (objects beyond the pilot's start), else what the pilot left.
@@ -536,7 +564,16 @@ pub fn predict(
     // Growth the runs confirm: the cost rose through the runs (significant) and from the first
     // run to the last, the same slice each time, so not its folders (made early in each run)
     // nor its tail: the repository slows as it fills, and the import's fill carries it.
-    let confirmed = keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT);
+    // And within each run: a repository that fills slows through each run too (each starts
+    // where the last left it), where a server that stepped between the runs (a swing of its
+    // disk, a collection) leaves each run flat. The slope from within the runs only (each run
+    // its own level) must rise, significant at 95 %: on FileShare under a CPU quota
+    // (2026-11-26), a pilot whose second run cost 7 % more, carried over the import's fill
+    // without this, over-predicted 1.38x; the import ran at its last run's rate.
+    let within = within_runs_growth(&wins, runs_read, pf, fill_mean, beta);
+    let within_rises = within.is_some_and(|(g, t, df)| g > 0.0 && t > t975(df));
+    let confirmed =
+        keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT) && within_rises;
     // What of the drift the growth explains (the rest is the server moving).
     let explained = match (confirmed, first, last) {
         (true, Some(a), Some(b)) => bf[gi] * (b.1 - a.1) / bf[0].max(1e-12),
@@ -626,7 +663,7 @@ pub fn predict(
         "flat"
     };
     let evidence = format!(
-        "{} windows of {:.0} documents over {:.1} s of pilot; a folder {}; growth {:+.2} % ± {:.2} % per 1,000 objects stored (t = {:.1}: {}); bytes beyond the pilot's mix {}",
+        "{} windows of {:.0} documents over {:.1} s of pilot; a folder {}; growth {:+.2} % ± {:.2} % per 1,000 objects stored (t = {:.1}: {}){}; bytes beyond the pilot's mix {}",
         wins.len(),
         win_d,
         secs,
@@ -650,6 +687,16 @@ pub fn predict(
             }
             _ => "not significant at 95 %",
         },
+        within.map_or(String::new(), |(g, t, _)| format!(
+            "; within the runs {:+.2} % per 1,000 (t = {:.1}){}",
+            per1000(g) * 100.0,
+            t,
+            if keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT) && !within_rises {
+                ": the runs stepped apart but each held flat, a move of the server, not the repository filling: not carried"
+            } else {
+                ""
+            }
+        )),
         if keep_c {
             format!(
                 "cost {:.4} s per MiB (t = {:.1})",
@@ -679,7 +726,7 @@ pub fn predict(
     let unresolved_growth = (!keep_g && could > 0.10).then(|| {
         let span = fit_wins.last().map_or(0.0, |w| w.fill) - fit_wins.first().map_or(0.0, |w| w.fill);
         format!(
-            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.1} % per 1,000 objects) would make it up to {:.0} % longer; a pilot about {:.1}x as long would tell",
+            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.2} % per 1,000 objects) would make it up to {:.0} % longer; a pilot about {:.1}x as long would tell",
             lever / span.max(1.0),
             t975(df) * per1000((cf[gi][gi] * infl_full).sqrt()) * 100.0,
             could * 100.0,
@@ -896,6 +943,19 @@ mod tests {
         assert!((t / 14.4 - 1.0).abs() < 0.05, "{t} ± {h}");
         assert!((t - 14.4).abs() < h && h / t < 0.35, "{t} ± {h}");
         assert!(fit.model_error < MODEL_ERROR + 0.01, "{}", fit.model_error);
+    }
+
+    /// A server that stepped between the runs (the second run 15 % costlier, each run flat):
+    /// the pooled fit sees a rise with the fill, but within each run there is none, so it is
+    /// a move of the server, not growth: not carried; the level is the last run's (2,000
+    /// documents at 1 ms, then 8,000 at 1.15 ms: 9.2 s, where carrying would say about 13 s).
+    #[test]
+    fn a_step_between_flat_runs_is_not_growth() {
+        let (a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.00115, 2000));
+        let (t, h, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert_ne!(fit.growth_model, "carried", "{}", fit.evidence);
+        assert!(fit.evidence.contains("within the runs"), "{}", fit.evidence);
+        assert!((t / 9.2 - 1.0).abs() < 0.05, "{t} ± {h}: {}", fit.evidence);
     }
 
     #[test]
