@@ -37,7 +37,8 @@
 //! last run's, one run's swing (the drift over √2) joins [`MODEL_ERROR`], and the estimate
 //! says so; a rise through the runs that the second run confirms (the same slice, so not
 //! its folders nor its tail) and that each run shows on its own (not a step between flat
-//! runs) is the repository filling, and is carried over the import's fill (the embedded target's known growth: 0.97 of the import, where one run said 0.82).
+//! runs) is the repository filling, and is carried over the import's fill (the embedded
+//! target's known growth: 0.97 of the import, where one run said 0.82).
 //! Two runs that agree do not narrow the model error: no trial has shown that they may
 //! (docs/estimate.md).
 //!
@@ -572,8 +573,8 @@ pub fn predict(
     // without this, over-predicted 1.38x; the import ran at its last run's rate.
     let within = within_runs_growth(&wins, runs_read, pf, fill_mean, beta);
     let within_rises = within.is_some_and(|(g, t, df)| g > 0.0 && t > t975(df));
-    let confirmed =
-        keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT) && within_rises;
+    let rose_between = keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT);
+    let confirmed = rose_between && within_rises;
     // What of the drift the growth explains (the rest is the server moving).
     let explained = match (confirmed, first, last) {
         (true, Some(a), Some(b)) => bf[gi] * (b.1 - a.1) / bf[0].max(1e-12),
@@ -691,7 +692,7 @@ pub fn predict(
             "; within the runs {:+.2} % per 1,000 (t = {:.1}){}",
             per1000(g) * 100.0,
             t,
-            if keep_g && bf[gi] > 0.0 && drift.is_some_and(|d| d > DRIFT_LIMIT) && !within_rises {
+            if rose_between && !within_rises {
                 ": the runs stepped apart but each held flat, a move of the server, not the repository filling: not carried"
             } else {
                 ""
