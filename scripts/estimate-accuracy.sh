@@ -68,6 +68,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -d "$dir" ] || { echo "estimate-accuracy.sh: $dir is not a directory" >&2; exit 2; }
+if [ -n "$cpus" ]; then
+  [[ "$cases" == *fileshare* ]] || { echo "estimate-accuracy.sh: --node-cpus $cpus caps the Java lab's nodes: give a fileshare case (--cases fileshare,fileshare-lb)" >&2; exit 2; }
+  awk -v c="$cpus" 'BEGIN { exit !(c + 0 >= 0.01) }' || { echo "estimate-accuracy.sh: --node-cpus $cpus: give a number of CPUs of at least 0.01 (e.g. 0.3)" >&2; exit 2; }
+fi
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 cargo build --release --locked --quiet
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")

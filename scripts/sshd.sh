@@ -11,6 +11,7 @@ set -euo pipefail
 die() { echo "sshd.sh: $*" >&2; exit 2; }
 cmd=${1:-} dir=${2:-}
 [ -n "$dir" ] || die "usage: $0 up DIR PORT | down DIR"
+stop() { [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true; }
 case "$cmd" in
   up)
     port=${3:?sshd.sh up DIR PORT}
@@ -61,18 +62,16 @@ CONF
     while [ $SECONDS -lt $deadline ]; do
       if grep -qE 'Cannot bind any address|Address already in use' "$dir/sshd.log"; then
         echo "sshd.sh: port $port is taken (sshd.log: $(tail -n 2 "$dir/sshd.log" | tr '\n' ' '))" >&2
-        [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+        stop
         exit 3
       fi
       # sshd writes its pid file once it has bound every address it could.
       [ -f "$dir/sshd.pid" ] && err=$(ssh -F "$dir/ssh_config" inj1 true 2>&1) && exit 0
       sleep 0.1
     done
-    [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+    stop
     die "sshd on port $port did not answer within 30 s; last ssh error: ${err:-none}; sshd.log: $(tail -n 5 "$dir/sshd.log" | tr '\n' ' ')"
     ;;
-  down)
-    [ -f "$dir/sshd.pid" ] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
-    ;;
+  down) stop ;;
   *) die "usage: $0 up DIR PORT | down DIR" ;;
 esac

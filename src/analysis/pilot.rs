@@ -433,13 +433,19 @@ fn within_runs_growth(
     if runs < 2 || wins.len() < runs + 4 {
         return None;
     }
+    let all = Terms {
+        per_folder,
+        growth: true,
+        bytes: true,
+    };
+    // The model's own columns, its requests split into one column per run.
     let xs: Vec<Vec<f64>> = wins
         .iter()
         .map(|x| {
+            let c = columns(x, all, fill_mean, beta);
             let mut v = vec![0.0; runs];
-            v[x.run.min(runs - 1)] = x.d + per_folder * x.f;
-            v.push(x.d * (x.fill - fill_mean));
-            v.push(x.b - x.d * beta);
+            v[x.run.min(runs - 1)] = c[0];
+            v.extend_from_slice(&c[1..]);
             v
         })
         .collect();
