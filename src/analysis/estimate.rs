@@ -476,7 +476,7 @@ pub fn estimate_from(
             flags.push(format!("the cost fell through the pilot ({:+.1} % per 1,000 objects): was the server still warming up? A JVM just started runs slow for its first minute or more of load; the estimate takes the pilot's mean; give a server just started 100 s of work before the pilot (--warmup 100s) to know", fit.growth_per_1000 * 100.0));
         }
         if fit.growth_model == "carried" {
-            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0));
+            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored) and from its first run to its last ({:+.1} %), the same slice each time: the repository slows as it fills, and the estimate carries the growth over the import's fill; if it stops slowing where the pilot left it, the import takes about {} ({:.0} % less), and the interval reaches that", fit.growth_per_1000 * 100.0, fit.run_drift.unwrap_or(0.0) * 100.0, human_hours(fit.if_growth_stops_s.unwrap_or(t) / 3600.0), 100.0 * (1.0 - fit.if_growth_stops_s.unwrap_or(t) / t)));
         }
         if let Some(y) = super::pilot::young_server(&refs) {
             flags.push(y);
