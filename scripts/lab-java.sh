@@ -31,7 +31,9 @@
 #
 # Environment: LAB_JAVA_DIR (default .lab-java), LAB_JAVA_BASE_PORT (default 19000),
 # LAB_JAVA_METHODS_DIR (default access-methods/lab-java), LAB_JAVA_CACHE (downloads, default
-# ~/.cache/ingestbench/lab-java), LAB_JAVA_HEAP (per node, default 1g).
+# ~/.cache/ingestbench/lab-java), LAB_JAVA_HEAP (per node, default 1g), LAB_JAVA_OPTS (more
+# JVM options per node, e.g. -XX:TieredStopAtLevel=1: a JVM that compiles with C1 only is
+# slower but reaches its speed in seconds of load rather than minutes).
 # Downloads (Maven Central, once): org.apache.tomcat:tomcat:9.0.98:zip and
 # org.apache.chemistry.opencmis:chemistry-opencmis-server-fileshare:1.0.0:war.
 
@@ -162,7 +164,7 @@ start_tomcat() { # name http-port ajp-port
   node_base "$@"
   # catalina.sh run execs java: the pid is the JVM's. It adds the --add-opens Java 17 needs.
   CATALINA_HOME="$TOMCAT" CATALINA_BASE="$LAB/$1" CATALINA_PID="" \
-    JAVA_OPTS="-Xms$HEAP -Xmx$HEAP -DjvmRoute=$1 -Djava.awt.headless=true" \
+    JAVA_OPTS="-Xms$HEAP -Xmx$HEAP -DjvmRoute=$1 -Djava.awt.headless=true ${LAB_JAVA_OPTS:-}" \
     nohup bash "$TOMCAT/bin/catalina.sh" run >"$LAB/logs/$1.log" 2>&1 &
   echo $! >"$pidf"
 }

@@ -593,7 +593,7 @@ pub fn predict(
     // swing (`model_error_for` the pilot: one σ); a slope within the runs that differs from
     // it beyond 95 % is the runs' own shape (each slowing as it goes and recovering in the
     // pause: a disk's writeback), not the repository filling. On FileShare behind mod_jk
-    // (2026-11-27) a pilot rising +1.09 % per 1,000 within its runs and +0.14 % between them
+    // (2026-11-27) a pilot rising +1.06 % per 1,000 within its runs and +0.13 % between them
     // was carried and over-predicted 1.45x.
     let between = match (drift, first, last) {
         (Some(d), Some(a), Some(b)) if b.1 > a.1 => Some((
