@@ -32,8 +32,8 @@
 # Environment: LAB_JAVA_DIR (default .lab-java), LAB_JAVA_BASE_PORT (default 19000),
 # LAB_JAVA_METHODS_DIR (default access-methods/lab-java), LAB_JAVA_CACHE (downloads, default
 # ~/.cache/ingestbench/lab-java), LAB_JAVA_HEAP (per node, default 1g), LAB_JAVA_OPTS (more
-# JVM options per node, e.g. -XX:TieredStopAtLevel=1: a JVM that compiles with C1 only is
-# slower but reaches its speed in seconds of load rather than minutes).
+# JVM options per node, e.g. -XX:TieredStopAtLevel=1, C1 only: slower code, compiled sooner;
+# the estimate's CI gate uses it).
 # Downloads (Maven Central, once): org.apache.tomcat:tomcat:9.0.98:zip and
 # org.apache.chemistry.opencmis:chemistry-opencmis-server-fileshare:1.0.0:war.
 

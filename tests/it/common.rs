@@ -305,3 +305,19 @@ pub async fn sweep_basic(
         _ => unreachable!(),
     }
 }
+
+/// `ingestbench estimate --corpus corpus.json RESULTS --json` in `dir`: the estimate's JSON
+/// and what it printed on stderr; a non-zero exit fails the test with that stderr.
+pub fn estimate_json(dir: &std::path::Path, results: &std::path::Path) -> (Value, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args(["estimate", "--corpus", "corpus.json"])
+        .arg(results)
+        .arg("--json")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "estimate {}: {err}", results.display());
+    (serde_json::from_slice(&o.stdout).unwrap(), err)
+}
