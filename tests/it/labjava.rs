@@ -330,8 +330,8 @@ fn lab_java_cluster_through_mod_jk_mod_proxy_and_haproxy() {
 
 /// What the estimate's CI gate runs: each Tomcat node under a CPU quota (a server whose
 /// capacity is set, so a corpus CI can write takes minutes to import) compiling with C1 only
-/// (a JVM that reaches its speed in seconds of load rather than the minutes C2 takes on two
-/// cores), the tool's own uploads for a while first (a repository in use is warm).
+/// (C2 on two cores compiles for minutes of load; how much C1 shortens the warm-up here is
+/// not measured), the tool's own uploads for a while first (a repository in use is warm).
 const GATE_NODE_CPUS: &str = "0.25";
 const GATE_JVM: &str = "-XX:TieredStopAtLevel=1";
 const GATE_PREWARM: &str = "60s";
