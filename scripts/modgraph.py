@@ -57,6 +57,50 @@ def strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", "", text)
 
 
+def group_paths(text: str, start: int) -> list[list[str]]:
+    """The paths inside a `use` group opening at `start` (just past its `{`), nested groups
+    flattened: `{a::B, c::{d, e}}` gives `a::B`, `c::d`, `c::e`."""
+    out, prefix, cur, i = [], [[]], "", start
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            prefix.append(prefix[-1] + [p for p in cur.split("::") if p])
+            cur = ""
+        elif ch in ",}":
+            item = [p for p in cur.strip().split(" as ")[0].split("::") if p]
+            if item and item != ["self"]:
+                out.append(prefix[-1] + item)
+            elif item == ["self"]:
+                out.append(prefix[-1])
+            cur = ""
+            if ch == "}":
+                prefix.pop()
+                if not prefix:
+                    break
+        elif not ch.isspace():
+            cur += ch
+        i += 1
+    return out
+
+
+def layers() -> dict[str, int]:
+    """The layer order `lib.rs` states in its header, a numbered list of top-level modules
+    (bottom first): module name -> its line's number."""
+    text = (SRC / "lib.rs").read_text()
+    order, item = {}, None
+    for line in text.splitlines():
+        if not line.startswith("//!"):
+            continue
+        body = line[3:].strip()
+        m = re.match(r"(\d+)\.\s+(.*)", body)
+        if m:
+            item = int(m.group(1))
+            head = re.split(r"(?<=`):|^[^`]*?:", m.group(2), maxsplit=1)[0]
+            for name in re.findall(r"`([a-z_][a-z0-9_]*)`", head):
+                order[name] = item
+    return order
+
+
 def resolve(kind: str, rest: list[str], here: list[str]) -> list[str]:
     if kind == "crate":
         return rest
@@ -72,17 +116,20 @@ def main() -> int:
     ap.add_argument("--depth", type=int, default=1)
     ap.add_argument("--edges", action="store_true")
     ap.add_argument("--files", action="store_true", help="a module file and its children count as apart")
+    ap.add_argument("--check", action="store_true",
+                    help="also list every edge against the layer order of lib.rs's header (exit 1 on any)")
     a = ap.parse_args()
     files = sorted(SRC.rglob("*.rs"))
     known = {tuple(module_of(f)) for f in files}
     edges: dict[str, set[str]] = {}
 
     def node(parts: list[str]) -> str | None:
-        # The longest known module prefix of the path, cut to the depth.
+        # The longest known module prefix of the path, cut to the depth; a path to an item
+        # of the crate root itself is the root, `crate`.
         for n in range(len(parts), 0, -1):
             if tuple(parts[:n]) in known:
                 return "::".join(parts[: min(n, a.depth)])
-        return None
+        return "crate" if parts and parts[0][:1].isupper() or len(parts) == 1 else None
 
     for f in files:
         here = module_of(f)
@@ -96,7 +143,8 @@ def main() -> int:
             targets.append(resolve(m.group(1), rest, here))
         for m in GROUP.finditer(text):
             rest = [p for p in m.group(2).split("::") if p]
-            targets.append(resolve(m.group(1), rest, here))
+            for inner in group_paths(text, m.end()):
+                targets.append(resolve(m.group(1), rest + inner, here))
         for t in targets:
             dst = node(t)
             if dst and src and dst != src:
@@ -144,9 +192,23 @@ def main() -> int:
         print("circle: " + ", ".join(c))
         for e in inside:
             print("  " + e)
+    against = []
+    if a.check:
+        order = layers()
+        for v in nodes:
+            for w in sorted(edges.get(v, ())):
+                lv, lw = order.get(v.split("::")[0]), order.get(w.split("::")[0])
+                if w == "crate" or lv is None or lw is None or lw > lv:
+                    why = ("the crate root declares modules only" if w == "crate"
+                           else "not in lib.rs's layer order" if lv is None or lw is None
+                           else f"layer {lv} imports layer {lw}")
+                    against.append(f"{v} -> {w} ({why})")
+        for e in against:
+            print("against the layers: " + e)
     print(f"{len(nodes)} modules, {sum(len(v) for v in edges.values())} edges, "
-          f"{len(circles)} circle(s) at depth {a.depth}")
-    return 1 if circles else 0
+          f"{len(circles)} circle(s) at depth {a.depth}"
+          + (f", {len(against)} edge(s) against the layer order" if a.check else ""))
+    return 1 if circles or against else 0
 
 
 if __name__ == "__main__":

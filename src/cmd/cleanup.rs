@@ -6,8 +6,9 @@ use anyhow::{Result, bail};
 
 use super::verify::connect;
 use crate::cli::CleanupArgs;
+use crate::cmd::Outcome;
 use crate::results::manifest::Manifest;
-use crate::{Outcome, timefmt};
+use crate::timefmt;
 
 /// Only a folder `ingestbench/<id>` whose id has the shape ingestbench gives (a UTC stamp and
 /// four hex digits) is ever deleted.

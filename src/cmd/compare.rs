@@ -4,8 +4,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::Outcome;
 use crate::cli::CompareArgs;
+use crate::cmd::Outcome;
 use crate::compare::{self, Side, load::load, render};
 use crate::threshold::{self, Scope};
 

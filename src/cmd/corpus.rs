@@ -5,9 +5,9 @@
 use anyhow::{Context, Result};
 
 use super::write_file;
-use crate::Outcome;
 use crate::analysis::estimate::human_bytes;
 use crate::cli::CorpusArgs;
+use crate::cmd::Outcome;
 use crate::corpus::{self, CorpusDescription};
 
 pub fn corpus_command(a: &CorpusArgs) -> Result<Outcome> {

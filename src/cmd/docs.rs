@@ -7,8 +7,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
-use crate::Outcome;
 use crate::cli::Cli;
+use crate::cmd::Outcome;
 
 /// The completion script for `shell` (bash, zsh, fish, elvish, powershell).
 pub fn completions(shell: clap_complete::Shell) -> Result<Outcome> {

@@ -6,9 +6,9 @@ use std::fmt::Write;
 use anyhow::{Context, Result, bail};
 
 use super::write_file;
-use crate::Outcome;
 use crate::analysis::estimate::{Estimate, estimate_from, human_bytes};
 use crate::cli::EstimateArgs;
+use crate::cmd::Outcome;
 use crate::corpus::CorpusDescription;
 use crate::timefmt::human_hours;
 

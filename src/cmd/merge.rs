@@ -7,8 +7,8 @@ use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 
-use crate::Outcome;
 use crate::cli::MergeArgs;
+use crate::cmd::Outcome;
 use crate::records::PlanKind;
 use crate::report;
 

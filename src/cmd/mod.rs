@@ -2,7 +2,7 @@
 //! what they share: credentials (prompting only on a terminal), signal handling, the progress
 //! display, the `--fail-if` verdict on finished results.
 //! Each command parses, builds its validated plan, calls the engine or the library modules,
-//! prints, and maps the result to an [`Outcome`](crate::Outcome); none loops over workers
+//! prints, and maps the result to an [`Outcome`]; none loops over workers
 //! or cells.
 
 pub mod cleanup;
@@ -28,6 +28,88 @@ use anyhow::{Context, Result, bail};
 use crate::engine::{LiveCounters, RunObserver, Sidecars, SweepEnd, SweepJob};
 use crate::plan::CommonPlan;
 use crate::protocol::Secret;
+
+/// The program: parse the command line, start the async runtime, run the command; returns the
+/// exit code. Here, not in `main.rs`, so that the whole async engine (the future `execute`
+/// returns, and every state machine inside it) is compiled once, in this crate: polled from
+/// the binary, it was compiled a second time there, a quarter of a cold build's tail.
+pub fn main() -> i32 {
+    use clap::Parser;
+    let cli = crate::cli::Cli::parse();
+    if let Err(e) = crate::host::check_upload_runtimes() {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let code = match rt.block_on(execute(cli)) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    };
+    let code = match crate::console::stdout_failed() {
+        Some(e) if code != 2 => {
+            eprintln!("error: {e}");
+            2
+        }
+        _ => code,
+    };
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
+}
+
+/// How a command ended, short of a setup error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything succeeded.
+    Success,
+    /// Finished, but some uploads failed.
+    Failures,
+    /// Finished (results written), but a `--fail-if` threshold was crossed.
+    ThresholdCrossed,
+    /// Stopped by SIGINT/SIGTERM after flushing results.
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::Failures => 1,
+            Outcome::ThresholdCrossed => 3,
+            Outcome::Interrupted => 130,
+        }
+    }
+}
+
+/// Runs one parsed command line.
+pub async fn execute(cli: crate::cli::Cli) -> Result<Outcome> {
+    use crate::cli::Command;
+    match cli.command {
+        Command::Run(args) => run::run_command(&args).await.map(|(o, _)| o),
+        Command::Sweep(args) => sweep::sweep_command(&args).await.map(|(o, _)| o),
+        Command::Report(args) => report::report_command(&args),
+        Command::Merge(args) => merge::merge_command(&args),
+        Command::Compare(args) => compare::compare_command(&args),
+        Command::Corpus(args) => corpus::corpus_command(&args),
+        Command::Estimate(args) => estimate::estimate_command(&args),
+        Command::Verify(args) => verify::verify_command(&args).await,
+        Command::Cleanup(args) => cleanup::cleanup_command(&args).await,
+        Command::Target(args) => target::target_command(args).await,
+        Command::Completions(args) => docs::completions(args.shell),
+        Command::Man => docs::man(),
+    }
+}
 
 /// The password: --password-file, INGESTBENCH_PASSWORD, or a hidden prompt on a terminal.
 pub fn password(user: &str, password_file: Option<&Path>) -> Result<Secret> {
@@ -70,8 +152,8 @@ pub fn embedded_password(plan: &CommonPlan) -> Result<Secret> {
 
 /// The `--fail-if` verdict on finished results (already written): each crossing named on
 /// stderr, and exit 3 in place of 0 or 1. An interrupted command keeps its 130.
-pub fn gate(outcome: crate::Outcome, crossed: &[crate::threshold::Crossing]) -> crate::Outcome {
-    if outcome == crate::Outcome::Interrupted || crossed.is_empty() {
+pub fn gate(outcome: Outcome, crossed: &[crate::threshold::Crossing]) -> Outcome {
+    if outcome == Outcome::Interrupted || crossed.is_empty() {
         return outcome;
     }
     for c in crossed {
@@ -82,7 +164,7 @@ pub fn gate(outcome: crate::Outcome, crossed: &[crate::threshold::Crossing]) -> 
         crossed.len(),
         if crossed.len() == 1 { "" } else { "s" }
     );
-    crate::Outcome::ThresholdCrossed
+    Outcome::ThresholdCrossed
 }
 
 pub fn write_file(path: &Path, text: &str) -> Result<()> {

@@ -4,8 +4,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::Outcome;
 use crate::cli::ReportArgs;
+use crate::cmd::Outcome;
 
 pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
     if !crate::results::is_results_dir(&a.dir) {

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result, bail};
 
 use super::{Progress, password, rand_u64, write_file};
+use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
 use crate::plan::RunPlan;
 use crate::plan::options::RunArgs;
@@ -19,7 +20,7 @@ use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::result::RunResult;
 use crate::transport::ConnectionPolicy;
-use crate::{Outcome, report, timefmt};
+use crate::{report, timefmt};
 
 /// For `--resume DIR`: the interrupted run's directory, its recorded plan and the runs it
 /// finished.

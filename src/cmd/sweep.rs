@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{Result, bail};
 
 use super::{Progress, password, rand_u64};
+use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
 use crate::plan::options::SweepArgs;
@@ -22,7 +23,7 @@ use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
 use crate::results::summary::{SweepSummary, summarize};
 use crate::transport::AccessMethod;
-use crate::{Outcome, results, timefmt};
+use crate::{results, timefmt};
 
 fn human_secs(s: f64) -> String {
     if s < 90.0 {

@@ -7,8 +7,9 @@ use anyhow::{Context, Result, bail};
 
 use super::write_file;
 use crate::cli::TargetArgs;
+use crate::cmd::Outcome;
+use crate::emulator;
 use crate::protocol::Secret;
-use crate::{Outcome, emulator};
 
 /// The emulator's configuration from the flags, every flag checked.
 fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {

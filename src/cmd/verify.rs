@@ -9,13 +9,14 @@ use anyhow::{Context, Result, bail};
 
 use super::password;
 use crate::cli::{RecordedTarget, VerifyArgs};
+use crate::cmd::Outcome;
 use crate::fixtures::Profile;
+use crate::plan;
 use crate::protocol::{Repo, RepoOptions};
 use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::records::PlanKind;
 use crate::results::manifest::Manifest;
 use crate::verify::{Expect, verify};
-use crate::{Outcome, plan};
 
 /// What verification needs from a results directory: protocol, profile, seed, the
 /// recorded user/auth/parent, a URL (and TLS settings for a sweep's method).
@@ -93,7 +94,7 @@ pub async fn connect(
     let (url, client) = match (&a.url, &rec.method) {
         (Some(u), _) => {
             let u = plan::parse_url(u)?;
-            let mut b = crate::reqwest_builder().timeout(Duration::from_secs(120));
+            let mut b = crate::transport::reqwest_builder().timeout(Duration::from_secs(120));
             if let Some(ca) = &a.ca_cert {
                 let pem =
                     std::fs::read(ca).with_context(|| format!("--ca-cert {}", ca.display()))?;

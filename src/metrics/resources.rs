@@ -192,7 +192,7 @@ impl Sampler {
         }
         let http = (!remote.is_empty())
             .then(|| {
-                crate::reqwest_builder()
+                crate::transport::reqwest_builder()
                     .timeout(Duration::from_secs(3))
                     .build()
                     .ok()

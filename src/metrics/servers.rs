@@ -76,7 +76,7 @@ impl Servers {
             .iter()
             .any(|p| matches!(p, Probe::NodeExporter { .. }))
             .then(|| {
-                crate::reqwest_builder()
+                crate::transport::reqwest_builder()
                     .timeout(Duration::from_secs(3))
                     .build()
                     .ok()

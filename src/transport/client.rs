@@ -28,7 +28,7 @@ impl AccessMethod {
             (false, _) => (self.url.clone(), None),
         };
         let mut url = reqwest::Url::parse(&url_text)?;
-        let mut b = crate::reqwest_builder()
+        let mut b = crate::transport::reqwest_builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(10).min(timeout))
             .tcp_nodelay(true)

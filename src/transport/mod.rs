@@ -30,3 +30,18 @@ pub fn tls_provider() -> rustls::crypto::CryptoProvider {
 pub fn tls_provider() -> rustls::crypto::CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
+
+/// A reqwest client builder with the project's one TLS implementation installed first.
+/// Every reqwest client is made from this: reqwest is built without a crypto provider of its
+/// own, so the process has one, [`tls_provider()`], as the upload fast path and the
+/// embedded target have.
+pub fn reqwest_builder() -> reqwest::ClientBuilder {
+    install_tls_provider();
+    reqwest::Client::builder()
+}
+
+/// Makes [`tls_provider()`] the process's rustls crypto provider (idempotent; a
+/// provider installed earlier by an embedding program is kept).
+fn install_tls_provider() {
+    let _ = tls_provider().install_default();
+}
