@@ -18,15 +18,16 @@
 //! 5. `protocol`: the repository APIs over a transport;
 //! 6. `emulator`: the embedded reference target;
 //! 7. `corpus`: real corpora and each repository's rules for them;
-//! 8. `records`: what a measurement writes (`plan.json`, `runs/*.json`), data only;
-//! 9. `analysis`: models over the records, pure;
-//! 10. `results`: the results directory (writer, loader, summary, a run's `result.json`);
-//! 11. `verify`, `compare`: reading documents back; two results side by side;
-//! 12. `threshold`: `--fail-if` against results or a comparison;
-//! 13. `plan`: validated plans from the options of `run` and `sweep`;
-//! 14. `engine`: sessions, sweeps, cells, workers and their sidecars;
-//! 15. `report`: the exporters;
-//! 16. `cli`, `cmd`: the command line, and one file per command wiring the rest.
+//! 8. `results`: the one result model (the plan, each run, the manifest, the verify record)
+//!    and the results directory (writer, loader, old layouts, shard merge): data and I/O;
+//! 9. `analysis`: models over the results (the sweep's summary, scaling, demands, verdicts,
+//!    the estimate), pure;
+//! 10. `verify`, `compare`: reading documents back; two results side by side;
+//! 11. `threshold`: `--fail-if` against results or a comparison;
+//! 12. `plan`: validated plans from the options of `run` and `sweep`;
+//! 13. `engine`: sessions, sweeps, cells, workers and their sidecars;
+//! 14. `report`: the exporters;
+//! 15. `cli`, `cmd`: the command line, and one file per command wiring the rest.
 //!
 //! The crate root declares the modules and re-exports the entry points, nothing else
 //! (`scripts/modgraph.py --check` holds every import to the order above).
@@ -47,7 +48,6 @@ pub mod metrics;
 pub mod plan;
 pub mod protocol;
 pub mod protocol_kind;
-pub mod records;
 pub mod report;
 pub mod results;
 pub mod threshold;

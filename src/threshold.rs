@@ -223,8 +223,8 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
 /// A finished `run`'s or `sweep`'s crossings, cell by cell.
 pub fn check_results(
     thresholds: &[Threshold],
-    plan: &crate::records::SweepPlan,
-    runs: &[crate::records::CellRun],
+    plan: &crate::results::SweepPlan,
+    runs: &[crate::results::CellRun],
 ) -> Vec<Crossing> {
     check(thresholds, &crate::compare::cells_of(plan, runs), None)
 }

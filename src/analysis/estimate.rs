@@ -38,7 +38,7 @@ use crate::timefmt::human_hours;
 
 use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
-use crate::records::{CellRun, SweepPlan};
+use crate::results::{CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// The relative error (one σ) of the model itself: between a sample of generated documents
@@ -322,7 +322,7 @@ fn overhead_correction(samples: &[(f64, f64)], n_import: f64) -> Option<(f64, f6
 
 /// A run's fixed overhead: its duration minus its documents at the steady cost between the
 /// 10 % and 90 % marks (count-mode runs with their ten marks only).
-fn run_overhead(r: &crate::records::RunRecord) -> Option<(f64, f64)> {
+fn run_overhead(r: &crate::results::RunRecord) -> Option<(f64, f64)> {
     let p = &r.progress_s;
     if p.len() != 10 || r.window_s.is_some() || r.docs_ok < 20 || p[8] <= p[0] {
         return None;
@@ -444,7 +444,7 @@ pub fn estimate_from(
 ) -> Estimate {
     // A run of a directory's real files in their tree is a pilot import.
     let (pilots, sweeps): (Vec<_>, Vec<_>) = sweeps.iter().cloned().partition(|(p, runs)| {
-        p.kind == crate::records::PlanKind::Run
+        p.kind == crate::results::PlanKind::Run
             && p.corpus_names.is_some()
             && p.corpus_tree
             && !runs.is_empty()

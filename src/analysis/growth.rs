@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::t975;
-use crate::records::CellRun;
+use crate::results::CellRun;
 
 /// One run as evidence: the fill level at its midpoint and its cost relative to its cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -340,7 +340,7 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{CellKey, CellRun};
+    use crate::results::{CellKey, CellRun};
 
     fn run(threads: u64, start: i64, docs: u64, rate: f64) -> CellRun {
         let rec = serde_json::json!({

@@ -16,4 +16,5 @@ pub mod relieved;
 pub mod scaling;
 pub mod slo;
 pub mod stats;
+pub mod summary;
 pub mod verdict;

@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::t975;
 use crate::corpus::CorpusDescription;
 use crate::protocol_kind::ProtocolKind;
-use crate::records::{CellRun, TimelinePoint};
+use crate::results::{CellRun, TimelinePoint};
 
 /// Relative error (one σ) of what a pilot of a few seconds cannot show: the import's other
 /// hour on the server, its shares' tails, growth beyond the fill the pilot saw. Calibrated on
@@ -914,14 +914,14 @@ mod tests {
             "latency_ms": {"min": 0.0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0},
             "errors": [], "node_split": {}, "folder": "f", "started_unix_ms": start,
         });
-        let mut record: crate::records::RunRecord = serde_json::from_value(rec).unwrap();
+        let mut record: crate::results::RunRecord = serde_json::from_value(rec).unwrap();
         record.timeline = tl(|d| cost(d) * (1.0 + 0.03 * (d * 7.3).sin()), n);
         // Sizes that vary (a pilot of equal sizes cannot fit a cost per byte).
         for p in &mut record.timeline {
             p.bytes = p.docs * 1000 + (p.docs * 37 % 101) * 500;
         }
         CellRun {
-            cell: crate::records::CellKey {
+            cell: crate::results::CellKey {
                 method: "direct".into(),
                 connection: crate::transport::ConnectionPolicy::Reuse,
                 size: crate::fixtures::SizeClass::Small,

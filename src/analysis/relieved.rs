@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::verdict::{Verdict, WhatIf};
-use crate::records::{CellRun, SweepPlan};
+use crate::results::{CellRun, SweepPlan};
 use crate::timefmt::human_hours;
 
 /// What an option's import would take if its bottleneck were relieved.

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use crate::fixtures::SizeClass;
 use crate::metrics::{decode_hist, round3};
 use crate::protocol::reads::ReadOp;
-use crate::records::readers::{ReadersRecord, SkippedRead};
-use crate::records::{CellRun, Order, SweepPlan};
+use crate::results::readers::{ReadersRecord, SkippedRead};
+use crate::results::{CellRun, Order, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// The objective when `--reader-slo` is not recorded.
@@ -269,7 +269,7 @@ fn rate_point(rate: f64, runs: &[&CellRun]) -> Option<(RatePoint, PerRun)> {
     let mut ops = Vec::new();
     let mut per_run = Vec::new();
     for op in ReadOp::ALL {
-        let recs: Vec<(u32, &crate::records::readers::ReadOpRecord)> = readers
+        let recs: Vec<(u32, &crate::results::readers::ReadOpRecord)> = readers
             .iter()
             .filter_map(|(run, rd)| Some((*run, rd.ops.iter().find(|o| o.op == op)?)))
             .collect();
@@ -319,7 +319,7 @@ fn rate_point(rate: f64, runs: &[&CellRun]) -> Option<(RatePoint, PerRun)> {
 
 /// p50, p95 and p99 (ms) over every read of the runs: their histograms added (exact), or,
 /// where a run has none, the highest of the runs' own percentiles.
-fn merged_percentiles(recs: &[(u32, &crate::records::readers::ReadOpRecord)]) -> (f64, f64, f64) {
+fn merged_percentiles(recs: &[(u32, &crate::results::readers::ReadOpRecord)]) -> (f64, f64, f64) {
     let mut hist: Option<hdrhistogram::Histogram<u64>> = None;
     for (_, o) in recs {
         match decode_hist(&o.latency_histogram_us) {

@@ -52,7 +52,7 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
     eprintln!("  wrote {}", out.display());
     if a.output.is_none() {
         // The estimate joins the first sweep's reports (report.md / report.html).
-        let mut summary = crate::results::load_summary(&a.dirs[0])?;
+        let mut summary = crate::report::load_summary(&a.dirs[0])?;
         summary.estimate = Some(e);
         for p in crate::report::write_reports(&a.dirs[0], &summary)? {
             eprintln!("  wrote {}", p.display());

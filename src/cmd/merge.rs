@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::MergeArgs;
 use crate::cmd::Outcome;
-use crate::records::PlanKind;
 use crate::report;
+use crate::results::PlanKind;
 
 pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
     let mut shards = Vec::new();
@@ -31,11 +31,13 @@ pub fn merge_command(a: &MergeArgs) -> Result<Outcome> {
     for r in &runs {
         crate::results::write_cell_run(&a.output, r)?;
     }
-    let summary = crate::results::summary_of(&a.output, &plan, &runs)?;
+    let summary = crate::report::summary_of(&a.output, &plan, &runs)?;
     let mut written = crate::report::write_reports(&a.output, &summary)?;
-    written.extend(crate::results::rewrite_result(&a.output, &plan, &runs)?);
+    written.extend(crate::report::result_json::rewrite_result(
+        &a.output, &plan, &runs,
+    )?);
     if plan.kind == PlanKind::Run {
-        let result = crate::results::result::run_result(&plan, &runs, Default::default());
+        let result = crate::report::result_json::run_result(&plan, &runs, Default::default());
         print!("{}", report::summary_text(&result));
     } else {
         for line in crate::report::answers::terminal(&summary) {

@@ -15,9 +15,11 @@ pub fn report_command(a: &ReportArgs) -> Result<Outcome> {
         );
     }
     let (plan, runs) = crate::results::load_dir(&a.dir)?;
-    let summary = crate::results::summary_of(&a.dir, &plan, &runs)?;
+    let summary = crate::report::summary_of(&a.dir, &plan, &runs)?;
     let mut written = crate::report::write_reports(&a.dir, &summary)?;
-    written.extend(crate::results::rewrite_result(&a.dir, &plan, &runs)?);
+    written.extend(crate::report::result_json::rewrite_result(
+        &a.dir, &plan, &runs,
+    )?);
     for f in written {
         println!("{}", f.display());
     }

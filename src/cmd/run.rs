@@ -15,10 +15,10 @@ use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
 use crate::plan::RunPlan;
 use crate::plan::options::RunArgs;
-use crate::records::{CellRun, PlanKind, SweepPlan};
+use crate::report::result_json::RunResult;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::result::RunResult;
+use crate::results::{CellRun, PlanKind, SweepPlan};
 use crate::transport::ConnectionPolicy;
 use crate::{report, timefmt};
 
@@ -37,7 +37,7 @@ fn complete_runs(plan: &SweepPlan, runs: Vec<CellRun>) -> Vec<CellRun> {
     if plan.measure.duration_s.is_some() {
         return runs;
     }
-    let quota: u64 = crate::records::shard_quotas(
+    let quota: u64 = crate::plan::quota::shard_quotas(
         plan.docs,
         plan.threads.first().copied().unwrap_or(1),
         plan.shard.as_ref().map(|s| (s.index, s.count)),
@@ -107,7 +107,7 @@ struct Runs<'a> {
 impl RunObserver for Runs<'_> {
     fn finished(
         &mut self,
-        cell: &crate::records::CellKey,
+        cell: &crate::results::CellKey,
         m: RunMeasurement,
         client_cpu_s: f64,
         interrupted: bool,
@@ -224,7 +224,7 @@ async fn verify_now(
 
 /// Writes result.json (and `--output`), prints the summary; returns result.json's path.
 fn write_result(plan: &RunPlan, results: &Path, result: &RunResult) -> Result<PathBuf> {
-    let json = crate::results::write_result(results, result)?;
+    let json = crate::report::result_json::write_result(results, result)?;
     let result_path = results.join("result.json");
     if let Some(out) = &plan.output {
         write_file(out, &json).with_context(|| format!("--output {}", out.display()))?;
@@ -260,7 +260,7 @@ fn already_finished(r: &Resumed) -> Result<Option<RunResult>> {
     {
         return Ok(None);
     }
-    crate::results::rewrite_result(&r.dir, &r.plan, &r.done)?;
+    crate::report::result_json::rewrite_result(&r.dir, &r.plan, &r.done)?;
     let text = std::fs::read_to_string(r.dir.join("result.json"))?;
     Ok(Some(serde_json::from_str(&text)?))
 }
@@ -352,13 +352,13 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     };
     let manifest = Manifest::create(&listed)?;
     // What --resume, verify and cleanup need, before the first upload.
-    let pending = crate::results::result::Extras {
+    let pending = crate::report::result_json::Extras {
         in_progress: true,
         ..Default::default()
     };
-    crate::results::write_result(
+    crate::report::result_json::write_result(
         &results,
-        &crate::results::result::run_result(&record, &done, pending),
+        &crate::report::result_json::run_result(&record, &done, pending),
     )?;
     let live = Arc::new(LiveCounters::default());
     sidecars.rendezvous = crate::engine::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
@@ -378,7 +378,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     )
     .await?;
     let (_, mut runs) = crate::results::load_dir(&results)?;
-    let summary = crate::results::summary_of(&results, &record, &runs)?;
+    let summary = crate::report::summary_of(&results, &record, &runs)?;
     crate::report::write_reports(&results, &summary)?;
     let interrupted = live.interrupted.load(Ordering::Relaxed);
     let verified = if args.verify
@@ -403,12 +403,12 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
         None => None,
     };
     runs.extend(partial);
-    let extras = crate::results::result::Extras {
+    let extras = crate::report::result_json::Extras {
         stored_docs,
         verify: verified,
         in_progress: false,
     };
-    let result = crate::results::result::run_result(&record, &runs, extras);
+    let result = crate::report::result_json::run_result(&record, &runs, extras);
     let crossed = crate::threshold::check_results(&plan.common.thresholds, &record, &runs);
     let result_path = write_result(&plan, &results, &result)?;
     drop(session);

@@ -12,16 +12,16 @@ use std::sync::atomic::Ordering;
 use anyhow::{Result, bail};
 
 use super::{Progress, password, rand_u64};
+use crate::analysis::summary::{SweepSummary, summarize};
 use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
 use crate::plan::options::SweepArgs;
 use crate::plan::sweep::{SweepPlanSpec, method_record};
-use crate::records::{CellKey, CellRun, SweepPlan};
 use crate::report::lines;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::summary::{SweepSummary, summarize};
+use crate::results::{CellKey, CellRun, SweepPlan};
 use crate::transport::AccessMethod;
 use crate::{results, timefmt};
 
@@ -53,7 +53,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             );
         }
         let (plan, done) = results::load_dir(dir)?;
-        if plan.kind == crate::records::PlanKind::Run {
+        if plan.kind == crate::results::PlanKind::Run {
             bail!(
                 "--resume {}: a run's results; finish it with `ingestbench run --resume {}`",
                 dir.display(),
@@ -348,7 +348,7 @@ fn report(
     live: &LiveCounters,
 ) -> Result<(Outcome, SweepSummary)> {
     let dir = &p.dir;
-    let summary = results::load_summary(dir)?;
+    let summary = crate::report::load_summary(dir)?;
     let written = crate::report::write_reports(dir, &summary)?;
     if let Err(e) = manifest.flush() {
         bail!(

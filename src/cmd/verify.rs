@@ -14,7 +14,7 @@ use crate::fixtures::Profile;
 use crate::plan;
 use crate::protocol::{Repo, RepoOptions};
 use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::records::PlanKind;
+use crate::results::PlanKind;
 use crate::results::manifest::Manifest;
 use crate::verify::{Expect, verify};
 

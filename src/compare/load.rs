@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{Cell, Side, cells_of, named};
-use crate::results::result::RunResult;
-use crate::results::summary::SweepSummary;
+use crate::analysis::summary::SweepSummary;
+use crate::results::result::RunFile;
 
 /// Reads the results at `path`; `role` (BASELINE or CANDIDATE) names it in errors.
 pub fn load(role: &str, path: &Path) -> Result<Side> {
@@ -74,7 +74,7 @@ fn load_file(role: &str, p: &Path) -> Result<Vec<Cell>> {
             .collect());
     }
     if v.get("runs").is_some() {
-        let r: RunResult = serde_json::from_value(v).with_context(|| {
+        let r: RunFile = serde_json::from_value(v).with_context(|| {
             format!(
                 "compare {role} {}: not an ingestbench run result",
                 p.display()

@@ -16,10 +16,10 @@ pub mod render;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::{self, Verdict};
+use crate::analysis::summary::CellSummary;
 use crate::fixtures::SizeClass;
 use crate::metrics::{LatencyMs, round3};
-use crate::records::{CellRun, PlanKind, SweepPlan};
-use crate::results::summary::CellSummary;
+use crate::results::{CellRun, PlanKind, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 /// A `run` result's one cell is named `run`, so two runs of the same size and thread count
@@ -112,7 +112,7 @@ impl Cell {
 /// The cells of a results directory's plan and runs, as its summary states them, each with
 /// its run records; a run's one cell is named [`RUN_METHOD`].
 pub fn cells_of(plan: &SweepPlan, runs: &[CellRun]) -> Vec<Cell> {
-    let summary = crate::results::summary::summarize(plan, runs);
+    let summary = crate::analysis::summary::summarize(plan, runs);
     // Both in plan order, one entry per cell that has runs.
     let by_cell = plan.runs_by_cell(runs);
     summary
@@ -324,7 +324,7 @@ pub fn compare(base: &Side, cand: &Side) -> Comparison {
         notes.push("latency: the mean of each run's own p95/p99, with the interval of their run-to-run spread".into());
     }
     Comparison {
-        schema_version: crate::records::SCHEMA_VERSION,
+        schema_version: crate::results::SCHEMA_VERSION,
         baseline: base.source.clone(),
         candidate: cand.source.clone(),
         only_in_baseline: only(base, cand),

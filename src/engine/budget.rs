@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use crate::analysis::stats::{DECISIVE_PCT, Verdict, compare_runs, mean_var, verdict};
-use crate::records::CellKey;
+use crate::results::CellKey;
 
 /// Runs stop being added to a comparison that shows a difference only when its 99 % interval
 /// excludes 0, not its 95 % one (the report's): every round is another look at the same

@@ -45,8 +45,9 @@ use crate::metrics::Recorder;
 use crate::protocol::Protocol;
 use crate::results::manifest::{Manifest, ManifestEntry};
 
-use crate::records::{Warmup, shard_workers, split_quota};
+use crate::plan::quota::{shard_workers, split_quota};
 use crate::results::RunMeasurement;
+use crate::results::Warmup;
 
 /// One cell's run as the engine executes it: what it needs besides the protocol and the
 /// fixtures.
@@ -96,7 +97,7 @@ pub struct CellPlan {
     /// `--rate`: documents per second of a paced (open-model) run (`engine::pace`).
     pub rate: Option<f64>,
     /// `--readers`: readers beside the import (`engine::readers`).
-    pub readers: Option<crate::records::readers::ReaderPolicy>,
+    pub readers: Option<crate::results::readers::ReaderPolicy>,
     /// The readers-alone baseline of a rates sweep (`CellKey::rate_per_s` 0): the run's
     /// documents are a closed-loop seeding import, and the readers start only once it is
     /// over, reading what it stored for this long with no import beside them.
@@ -650,7 +651,7 @@ fn shard_share(plan: &CellPlan) -> f64 {
     if plan.shard.is_none() {
         return 1.0;
     }
-    let workers = crate::records::shard_workers(plan.threads, plan.shard);
+    let workers = crate::plan::quota::shard_workers(plan.threads, plan.shard);
     let share = match plan.window {
         Some(_) => (workers.end - workers.start) as f64 / plan.threads.max(1) as f64,
         None => {

@@ -21,7 +21,7 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
 use crate::metrics::ErrorClass;
-use crate::records::CellKey;
+use crate::results::CellKey;
 
 /// Upper bounds of the latency buckets, seconds (+Inf implied).
 const BOUNDS: [f64; 15] = [

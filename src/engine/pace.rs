@@ -32,7 +32,7 @@ use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
 use crate::metrics::{LatencyMs, encode_hist, round3};
-use crate::records::paced::PacedRecord;
+use crate::results::paced::PacedRecord;
 
 /// Response times are kept in µs from 1 µs to 1 hour, 3 significant digits, as latencies.
 const HIST_MAX_US: u64 = 3_600_000_000;
@@ -206,7 +206,7 @@ mod tests {
             docs,
             window,
             once: false,
-            warmup: crate::records::Warmup::Docs(0),
+            warmup: crate::results::Warmup::Docs(0),
             threads: 4,
             docs_per_folder: 500,
             folder: "f".into(),

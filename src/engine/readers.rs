@@ -18,7 +18,7 @@ use super::worker::{FolderTable, LiveCounters};
 use crate::metrics::{Recorder, encode_hist, round3};
 use crate::protocol::Protocol;
 use crate::protocol::reads::ReadOp;
-use crate::records::readers::{ReadOpRecord, ReaderPolicy, ReadersRecord, SkippedRead};
+use crate::results::readers::{ReadOpRecord, ReaderPolicy, ReadersRecord, SkippedRead};
 
 /// What one reader (or all of them, merged) read.
 struct Tally {

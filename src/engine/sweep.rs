@@ -21,9 +21,9 @@ use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
 use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
-use crate::records::{CellKey, MeasurePolicy};
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
+use crate::results::{CellKey, MeasurePolicy};
 
 /// Where each run's documents go below the parent.
 pub enum Folders {

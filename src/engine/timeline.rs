@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::records::TimelinePoint;
+use crate::results::TimelinePoint;
 
 /// How often the trajectory is read at first; doubled whenever it holds [`MAX_POINTS`]
 /// (every other point dropped), so a run of any length keeps at most that many (a 10-second run keeps every 20 ms).

@@ -2,7 +2,7 @@
 //! documents (each its own stream, as a timed warm-up) while a judge measures the warm-up's
 //! throughput in short windows. The server is taken as steady, and the warm-up stops, when
 //! two things hold:
-//! - the last [`crate::records::Warmup::AUTO_RULE`]`.windows` windows agree (each within ±`tolerance` of their mean, and
+//! - the last [`crate::results::Warmup::AUTO_RULE`]`.windows` windows agree (each within ±`tolerance` of their mean, and
 //!   the last within ±`tolerance`/2 of the first), so the rate is not jumping about; and
 //! - over a long horizon the rate no longer climbs: the last `H` seconds ran no more than
 //!   `tolerance`/2 faster than the `H` before them, with `H` a quarter of the time warmed so
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::records::WarmupRule;
+use crate::results::WarmupRule;
 
 /// What a warm-up until steady came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +131,7 @@ pub async fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::Warmup;
+    use crate::results::Warmup;
 
     #[test]
     fn windows_that_climb_are_not_steady_and_windows_that_agree_are() {

@@ -4,6 +4,7 @@
 //! `sweep` expands its axes, its schedule and its recorded plan here too.
 
 pub mod options;
+pub mod quota;
 pub mod schedule;
 pub mod sweep;
 
@@ -16,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::records::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
+use crate::results::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
 use crate::transport::access::{direct_method, redact};
 use crate::transport::{AccessMethod, ConnectionPolicy};
 use options::{CommonArgs, RunArgs};
@@ -67,8 +68,8 @@ pub struct ShardPlan {
 
 impl ShardPlan {
     /// What the results record of this shard.
-    pub fn record(&self) -> crate::records::ShardRecord {
-        crate::records::ShardRecord {
+    pub fn record(&self) -> crate::results::ShardRecord {
+        crate::results::ShardRecord {
             plan_id: self.plan_id.clone(),
             index: self.index,
             count: self.count,
@@ -218,10 +219,10 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
                     a.think_time
                 ),
             };
-            Some(crate::records::readers::ReaderPolicy {
+            Some(crate::results::readers::ReaderPolicy {
                 readers: n,
                 think_time_s: think,
-                mix: crate::records::readers::ReaderPolicy::parse_mix(&a.reader_mix)?,
+                mix: options::parse_reader_mix(&a.reader_mix)?,
             })
         }
     };
@@ -377,10 +378,10 @@ impl TryFrom<&CommonArgs> for CommonPlan {
 impl CommonPlan {
     /// What every `plan.json` records of these options (no secrets), under `id`; a `run` or a
     /// `sweep` adds its cells.
-    pub fn record(&self, id: &str, kind: crate::records::PlanKind) -> SweepPlan {
+    pub fn record(&self, id: &str, kind: crate::results::PlanKind) -> SweepPlan {
         SweepPlan {
-            schema_version: crate::records::SCHEMA_VERSION,
-            tool: crate::records::Tool {
+            schema_version: crate::results::SCHEMA_VERSION,
+            tool: crate::results::Tool {
                 name: "ingestbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
@@ -393,7 +394,7 @@ impl CommonPlan {
             threads: Vec::new(),
             docs: 0,
             runs: 0,
-            order: crate::records::Order::Interleaved,
+            order: crate::results::Order::Interleaved,
             baseline: "direct".into(),
             corpus: None,
             measure: self.measure,
@@ -548,7 +549,7 @@ impl RunPlan {
                 on_name_clash: self.on_name_clash,
                 on_bad_name: self.on_bad_name,
             }),
-            ..self.common.record(id, crate::records::PlanKind::Run)
+            ..self.common.record(id, crate::results::PlanKind::Run)
         }
     }
 }

@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::fixtures::SizeClass;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::records::Order;
+use crate::results::Order;
 use crate::transport::ConnectionPolicy;
 
 /// How a measuring command ends: the exit codes its `--help` ends with (and the program's).
@@ -464,4 +464,39 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// `--reader-mix`: `meta=4,download=2,list=2,query=1` (any subset; the others 0), checked.
+pub fn parse_reader_mix(s: &str) -> anyhow::Result<[u32; 4]> {
+    let mut mix = [0u32; 4];
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let parsed = part.split_once('=').and_then(|(k, v)| {
+            let i = crate::protocol::reads::ReadOp::ALL
+                .iter()
+                .position(|o| o.name() == k.trim())?;
+            Some((i, v.trim().parse::<u32>().ok()?))
+        });
+        match parsed {
+            Some((i, w)) => mix[i] = w,
+            None => anyhow::bail!(
+                "--reader-mix {s}: give weights as meta=N,download=N,list=N,query=N, e.g. meta=4,download=2,list=2,query=1"
+            ),
+        }
+    }
+    if mix.iter().all(|w| *w == 0) {
+        anyhow::bail!("--reader-mix {s}: at least one weight must be above 0");
+    }
+    Ok(mix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_mix_parses() {
+        assert_eq!(parse_reader_mix("meta=3, list=1").unwrap(), [3, 0, 1, 0]);
+        assert!(parse_reader_mix("meta=0").is_err());
+        assert!(parse_reader_mix("browse=1").is_err());
+    }
 }

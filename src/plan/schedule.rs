@@ -2,7 +2,7 @@
 //! of one point run back to back, or shuffled with the seed. Pure: no clock, no I/O.
 
 use crate::fixtures::SizeClass;
-use crate::records::{CellKey, Order};
+use crate::results::{CellKey, Order};
 use crate::transport::ConnectionPolicy;
 
 /// The order runs are done in: `(cell, run)` pairs.

@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use super::CommonPlan;
 use super::options::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
-use crate::records::Order;
-use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::results::Order;
+use crate::results::{CellKey, CellRun, MethodRecord, SweepPlan};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
@@ -305,7 +305,7 @@ impl SweepPlanSpec {
             baseline: self.baseline.clone(),
             corpus: self.corpus.clone(),
             rates: self.rates.clone(),
-            ..c.record(id, crate::records::PlanKind::Sweep)
+            ..c.record(id, crate::results::PlanKind::Sweep)
         }
     }
 
@@ -391,10 +391,10 @@ impl SweepPlanSpec {
                     None => m.duration_s.unwrap_or(self.docs as f64 / rate),
                 };
                 let warm = match m.warmup.resolve(self.docs, c.threads, m.duration_s, true) {
-                    crate::records::Warmup::Docs(n) => n as f64 / rate,
-                    crate::records::Warmup::Seconds(s) => s,
-                    crate::records::Warmup::Auto | crate::records::Warmup::Steady => {
-                        let a = crate::records::Warmup::AUTO_RULE;
+                    crate::results::Warmup::Docs(n) => n as f64 / rate,
+                    crate::results::Warmup::Seconds(s) => s,
+                    crate::results::Warmup::Auto | crate::results::Warmup::Steady => {
+                        let a = crate::results::Warmup::AUTO_RULE;
                         (a.min_window.as_secs_f64() * a.windows as f64)
                             .max(2.0 * a.horizon.as_secs_f64())
                     }

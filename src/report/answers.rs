@@ -8,8 +8,8 @@
 use std::fmt::Write;
 
 use crate::analysis::limits::Verdict;
+use crate::analysis::summary::{Relative, SweepSummary};
 use crate::fixtures::SizeClass;
-use crate::results::summary::{Relative, SweepSummary};
 use crate::transport::ConnectionPolicy;
 
 /// One answer: the question in a few words, and the answer.
@@ -344,7 +344,7 @@ mod tests {
     fn a_paced_sweep_says_which_cells_kept_up() {
         let mut s = crate::report::testdata::fixed_summary();
         s.plan.measure.rate_per_s = Some(100.0);
-        let rec = |kept_up: bool, backlog: u64| crate::records::paced::PacedRecord {
+        let rec = |kept_up: bool, backlog: u64| crate::results::paced::PacedRecord {
             rate_per_s: 100.0,
             achieved_per_s: if kept_up { 99.5 } else { 61.0 },
             due: 300,

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::{html, table};
-use crate::results::summary::SweepSummary;
+use crate::analysis::summary::SweepSummary;
 
 pub trait Exporter {
     /// File name inside the sweep's results directory.

@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
+use crate::analysis::summary::SweepSummary;
 use crate::fixtures::SizeClass;
-use crate::results::summary::SweepSummary;
 use crate::transport::ConnectionPolicy;
 
 /// The findings grouped by the question they answer (empty groups left out): scaling, what

@@ -10,8 +10,8 @@ use super::svg::{
 };
 use super::table::{self, esc};
 use crate::analysis::scaling::Usl;
+use crate::analysis::summary::{CellSummary, ScalingRow, SweepSummary};
 use crate::fixtures::SizeClass;
-use crate::results::summary::{CellSummary, ScalingRow, SweepSummary};
 use crate::transport::ConnectionPolicy;
 
 /// The geometry of one chart: margins, plot area, the log-scale thread axis and the

@@ -8,8 +8,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::records::{CellKey, RunRecord};
-use crate::results::summary::CellSummary;
+use crate::analysis::summary::CellSummary;
+use crate::results::{CellKey, RunRecord};
 
 #[derive(Serialize)]
 struct RunLine<'a> {

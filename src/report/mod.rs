@@ -8,6 +8,7 @@ pub mod export;
 pub mod findings;
 mod html;
 pub mod lines;
+pub mod result_json;
 mod slo_chart;
 mod svg;
 pub mod table;
@@ -19,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::records::RunRecord;
-pub use crate::results::result::RunResult;
-use crate::results::summary::SweepSummary;
+use crate::analysis::summary::SweepSummary;
+use crate::results::RunRecord;
+pub use result_json::{RunResult, load_summary, summary_of};
 
 /// Writes every report of `summary` into `dir`; returns their paths.
 pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>> {
@@ -242,8 +243,8 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
     };
     let rule = format!(
         "{} windows within ±{:.0} %, no climb over the last quarter",
-        crate::records::Warmup::AUTO_RULE.windows,
-        crate::records::Warmup::AUTO_RULE.tolerance * 100.0
+        crate::results::Warmup::AUTO_RULE.windows,
+        crate::results::Warmup::AUTO_RULE.tolerance * 100.0
     );
     if unsettled.is_empty() {
         format!("; until steady ({rule}): {span}")
@@ -252,7 +253,7 @@ pub fn warmup_settling(runs: &[RunRecord]) -> String {
             "; NOT steady in run{} {} within the {} s cap ({rule}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
             if unsettled.len() == 1 { "" } else { "s" },
             unsettled.join(", "),
-            crate::records::Warmup::AUTO_RULE.cap.as_secs()
+            crate::results::Warmup::AUTO_RULE.cap.as_secs()
         )
     }
 }

@@ -9,8 +9,8 @@ use std::fmt::Write;
 use super::svg::{PALETTE, Tenth, axis_titles, fmt_num, nice_axis, steps, value_grid, x_labels};
 use super::table::esc;
 use crate::analysis::slo::{RatePoint, SloAnswer};
+use crate::analysis::summary::SweepSummary;
 use crate::protocol::reads::ReadOp;
-use crate::results::summary::SweepSummary;
 
 /// Every chart, under one heading; empty without `slo` entries.
 pub fn charts(s: &SweepSummary) -> String {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::results::summary::{CellSummary, SweepSummary};
+use crate::analysis::summary::{CellSummary, SweepSummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {

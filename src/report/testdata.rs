@@ -3,15 +3,15 @@
 
 use std::time::Duration;
 
-use crate::records::{CellKey, CellRun, MethodRecord, SweepPlan};
-use crate::results::summary::{SweepSummary, summarize};
+use crate::analysis::summary::{SweepSummary, summarize};
+use crate::results::{CellKey, CellRun, MethodRecord, SweepPlan};
 
 /// Two methods × five thread counts × 3 runs on a USL-shaped curve, https-lb 10 % slower.
 pub fn fixed_summary() -> SweepSummary {
     let methods = ["direct", "https-lb"];
     let plan = SweepPlan {
         schema_version: 1,
-        tool: crate::records::Tool {
+        tool: crate::results::Tool {
             name: "ingestbench".into(),
             version: "0.0.0-test".into(),
         },
@@ -34,7 +34,7 @@ pub fn fixed_summary() -> SweepSummary {
         threads: vec![1, 2, 4, 8, 16],
         docs: 100,
         runs: 3,
-        order: crate::records::Order::Interleaved,
+        order: crate::results::Order::Interleaved,
         baseline: "direct".into(),
         kind: Default::default(),
         properties_per_doc: 0,
@@ -43,8 +43,8 @@ pub fn fixed_summary() -> SweepSummary {
         corpus_names: None,
         rates: Vec::new(),
         corpus: None,
-        measure: crate::records::MeasurePolicy {
-            warmup: crate::records::Warmup::Auto,
+        measure: crate::results::MeasurePolicy {
+            warmup: crate::results::Warmup::Auto,
             ..Default::default()
         },
         protocol: crate::protocol_kind::ProtocolKind::Alfresco,

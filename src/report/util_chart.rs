@@ -10,9 +10,9 @@ use std::fmt::Write;
 use super::svg::{legend_entry, steps, thread_ticks, value_grid};
 use super::table::{Align, Table, esc};
 use crate::analysis::demands::Demand;
+use crate::analysis::summary::{CellSummary, SweepSummary};
 use crate::fixtures::SizeClass;
 use crate::metrics::resources::Kind;
-use crate::results::summary::{CellSummary, SweepSummary};
 
 const COLORS: [&str; 8] = [
     "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",

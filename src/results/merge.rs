@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
+use super::record::{CellKey, CellRun, PlanKind, RunRecord, ShardRecord, SweepPlan};
 use crate::metrics::{Recorder, decode_hist};
-use crate::records::{CellKey, CellRun, PlanKind, RunRecord, ShardRecord, SweepPlan};
 use crate::results::RunMeasurement;
 
 /// One run's records of every shard (each with its latency histogram) as one measurement.
@@ -80,7 +80,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         None => Duration::from_millis((end - start).max(0) as u64),
     };
     // A paced run's shards each paced their share of the rate: together, the whole rate.
-    let paced = crate::records::paced::PacedRecord::over_shards(
+    let paced = crate::results::paced::PacedRecord::over_shards(
         parts.iter().filter_map(|(x, _)| x.paced.as_ref()),
         crate::metrics::round3(if duration.as_secs_f64() > 0.0 {
             rec.docs_ok as f64 / duration.as_secs_f64()

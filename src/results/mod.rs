@@ -1,17 +1,27 @@
-//! ONE results model, a run a sweep of one cell: the records (`records`), the summary every
-//! report is rendered from (`summary`: each cell from its runs), a run's `result.json` both
-//! ways (`result`), and the results directory on disk with its one writer: `plan.json` and
-//! `methods.json` before the first upload, `runs/<cell>_r<R>.json` the moment each run ends
-//! (written atomically, so a crash never leaves half a file); and the one loader for
-//! `--resume`, `report`, `compare`, `verify`, `merge` and `cleanup`, which also reads run
-//! directories written before this layout (only `result.json` and the manifest). The
-//! exporters (`report`) render from here; nothing here imports them.
+//! ONE results model, a run a sweep of one cell: what a measurement writes (`record`: the
+//! plan, `plan.json`, and each run of a cell, `runs/<cell>_r<R>.json`, with their `paced` and
+//! `readers` parts), the manifest of every document (`manifest`), the verify record
+//! (`verified`), a run's `result.json` as older run directories hold it (`result`), and the
+//! results directory on disk with its one writer: `plan.json` and `methods.json` before the
+//! first upload, `runs/<cell>_r<R>.json` the moment each run ends (written atomically, so a
+//! crash never leaves half a file); and the one loader for `--resume`, `report`, `compare`,
+//! `verify`, `merge` and `cleanup`, which also reads run directories written before this
+//! layout (only `result.json` and the manifest). Data and its I/O, no model: the summary of a
+//! sweep is `analysis::summary`, the exporters (`report`) render from both.
 
 pub mod manifest;
 pub mod merge;
+pub mod paced;
+pub mod readers;
+pub mod record;
 pub mod result;
-pub mod summary;
 pub mod verified;
+
+pub(crate) use record::is_zero;
+pub use record::{
+    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, SCHEMA_VERSION,
+    ShardRecord, SweepPlan, TimelinePoint, Tool, Warmup, WarmupRule,
+};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,9 +29,6 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::metrics::{Recorder, round3};
-use crate::records::SCHEMA_VERSION;
-use crate::records::{CellKey, CellRun, RunRecord, SweepPlan};
-use crate::results::summary::SweepSummary;
 use crate::transport::AccessMethod;
 
 /// Writes `text` to `path` durably and atomically: a temporary file, fsync, rename, then an
@@ -85,7 +92,7 @@ pub fn is_results_dir(dir: &Path) -> bool {
 }
 
 /// A run directory written before `plan.json` and `runs/`: its `result.json`.
-fn legacy_run(dir: &Path) -> Result<Option<crate::results::result::RunResult>> {
+fn legacy_run(dir: &Path) -> Result<Option<result::RunFile>> {
     if dir.join("plan.json").exists() {
         return Ok(None);
     }
@@ -93,7 +100,7 @@ fn legacy_run(dir: &Path) -> Result<Option<crate::results::result::RunResult>> {
     let Ok(text) = std::fs::read_to_string(&p) else {
         return Ok(None);
     };
-    let r: crate::results::result::RunResult = serde_json::from_str(&text)
+    let r: result::RunFile = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an ingestbench run result", p.display()))?;
     Ok(Some(r))
 }
@@ -102,15 +109,15 @@ fn legacy_run(dir: &Path) -> Result<Option<crate::results::result::RunResult>> {
 /// `direct` to the URL its result names).
 pub fn load_methods(dir: &Path) -> Result<Vec<AccessMethod>> {
     if let Some(r) = legacy_run(dir)? {
-        let url = if r.target.embedded {
+        let url = if r.head.target.embedded {
             "embedded:http".to_string()
         } else {
-            r.target.url.clone()
+            r.head.target.url.clone()
         };
         return Ok(vec![crate::transport::access::direct_method(
             url,
             None,
-            r.plan.protocol,
+            r.head.plan.protocol,
         )]);
     }
     let p = dir.join("methods.json");
@@ -141,7 +148,7 @@ pub struct RunMeasurement {
     /// completed (empty for runs of fewer than 10 documents): throughput over time.
     pub progress_s: Vec<f64>,
     /// The run's trajectory (`engine::timeline`).
-    pub timeline: Vec<crate::records::TimelinePoint>,
+    pub timeline: Vec<crate::results::TimelinePoint>,
     /// Warm-up documents acknowledged and failed before the start (not measured).
     pub warmup_ok: u64,
     pub warmup_failed: u64,
@@ -168,9 +175,9 @@ pub struct RunMeasurement {
     /// warm-up showed the client at 2,289 % of the machine).
     pub cpu_at_start_s: Option<f64>,
     /// `--rate`: the schedule and what became of it.
-    pub paced: Option<crate::records::paced::PacedRecord>,
+    pub paced: Option<crate::results::paced::PacedRecord>,
     /// `--readers`: what they read while the import ran.
-    pub readers: Option<crate::records::readers::ReadersRecord>,
+    pub readers: Option<crate::results::readers::ReadersRecord>,
 }
 
 /// The record of one run (durations to the µs).
@@ -268,59 +275,4 @@ pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
         }
     }
     Ok((plan, runs))
-}
-
-/// The summary of a results directory as every report renders it: its runs, and the import
-/// estimate when `estimate.json` is there.
-pub fn load_summary(dir: &Path) -> Result<SweepSummary> {
-    let (plan, runs) = load_dir(dir)?;
-    summary_of(dir, &plan, &runs)
-}
-
-/// The summary of `plan` and `runs`, with the import estimate `dir` holds, if any.
-pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<SweepSummary> {
-    let mut s = crate::results::summary::summarize(plan, runs);
-    let p = dir.join("estimate.json");
-    if p.is_file() {
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        s.estimate = Some(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not an ingestbench estimate", p.display()))?,
-        );
-    }
-    Ok(s)
-}
-
-/// Writes a run's `result.json` (pretty JSON; returned too).
-pub fn write_result(dir: &Path, result: &crate::results::result::RunResult) -> Result<String> {
-    let json = serde_json::to_string_pretty(result)?;
-    write_atomic(&dir.join("result.json"), &json)?;
-    Ok(json)
-}
-
-/// A run's `result.json` as it stands on disk, re-exported from `plan` and `runs` (what it
-/// recorded beside them, the embedded target's count and the verification, kept).
-pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
-    // An older run directory's result.json is its only record: kept as it is.
-    if plan.kind != crate::records::PlanKind::Run || !dir.join("plan.json").is_file() {
-        return Ok(None);
-    }
-    let p = dir.join("result.json");
-    let before: Option<crate::results::result::RunResult> = std::fs::read_to_string(&p)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let verify = match before.as_ref().and_then(|b| b.verify.clone()) {
-        Some(v) => Some(v),
-        None => std::fs::read_to_string(dir.join("verify.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok()),
-    };
-    let extras = crate::results::result::Extras {
-        stored_docs: before.as_ref().and_then(|b| b.target.stored_docs),
-        verify,
-        in_progress: (runs.len() as u64) < plan.runs_planned(),
-    };
-    write_result(dir, &crate::results::result::run_result(plan, runs, extras))?;
-    Ok(Some(p))
 }

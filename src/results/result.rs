@@ -1,22 +1,52 @@
-//! A run's `result.json`: one exporter of the summary of a results directory of one cell
-//! (its plan and runs in, [`RunResult`] out, the numbers from `summary::summarize` like every
-//! other report), and its inverse for run directories written before `plan.json` and `runs/`
-//! (their `result.json` in, the plan and runs out), so old results load through the one
-//! model. Pure: values in, values out.
+//! A run's `result.json` as the results model holds it: its head (what the run was, as
+//! [`RunHead`]: the exporter, `report::result_json`, writes it first) and, for run
+//! directories written before `plan.json` and `runs/`, the inverse: their `result.json`
+//! ([`RunFile`]) in, the plan and runs out, so old results load through the one model. Pure:
+//! values in, values out.
 
-use super::summary::{CellSummary, merged_histogram, summarize};
 use crate::fixtures::SizeClass;
-use crate::metrics::{encode_hist, round3};
+use crate::metrics::round3;
 use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
-use crate::metrics::{ErrorSummary, LatencyMs};
-use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::records::{
-    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, SCHEMA_VERSION,
-    ShardRecord, SweepPlan, Tool,
+
+use super::record::{
+    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, ShardRecord,
+    SweepPlan, Tool,
 };
+use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::ConnectionPolicy;
+
+/// The head of a run's `result.json`: what the run was (its id, seed, plan, host and
+/// target), the part an older run directory's `result.json` is loaded from beside its runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunHead {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub id: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub plan: PlanRecord,
+    pub host: HostFacts,
+    pub target: RepositoryRecord,
+}
+
+/// A run's `result.json` as the loader reads it: the head and the runs, the rest (the
+/// summary's numbers, re-computed from the runs) left unread.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunFile {
+    #[serde(flatten)]
+    pub head: RunHead,
+    pub runs: Vec<RunRecord>,
+    /// Latency histogram of all runs (µs): an older single run's only histogram.
+    #[serde(default)]
+    pub latency_histogram_us: String,
+    /// CPU seconds ingestbench used during the runs.
+    #[serde(default)]
+    pub client_cpu_s: f64,
+    #[serde(default)]
+    pub shard: Option<ShardRecord>,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepositoryRecord {
@@ -27,92 +57,6 @@ pub struct RepositoryRecord {
     /// Documents the embedded target holds in this invocation's folder (embedded only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stored_docs: Option<u64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema_version: u32,
-    pub tool: Tool,
-    pub id: String,
-    pub started_at: String,
-    pub seed: u64,
-    pub plan: PlanRecord,
-    pub host: HostFacts,
-    pub target: RepositoryRecord,
-    /// Documents per worker per run (the quota split with remainder).
-    pub worker_quotas: Vec<u64>,
-    /// Workers with a quota of 0 (more threads than documents).
-    pub idle_workers: u64,
-    pub runs: Vec<RunRecord>,
-    /// Mean docs acknowledged per run / mean run duration (N / mean duration when nothing failed).
-    pub docs_per_sec: f64,
-    /// Mean of the per-run rates.
-    pub docs_per_sec_mean: f64,
-    /// Sample standard deviation of the per-run rates.
-    pub docs_per_sec_stddev: f64,
-    pub mb_per_sec: f64,
-    pub docs_ok: u64,
-    pub docs_failed: u64,
-    /// Extra attempts over all runs (`--retries`), and documents found already stored.
-    #[serde(default)]
-    pub retries: u64,
-    #[serde(default)]
-    pub recovered: u64,
-    /// Earlier versions uploaded before the heads, over all runs (see [`RunRecord`]).
-    #[serde(default, skip_serializing_if = "crate::records::is_zero")]
-    pub versions_ok: u64,
-    /// Folders created, over all runs.
-    #[serde(default, skip_serializing_if = "crate::records::is_zero")]
-    pub folders_created: u64,
-    pub mean_duration_s: f64,
-    /// Over all runs, merged from HDR histograms.
-    pub latency_ms: LatencyMs,
-    pub errors: Vec<ErrorSummary>,
-    pub node_split: std::collections::BTreeMap<String, u64>,
-    /// Latency histogram of all runs (µs), HdrHistogram V2 encoding, base64: merges exactly.
-    pub latency_histogram_us: String,
-    /// CPU seconds ingestbench used during the runs, and as a share of all cores.
-    pub client_cpu_s: f64,
-    pub client_cpu_share: f64,
-    /// Manifest file name, relative to the result file.
-    pub manifest: String,
-    /// Set when the run stopped because the repository rejected the documents outright.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub aborted: Option<String>,
-    /// True in the result written before the first upload (what `--resume`, `verify` and
-    /// `cleanup` need); the final result replaces it. Still true after a hard stop.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub in_progress: bool,
-    /// Throughput at the end of the runs against their start (over 2 runs or more).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub drift: Option<crate::analysis::scaling::Drift>,
-    /// With `--verify`: what reading every document back found.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub verify: Option<crate::results::verified::VerifyReport>,
-    /// Coefficient of variation of the per-run docs/sec, %, and the half-width of the 95 %
-    /// interval of their mean in % of it (2 runs or more).
-    #[serde(default)]
-    pub cv_pct: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci95_pct: Option<f64>,
-    /// Warm-up documents over all runs (0: measured cold).
-    #[serde(default)]
-    pub warmup_docs: u64,
-    /// The servers' CPU and memory over the runs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<crate::analysis::limits::ServerSummary>,
-    /// What most likely limited the runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<crate::analysis::limits::Bottleneck>,
-    /// Each resource's busy time per stored document over the runs, the bottleneck first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub demands: Vec<crate::analysis::demands::Demand>,
-    /// What limited the runs, the bound and what would help (`analysis::verdict`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<crate::analysis::verdict::Verdict>,
-    /// `--shard K/N`: which part of the plan this result holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardRecord>,
 }
 
 /// The plan as a run's `result.json` shows it (no secrets): the exporter's view of a
@@ -152,17 +96,6 @@ pub struct PlanRecord {
     /// Warm-up, steady state and precision (absent in results made before them).
     #[serde(default)]
     pub measure: MeasurePolicy,
-}
-
-/// What a run's `result.json` holds beyond its plan and runs.
-#[derive(Debug, Clone, Default)]
-pub struct Extras {
-    /// Documents the embedded target held in the run's folder afterwards (embedded only).
-    pub stored_docs: Option<u64>,
-    /// With `--verify`: what reading every document back found.
-    pub verify: Option<crate::results::verified::VerifyReport>,
-    /// Written before the first upload, or after a hard stop: the runs are not all there.
-    pub in_progress: bool,
 }
 
 /// The one cell of a run's plan.
@@ -207,84 +140,11 @@ pub fn plan_record(plan: &SweepPlan) -> PlanRecord {
     }
 }
 
-/// `result.json` of a run: its plan and the runs given (those of `runs/`, and the part of a
-/// run an interrupt stopped, which `--resume` measures again), summarized as every report is.
-pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResult {
-    let mut runs: Vec<&CellRun> = runs.iter().collect();
-    runs.sort_by_key(|r| r.record.run);
-    let owned: Vec<CellRun> = runs.iter().map(|r| (*r).clone()).collect();
-    let summary = summarize(plan, &owned);
-    let none = CellSummary::empty(&run_cell(plan));
-    let c = summary.cells.first().unwrap_or(&none);
-    let n = runs.len().max(1) as f64;
-    let mean_duration = runs.iter().map(|r| r.record.duration_s).sum::<f64>() / n;
-    let quotas = crate::records::shard_quotas(
-        plan.docs,
-        plan.threads.first().copied().unwrap_or(1),
-        plan.shard.as_ref().map(|s| (s.index, s.count)),
-    );
-    let method = plan.methods.first();
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: plan.tool.clone(),
-        id: plan.id.clone(),
-        started_at: plan.started_at.clone(),
-        seed: plan.seed,
-        plan: plan_record(plan),
-        host: plan.host.clone(),
-        target: RepositoryRecord {
-            url: method.map(|m| m.url.clone()).unwrap_or_default(),
-            embedded: method.is_some_and(|m| m.embedded),
-            stored_docs: extras.stored_docs,
-        },
-        idle_workers: quotas.iter().filter(|q| **q == 0).count() as u64,
-        worker_quotas: quotas,
-        runs: runs
-            .iter()
-            .map(|r| crate::records::RunRecord {
-                latency_histogram_us: r.latency_histogram_us.clone(),
-                ..r.record.clone()
-            })
-            .collect(),
-        docs_per_sec: c.docs_per_sec,
-        docs_per_sec_mean: c.docs_per_sec_mean,
-        docs_per_sec_stddev: c.docs_per_sec_stddev,
-        mb_per_sec: c.mb_per_sec,
-        docs_ok: c.docs_ok,
-        docs_failed: c.docs_failed,
-        retries: c.retries,
-        recovered: c.recovered,
-        versions_ok: c.versions_ok,
-        folders_created: c.folders_created,
-        mean_duration_s: (mean_duration * 1e6).round() / 1e6,
-        latency_ms: c.latency_ms.clone(),
-        errors: c.errors.clone(),
-        node_split: c.node_split.clone(),
-        latency_histogram_us: encode_hist(
-            &merged_histogram(&runs).unwrap_or_else(|| crate::metrics::Recorder::new().latency_us),
-        ),
-        client_cpu_s: round3(runs.iter().map(|r| r.client_cpu_s).sum()),
-        client_cpu_share: c.client_cpu_share,
-        manifest: "manifest.jsonl".into(),
-        aborted: runs.iter().find_map(|r| r.record.aborted.clone()),
-        in_progress: extras.in_progress,
-        drift: c.drift.clone(),
-        verify: extras.verify,
-        cv_pct: c.cv_pct,
-        ci95_pct: c.ci95_pct,
-        warmup_docs: c.warmup_docs,
-        servers: c.servers.clone(),
-        bottleneck: c.bottleneck.clone(),
-        demands: c.demands.clone(),
-        verdict: c.verdict.clone(),
-        shard: plan.shard.clone(),
-    }
-}
-
 /// A run directory written before `plan.json` and `runs/`: its `result.json` as the plan and
 /// runs of one cell. The client CPU time, recorded for all runs together, is shared out by
 /// run duration.
-pub fn from_result(r: RunResult) -> (SweepPlan, Vec<CellRun>) {
+pub fn from_result(f: RunFile) -> (SweepPlan, Vec<CellRun>) {
+    let r = &f.head;
     let p = &r.plan;
     let plan = SweepPlan {
         schema_version: r.schema_version,
@@ -312,7 +172,7 @@ pub fn from_result(r: RunResult) -> (SweepPlan, Vec<CellRun>) {
         versioning: p.versioning,
         timeout_s: p.timeout_s,
         host: r.host.clone(),
-        shard: r.shard.clone(),
+        shard: f.shard.clone(),
         kind: PlanKind::Run,
         properties_per_doc: p.properties_per_doc,
         retries: p.retries,
@@ -321,23 +181,23 @@ pub fn from_result(r: RunResult) -> (SweepPlan, Vec<CellRun>) {
         rates: Vec::new(),
     };
     let cell = run_cell(&plan);
-    let total: f64 = r.runs.iter().map(|x| x.duration_s).sum();
-    let single = r.runs.len() == 1;
-    let runs = r
+    let total: f64 = f.runs.iter().map(|x| x.duration_s).sum();
+    let single = f.runs.len() == 1;
+    let runs = f
         .runs
         .iter()
         .map(|x| {
             let mut record = x.clone();
             let mut hist = std::mem::take(&mut record.latency_histogram_us);
             if hist.is_empty() && single {
-                hist.clone_from(&r.latency_histogram_us);
+                hist.clone_from(&f.latency_histogram_us);
             }
             CellRun {
                 cell: cell.clone(),
                 record,
                 latency_histogram_us: hist,
                 client_cpu_s: if total > 0.0 {
-                    round3(r.client_cpu_s * x.duration_s / total)
+                    round3(f.client_cpu_s * x.duration_s / total)
                 } else {
                     0.0
                 },

@@ -614,7 +614,7 @@ fn a_rates_sweep_with_readers_against_real_opencmis() {
             .unwrap()
             .unwrap()
             .path();
-        let s = ingestbench::results::load_summary(&sweep).unwrap();
+        let s = ingestbench::report::load_summary(&sweep).unwrap();
         let a = &s.slo[0];
         eprintln!("{}", a.text);
         for p in a.baseline.iter().chain(&a.points) {

@@ -296,7 +296,7 @@ pub async fn sweep_basic(
     dir: &std::path::Path,
     results: &std::path::Path,
     args: &[&str],
-) -> ingestbench::results::summary::SweepSummary {
+) -> ingestbench::analysis::summary::SweepSummary {
     let methods = direct_method(dir, url);
     let method = ["--access-methods", "direct", "--access-methods-dir"];
     let args = [&method[..], &[methods.to_str().unwrap()], args].concat();

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use ingestbench::analysis::summary::SweepSummary;
 use ingestbench::results::manifest::{Manifest, ManifestEntry};
-use ingestbench::results::summary::SweepSummary;
 
 fn have(cmd: &str) -> bool {
     Command::new("sh")

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use ingestbench::results::summary::SweepSummary;
+use ingestbench::analysis::summary::SweepSummary;
 
 const METHODS: [&str; 9] = [
     "https-lb",

@@ -259,7 +259,7 @@ pub(crate) async fn sweep(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (
-    ingestbench::results::summary::SweepSummary,
+    ingestbench::analysis::summary::SweepSummary,
     std::path::PathBuf,
 ) {
     let methods = crate::common::direct_method(dir, url);

@@ -225,7 +225,7 @@ async fn sweep(
     url: &str,
     threads: &str,
     docs: &str,
-) -> ingestbench::results::summary::SweepSummary {
+) -> ingestbench::analysis::summary::SweepSummary {
     let results = dir.join(format!("results-{}", uuid_like()));
     let args = [
         "--warmup",
@@ -250,15 +250,15 @@ fn uuid_like() -> u128 {
 }
 
 fn fastest(
-    s: &ingestbench::results::summary::SweepSummary,
-) -> &ingestbench::results::summary::CellSummary {
+    s: &ingestbench::analysis::summary::SweepSummary,
+) -> &ingestbench::analysis::summary::CellSummary {
     s.cells
         .iter()
         .max_by(|a, b| a.docs_per_sec.total_cmp(&b.docs_per_sec))
         .unwrap()
 }
 
-fn show(s: &ingestbench::results::summary::SweepSummary) -> String {
+fn show(s: &ingestbench::analysis::summary::SweepSummary) -> String {
     s.cells
         .iter()
         .map(|c| {

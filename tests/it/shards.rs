@@ -468,7 +468,10 @@ async fn the_ssh_script_in_local_mode_runs_shards_and_merges_them() {
     let m: ingestbench::report::RunResult =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     assert_eq!(m.docs_ok, 1200);
-    assert_eq!(m.worker_quotas, ingestbench::records::split_quota(600, 5));
+    assert_eq!(
+        m.worker_quotas,
+        ingestbench::plan::quota::split_quota(600, 5)
+    );
     let stored = t
         .count_documents_under(
             ingestbench::protocol_kind::ProtocolKind::Alfresco,

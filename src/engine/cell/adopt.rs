@@ -12,8 +12,9 @@ use anyhow::{Context, Result};
 use super::CellPlan;
 use crate::engine::worker::FolderTable;
 use crate::fixtures::Fixtures;
+use crate::plan::quota::{shard_workers, split_quota};
 use crate::protocol::Protocol;
-use crate::records::{Warmup, shard_workers, split_quota};
+use crate::results::Warmup;
 use crate::results::manifest::Manifest;
 
 /// How many names in a row must be absent before a stream's tail is taken as found.

@@ -1,16 +1,11 @@
-//! The records a measurement produces, as ingestbench writes them to disk and reads them
-//! back: one model for `run` and `sweep`, `plan.json` ([`SweepPlan`]; a `run` is a sweep of
-//! one cell, [`PlanKind::Run`]) and `runs/<cell>_r<n>.json` ([`CellRun`], with the paced
-//! schedule in `paced` and the readers' side in `readers`). Versioned (`SCHEMA_VERSION`),
-//! typed (the enums serialize as the same lowercase strings older results hold), with units
-//! in field names. Data and the rules that read it (a warm-up resolved for a run, a cell's
-//! file name): no I/O and no model, so the models (`analysis`), the results directory
-//! (`results`: writer, loader, summary, a run's `result.json`), the plans and the engine
-//! all build on it.
+//! What a measurement writes to disk and reads back: one model for `run` and `sweep`,
+//! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
+//! `runs/<cell>_r<n>.json` ([`CellRun`], with the paced schedule in `paced` and the readers'
+//! side in `readers`). Versioned (`SCHEMA_VERSION`), typed (the enums serialize as the same
+//! lowercase strings older results hold), with units in field names. Data and the rules that
+//! read it (a warm-up resolved for a run, a cell's file name): no I/O and no model.
 
-pub mod paced;
-pub mod readers;
-
+use super::{paced, readers};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -561,33 +556,6 @@ impl Ord for CellKey {
 }
 
 /// One finished run of one cell.
-/// Splits `docs` over `threads`: the first `docs % threads` workers get one more.
-pub fn split_quota(docs: u64, threads: u64) -> Vec<u64> {
-    let base = docs / threads;
-    let extra = docs % threads;
-    (0..threads).map(|i| base + u64::from(i < extra)).collect()
-}
-
-/// The document quotas of the workers a process runs: all T (`shard` None), or shard K of
-/// N's contiguous share of the T workers of all shards, with their global split.
-pub fn shard_quotas(docs: u64, threads: u64, shard: Option<(u64, u64)>) -> Vec<u64> {
-    let w = shard_workers(threads, shard);
-    split_quota(docs, threads)[w.start as usize..w.end as usize].to_vec()
-}
-
-/// The global indices of the workers a process runs: all T, or shard K of N's contiguous
-/// share of them (the T workers split over the N shards with remainder).
-pub fn shard_workers(threads: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
-    match shard {
-        None => 0..threads,
-        Some((k, n)) => {
-            let wq = split_quota(threads, n);
-            let w0: u64 = wq[..k as usize].iter().sum();
-            w0..w0 + wq[k as usize]
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellRun {
     pub cell: CellKey,
@@ -632,28 +600,5 @@ mod cell_key_tests {
         assert_eq!(rates, vec![None, Some(0.0), Some(10.0), Some(20.0)]);
         let set: std::collections::HashSet<CellKey> = v.into_iter().collect();
         assert!(set.contains(&key(Some(10.0))));
-    }
-
-    #[test]
-    fn quota_split_with_remainder() {
-        assert_eq!(split_quota(1000, 6), vec![167, 167, 167, 167, 166, 166]);
-        assert_eq!(split_quota(3, 5), vec![1, 1, 1, 0, 0]);
-        assert_eq!(split_quota(10, 1), vec![10]);
-        assert_eq!(split_quota(1000, 6).iter().sum::<u64>(), 1000);
-    }
-
-    #[test]
-    fn shards_take_contiguous_parts_of_the_global_split() {
-        // 1000 documents, 6 workers over 4 shards (2, 2, 1, 1 workers).
-        let parts: Vec<Vec<u64>> = (0..4)
-            .map(|k| shard_quotas(1000, 6, Some((k, 4))))
-            .collect();
-        assert_eq!(
-            parts,
-            vec![vec![167, 167], vec![167, 167], vec![166], vec![166]]
-        );
-        assert_eq!(parts.concat(), split_quota(1000, 6));
-        assert_eq!(shard_quotas(10, 2, Some((0, 4))), vec![5]);
-        assert_eq!(shard_quotas(10, 2, Some((3, 4))), Vec::<u64>::new());
     }
 }

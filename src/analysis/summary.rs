@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::scaling::{self, Scaling, Usl};
 use crate::fixtures::SizeClass;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
-use crate::records::SCHEMA_VERSION;
-use crate::records::{CellKey, CellRun, SweepPlan};
+use crate::results::SCHEMA_VERSION;
+use crate::results::{CellKey, CellRun, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -89,7 +89,7 @@ pub struct CellSummary {
     /// `--rate`: the cell's runs' schedules together (counts added, response times merged;
     /// the achieved rate is the cell's docs/sec). Its histogram is left out of the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paced: Option<crate::records::paced::PacedRecord>,
+    pub paced: Option<crate::results::paced::PacedRecord>,
     /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_s: Option<f64>,
@@ -217,8 +217,8 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
     let planned = plan.runs_planned();
     if (runs.len() as u64) < planned {
         let what = match plan.kind {
-            crate::records::PlanKind::Run => "run",
-            crate::records::PlanKind::Sweep => "sweep",
+            crate::results::PlanKind::Run => "run",
+            crate::results::PlanKind::Sweep => "sweep",
         };
         warnings.push(format!(
             "incomplete {what}: {} of {planned} runs done; `ingestbench {what} --resume DIR` finishes it",
@@ -265,7 +265,7 @@ fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
                 && b.threads == cell.threads
                 && b.rate_per_s == cell.rate_per_s
         });
-        let paired = plan.order == crate::records::Order::Interleaved;
+        let paired = plan.order == crate::results::Order::Interleaved;
         if let Some(b) = base
             && let Some((d, h, pairs)) = crate::analysis::stats::compare_runs(
                 &cell.runs_numbered(),
@@ -454,7 +454,7 @@ fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
     if let Some((n, names)) = listed(&|c| c.warmup_unsettled > 0) {
         warnings.push(format!(
             "{n} had a run whose warm-up did not settle within {} s ({names}): the server may still have been warming up; a longer fixed --warmup, or a server warmed beforehand, would resolve it",
-            crate::records::Warmup::AUTO_RULE.cap.as_secs()
+            crate::results::Warmup::AUTO_RULE.cap.as_secs()
         ));
     }
     let mut unread: Vec<String> = Vec::new();
@@ -615,7 +615,7 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
                 .map(|r| (r.record.docs_ok, r.record.resources.as_ref())),
         ),
         verdict: None,
-        paced: crate::records::paced::PacedRecord::over_runs(
+        paced: crate::results::paced::PacedRecord::over_runs(
             runs.iter().filter_map(|r| r.record.paced.as_ref()),
             round3(rate(ok as f64)),
         )

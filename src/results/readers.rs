@@ -23,27 +23,6 @@ impl ReaderPolicy {
     /// The default mix: metadata reads most, then downloads and listings, a few queries.
     pub const DEFAULT_MIX: [u32; 4] = [4, 2, 2, 1];
 
-    /// `meta=4,download=2,list=2,query=1` (any subset; the others 0), checked.
-    pub fn parse_mix(s: &str) -> anyhow::Result<[u32; 4]> {
-        let mut mix = [0u32; 4];
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let parsed = part.split_once('=').and_then(|(k, v)| {
-                let i = ReadOp::ALL.iter().position(|o| o.name() == k.trim())?;
-                Some((i, v.trim().parse::<u32>().ok()?))
-            });
-            match parsed {
-                Some((i, w)) => mix[i] = w,
-                None => anyhow::bail!(
-                    "--reader-mix {s}: give weights as meta=N,download=N,list=N,query=N, e.g. meta=4,download=2,list=2,query=1"
-                ),
-            }
-        }
-        if mix.iter().all(|w| *w == 0) {
-            anyhow::bail!("--reader-mix {s}: at least one weight must be above 0");
-        }
-        Ok(mix)
-    }
-
     /// The kind of read a uniform draw `u` in [0, 1) picks.
     pub fn pick(&self, u: f64) -> ReadOp {
         let total: u32 = self.mix.iter().sum();
@@ -131,9 +110,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mix_parses_and_picks_by_weight() {
-        let mix = ReaderPolicy::parse_mix("meta=3, list=1").unwrap();
-        assert_eq!(mix, [3, 0, 1, 0]);
+    fn a_mix_picks_by_weight() {
+        // `--reader-mix meta=3,list=1` (parsed by `plan::options::parse_reader_mix`).
+        let mix = [3, 0, 1, 0];
         let p = ReaderPolicy {
             readers: 1,
             think_time_s: 0.0,
@@ -142,7 +121,5 @@ mod tests {
         let picks: Vec<ReadOp> = (0..8).map(|i| p.pick(i as f64 / 8.0)).collect();
         assert_eq!(picks.iter().filter(|o| **o == ReadOp::Meta).count(), 6);
         assert_eq!(picks.iter().filter(|o| **o == ReadOp::List).count(), 2);
-        assert!(ReaderPolicy::parse_mix("meta=0").is_err());
-        assert!(ReaderPolicy::parse_mix("browse=1").is_err());
     }
 }
