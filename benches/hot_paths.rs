@@ -116,7 +116,10 @@ fn merge(c: &mut Criterion) {
 }
 
 fn render(c: &mut Criterion) {
-    let s = ingestbench::report::testdata::fixed_summary();
+    // The fixed sweep the snapshot tests render (tests/data/fixed-sweep).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixed-sweep");
+    let (plan, runs) = ingestbench::results::load_dir(&dir).expect("tests/data/fixed-sweep");
+    let s = ingestbench::analysis::summary::summarize(&plan, &runs);
     for e in export::all() {
         c.bench_function(&format!("render {}", e.file_name()), |b| {
             b.iter(|| black_box(e.render(&s).len()))

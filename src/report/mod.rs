@@ -12,8 +12,8 @@ pub mod result_json;
 mod slo_chart;
 mod svg;
 pub mod table;
-#[doc(hidden)]
-pub mod testdata;
+#[cfg(test)]
+pub(crate) mod testdata;
 mod util_chart;
 
 use std::path::{Path, PathBuf};

@@ -321,3 +321,11 @@ pub fn estimate_json(dir: &std::path::Path, results: &std::path::Path) -> (Value
     assert!(o.status.success(), "estimate {}: {err}", results.display());
     (serde_json::from_slice(&o.stdout).unwrap(), err)
 }
+
+/// The summary of the fixed, deterministic sweep in `tests/data/fixed-sweep` (two methods ×
+/// five thread counts × 3 runs on a USL-shaped curve) that the snapshot tests render.
+pub fn fixed_summary() -> ingestbench::analysis::summary::SweepSummary {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixed-sweep");
+    let (plan, runs) = ingestbench::results::load_dir(&dir).expect("tests/data/fixed-sweep loads");
+    ingestbench::analysis::summary::summarize(&plan, &runs)
+}

@@ -386,7 +386,7 @@ fn bad_expressions_and_unusable_inputs_exit_2_naming_them() {
     // Two results with no cell in common.
     let a = dir.path().join("a.json");
     let b = dir.path().join("b.json");
-    let summary = ingestbench::report::testdata::fixed_summary();
+    let summary = crate::common::fixed_summary();
     std::fs::write(&a, serde_json::to_string(&summary).unwrap()).unwrap();
     let mut other = summary.clone();
     for c in &mut other.cells {

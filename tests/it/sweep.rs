@@ -368,7 +368,7 @@ fn bad_access_method_file_exits_2_naming_file_and_key() {
 
 #[test]
 fn exporters_match_their_snapshots() {
-    let s = ingestbench::report::testdata::fixed_summary();
+    let s = crate::common::fixed_summary();
     assert_eq!(s.relative.len(), 5);
     assert!(
         s.relative.iter().all(|r| (r.diff_pct + 10.0).abs() < 0.5),
