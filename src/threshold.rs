@@ -62,16 +62,16 @@ impl Metric {
     }
 
     fn of(self, c: &Cell) -> f64 {
-        let l = &c.latency_ms;
+        let l = &c.summary.latency_ms;
         match self {
-            Metric::DocsPerSec => c.docs_per_sec,
-            Metric::MbPerSec => c.mb_per_sec,
+            Metric::DocsPerSec => c.summary.docs_per_sec,
+            Metric::MbPerSec => c.summary.mb_per_sec,
             Metric::P50Ms => l.p50,
             Metric::P90Ms => l.p90,
             Metric::P95Ms => l.p95,
             Metric::P99Ms => l.p99,
             Metric::MaxMs => l.max,
-            Metric::ErrorPct => c.error_pct,
+            Metric::ErrorPct => c.summary.error_pct,
             Metric::ReaderP99Ms => c.reader_p99_ms.unwrap_or(f64::NAN),
             Metric::Slower | Metric::P95Slower | Metric::P99Slower => f64::NAN,
         }
@@ -348,10 +348,10 @@ mod tests {
         let t = parse("reader_p99_ms>500ms", Scope::Results).unwrap();
         assert_eq!((t.metric, t.value), (Metric::ReaderP99Ms, 500.0));
         let mut slow = cell("m", 4, &[100.0]);
-        slow.rate_per_s = Some(40.0);
+        slow.summary.rate_per_s = Some(40.0);
         slow.reader_p99_ms = Some(612.5);
         let mut fast = cell("m", 4, &[100.0]);
-        fast.rate_per_s = Some(20.0);
+        fast.summary.rate_per_s = Some(20.0);
         fast.reader_p99_ms = Some(120.0);
         let none = cell("m", 8, &[100.0]);
         let x = check(&[t], &[slow, fast, none], None);

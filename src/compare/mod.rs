@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::stats::{self, Verdict};
 use crate::analysis::summary::CellSummary;
 use crate::fixtures::SizeClass;
-use crate::metrics::{LatencyMs, round3};
+use crate::metrics::round3;
 use crate::results::{CellRun, PlanKind, SweepPlan};
 use crate::transport::ConnectionPolicy;
 
@@ -26,29 +26,16 @@ use crate::transport::ConnectionPolicy;
 /// match whatever URL each measured (the change of URL is often the point).
 pub const RUN_METHOD: &str = "run";
 
-/// One measured cell as compare and the thresholds read it: the values the reports show and,
-/// where stored, each run's own values.
+/// One measured cell as compare and the thresholds read it: the cell's summary as the reports
+/// show it and, where stored, each run's own values beyond its docs/sec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
-    pub method: String,
-    pub connection: ConnectionPolicy,
-    pub size: SizeClass,
-    pub threads: u64,
-    pub runs: u32,
-    /// The headline docs/sec: mean documents acknowledged per run / mean run duration.
-    pub docs_per_sec: f64,
-    pub mb_per_sec: f64,
-    /// Latency percentiles over every upload of every run (merged histograms).
-    pub latency_ms: LatencyMs,
-    /// Failed uploads as % of attempted.
-    pub error_pct: f64,
-    /// Each run's docs/sec, MB/s, p95 and p99 (ms), in run order; empty when not stored.
-    pub run_docs_per_sec: Vec<f64>,
+    /// The cell as `analysis::summary` states it (a run's is named [`RUN_METHOD`]).
+    pub summary: CellSummary,
+    /// Each run's MB/s, p95 and p99 (ms), in run order; empty when not stored.
     pub run_mb_per_sec: Vec<f64>,
     pub run_p95_ms: Vec<f64>,
     pub run_p99_ms: Vec<f64>,
-    /// `sweep --rates`: the cell's paced rate (docs/s; 0 the readers-alone baseline).
-    pub rate_per_s: Option<f64>,
     /// `--readers`: the highest p99 of the kinds of read over the cell's runs, ms.
     pub reader_p99_ms: Option<f64>,
 }
@@ -68,19 +55,24 @@ fn cell_name(method: &str, connection: ConnectionPolicy, size: SizeClass, thread
 impl Cell {
     /// `embedded-http reuse small 4 threads`.
     pub fn name(&self) -> String {
-        let name = cell_name(&self.method, self.connection, self.size, self.threads);
-        match self.rate_per_s {
+        let name = cell_name(
+            &self.summary.method,
+            self.summary.connection,
+            self.summary.size,
+            self.summary.threads,
+        );
+        match self.summary.rate_per_s {
             Some(r) => format!("{name} at {r} docs/s"),
             None => name,
         }
     }
 
     fn same_cell(&self, o: &Cell) -> bool {
-        self.method == o.method
-            && self.connection == o.connection
-            && self.size == o.size
-            && self.threads == o.threads
-            && self.rate_per_s == o.rate_per_s
+        self.summary.method == o.summary.method
+            && self.summary.connection == o.summary.connection
+            && self.summary.size == o.summary.size
+            && self.summary.threads == o.summary.threads
+            && self.summary.rate_per_s == o.summary.rate_per_s
     }
 
     /// A sweep's cell; `runs` are its run records when they were read (a sweep directory),
@@ -90,20 +82,10 @@ impl Cell {
         runs.sort_by_key(|r| r.record.run);
         let per = |f: fn(&CellRun) -> f64| runs.iter().map(|r| f(r)).collect::<Vec<f64>>();
         Cell {
-            method: c.method.clone(),
-            connection: c.connection,
-            size: c.size,
-            threads: c.threads,
-            runs: c.runs,
-            docs_per_sec: c.docs_per_sec,
-            mb_per_sec: c.mb_per_sec,
-            latency_ms: c.latency_ms.clone(),
-            error_pct: c.error_pct,
-            run_docs_per_sec: c.run_docs_per_sec.clone(),
+            summary: c.clone(),
             run_mb_per_sec: per(|r| r.record.mb_per_sec),
             run_p95_ms: per(|r| r.record.latency_ms.p95),
             run_p99_ms: per(|r| r.record.latency_ms.p99),
-            rate_per_s: c.rate_per_s,
             reader_p99_ms: crate::analysis::slo::reader_p99_ms(&runs),
         }
     }
@@ -126,7 +108,7 @@ pub fn cells_of(plan: &SweepPlan, runs: &[CellRun]) -> Vec<Cell> {
 /// A cell as compare names it: a run's is [`RUN_METHOD`].
 pub fn named(kind: PlanKind, mut c: Cell) -> Cell {
     if kind == PlanKind::Run {
-        c.method = RUN_METHOD.into();
+        c.summary.method = RUN_METHOD.into();
     }
     c
 }
@@ -265,30 +247,30 @@ fn change(base: (&[f64], f64), cand: (&[f64], f64), better: Better) -> Change {
 
 fn compare_cell(b: &Cell, c: &Cell) -> CellComparison {
     CellComparison {
-        method: c.method.clone(),
-        connection: c.connection,
-        size: c.size,
-        threads: c.threads,
-        baseline_runs: b.runs,
-        candidate_runs: c.runs,
+        method: c.summary.method.clone(),
+        connection: c.summary.connection,
+        size: c.summary.size,
+        threads: c.summary.threads,
+        baseline_runs: b.summary.runs,
+        candidate_runs: c.summary.runs,
         docs_per_sec: change(
-            (&b.run_docs_per_sec, b.docs_per_sec),
-            (&c.run_docs_per_sec, c.docs_per_sec),
+            (&b.summary.run_docs_per_sec, b.summary.docs_per_sec),
+            (&c.summary.run_docs_per_sec, c.summary.docs_per_sec),
             Better::Higher,
         ),
         mb_per_sec: change(
-            (&b.run_mb_per_sec, b.mb_per_sec),
-            (&c.run_mb_per_sec, c.mb_per_sec),
+            (&b.run_mb_per_sec, b.summary.mb_per_sec),
+            (&c.run_mb_per_sec, c.summary.mb_per_sec),
             Better::Higher,
         ),
         latency_p95_ms: change(
-            (&b.run_p95_ms, b.latency_ms.p95),
-            (&c.run_p95_ms, c.latency_ms.p95),
+            (&b.run_p95_ms, b.summary.latency_ms.p95),
+            (&c.run_p95_ms, c.summary.latency_ms.p95),
             Better::Lower,
         ),
         latency_p99_ms: change(
-            (&b.run_p99_ms, b.latency_ms.p99),
-            (&c.run_p99_ms, c.latency_ms.p99),
+            (&b.run_p99_ms, b.summary.latency_ms.p99),
+            (&c.run_p99_ms, c.summary.latency_ms.p99),
             Better::Lower,
         ),
     }
@@ -342,25 +324,27 @@ pub(crate) mod tests {
     /// p99 = twice that).
     pub fn cell(method: &str, threads: u64, runs: &[f64]) -> Cell {
         let m = mean(runs);
-        Cell {
+        let mut summary = CellSummary::empty(&crate::results::CellKey {
             method: method.into(),
             connection: ConnectionPolicy::Reuse,
             size: SizeClass::Small,
             threads,
-            runs: runs.len() as u32,
-            docs_per_sec: m,
-            mb_per_sec: m / 100.0,
-            latency_ms: LatencyMs {
-                p95: 1000.0 / m,
-                p99: 2000.0 / m,
-                ..Default::default()
-            },
-            error_pct: 0.0,
-            run_docs_per_sec: runs.to_vec(),
+            rate_per_s: None,
+        });
+        summary.runs = runs.len() as u32;
+        summary.docs_per_sec = m;
+        summary.mb_per_sec = m / 100.0;
+        summary.latency_ms = crate::metrics::LatencyMs {
+            p95: 1000.0 / m,
+            p99: 2000.0 / m,
+            ..Default::default()
+        };
+        summary.run_docs_per_sec = runs.to_vec();
+        Cell {
+            summary,
             run_mb_per_sec: runs.iter().map(|r| r / 100.0).collect(),
             run_p95_ms: runs.iter().map(|r| 1000.0 / r).collect(),
             run_p99_ms: runs.iter().map(|r| 2000.0 / r).collect(),
-            rate_per_s: None,
             reader_p99_ms: None,
         }
     }
@@ -427,7 +411,11 @@ pub(crate) mod tests {
         );
         let p95 = &x.cells[0].latency_p95_ms;
         assert_eq!(p95.verdict, None);
-        assert_eq!(p95.baseline, round3(b.latency_ms.p95), "the pooled value");
+        assert_eq!(
+            p95.baseline,
+            round3(b.summary.latency_ms.p95),
+            "the pooled value"
+        );
         assert!(p95.text.contains("per-run values not stored"), "{p95:?}");
         assert!(x.notes.iter().any(|n| n.contains("summary.json alone")));
     }

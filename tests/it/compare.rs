@@ -113,6 +113,7 @@ async fn a_slower_target_is_significantly_slower_by_the_expected_amount() {
     assert_eq!(cmp.cells.len(), 1, "{cmp:?}");
     let runs = |d: &Path| {
         compare::load::load("", d).unwrap().cells[0]
+            .summary
             .run_docs_per_sec
             .clone()
     };
@@ -217,8 +218,12 @@ async fn identical_configurations_show_no_significant_difference() {
         eprintln!(
             "20 ms vs 20 ms: {} (per run {:?} vs {:?})",
             c.text,
-            compare::load::load("", &a).unwrap().cells[0].run_docs_per_sec,
-            compare::load::load("", &b).unwrap().cells[0].run_docs_per_sec
+            compare::load::load("", &a).unwrap().cells[0]
+                .summary
+                .run_docs_per_sec,
+            compare::load::load("", &b).unwrap().cells[0]
+                .summary
+                .run_docs_per_sec
         );
         if c.verdict == Some(Verdict::NoDifference) {
             assert!(c.text.starts_with("no significant difference ("), "{c:?}");
