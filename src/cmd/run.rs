@@ -265,39 +265,85 @@ fn already_finished(r: &Resumed) -> Result<Option<RunResult>> {
     Ok(Some(serde_json::from_str(&text)?))
 }
 
+/// `--resume` of a run whose every planned document is in: says so and exits as the run did,
+/// its thresholds checked again.
+fn nothing_to_finish(
+    args: &RunArgs,
+    r: &Resumed,
+    result: RunResult,
+) -> Result<(Outcome, RunResult)> {
+    eprintln!(
+        "--resume {}: nothing to finish: all {} planned documents were uploaded and result.json is final (check them with `ingestbench verify {}`)",
+        r.dir.display(),
+        result.worker_quotas.iter().sum::<u64>() * u64::from(result.plan.runs),
+        r.dir.display()
+    );
+    let outcome = if result.docs_failed == 0 {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    };
+    let thresholds =
+        crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
+    let crossed = crate::threshold::check_results(&thresholds, &r.plan, &r.done);
+    Ok((super::gate(outcome, &crossed), result))
+}
+
+/// The run's id: the resumed run's, the shards' common plan id (every shard of a plan uploads
+/// below the same folder with the same document markers), or a new one.
+fn run_id(resumed: Option<&Resumed>, shard: Option<&crate::plan::ShardPlan>) -> String {
+    match (resumed, shard) {
+        (Some(r), _) => r.plan.id.clone(),
+        (None, Some(s)) => s.plan_id.clone(),
+        (None, None) => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
+    }
+}
+
+/// A resumed run's directory written again as recorded (an older run directory takes this
+/// layout here: its plan and the runs it finished; a hard stop may have left the methods
+/// unwritten): its plan and finished runs.
+fn rewrite_resumed(
+    plan: &RunPlan,
+    results: &Path,
+    r: &Resumed,
+) -> Result<(SweepPlan, Vec<CellRun>)> {
+    crate::results::create_dir(results, &r.plan, &[plan.method()])?;
+    for run in &r.done {
+        crate::results::write_cell_run(results, run)?;
+    }
+    Ok((r.plan.clone(), r.done.clone()))
+}
+
+/// The documents the embedded target holds in the run's folder (embedded only).
+async fn stored_docs(plan: &RunPlan, session: &Session, id: &str) -> Result<Option<u64>> {
+    Ok(match &session.embedded {
+        Some(t) => Some(
+            t.handle
+                .count_documents_under(
+                    plan.common.protocol,
+                    &plan.common.user,
+                    &format!("ingestbench/{id}"),
+                )
+                .await?,
+        ),
+        None => None,
+    })
+}
+
 /// `run`: returns the outcome and the result (for tests).
 pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     let resumed = resumed_args(args)?;
     if let Some(r) = &resumed
         && let Some(result) = already_finished(r)?
     {
-        eprintln!(
-            "--resume {}: nothing to finish: all {} planned documents were uploaded and result.json is final (check them with `ingestbench verify {}`)",
-            r.dir.display(),
-            result.worker_quotas.iter().sum::<u64>() * u64::from(result.plan.runs),
-            r.dir.display()
-        );
-        let outcome = if result.docs_failed == 0 {
-            Outcome::Success
-        } else {
-            Outcome::Failures
-        };
-        let thresholds =
-            crate::threshold::parse_all(&args.common.fail_if, crate::threshold::Scope::Results)?;
-        let crossed = crate::threshold::check_results(&thresholds, &r.plan, &r.done);
-        return Ok((super::gate(outcome, &crossed), result));
+        return nothing_to_finish(args, r, result);
     }
     let plan = match &resumed {
         Some(r) => RunPlan::resumed(args, &r.plan)?,
         None => RunPlan::try_from(args)?,
     };
     let shard = plan.common.shard.clone();
-    // Every shard of a plan uploads below the same folder with the same document markers.
-    let id = match (&resumed, &shard) {
-        (Some(r), _) => r.plan.id.clone(),
-        (None, Some(s)) => s.plan_id.clone(),
-        (None, None) => format!("{}-{:04x}", timefmt::compact_now(), rand_u64() & 0xffff),
-    };
+    let id = run_id(resumed.as_ref(), shard.as_ref());
     let secret = secret_for(&plan)?;
     let session = Session::open(
         &plan.common,
@@ -319,21 +365,10 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     // is written.
     let mut sidecars = super::start_sidecars(&plan.common).await?;
     let (record, done) = match &resumed {
-        // Written again as recorded (an older run directory takes this layout here: its plan
-        // and the runs it finished; a hard stop may have left the methods unwritten).
-        Some(r) => {
-            crate::results::create_dir(&results, &r.plan, &[plan.method()])?;
-            for run in &r.done {
-                crate::results::write_cell_run(&results, run)?;
-            }
-            (r.plan.clone(), r.done.clone())
-        }
+        Some(r) => rewrite_resumed(&plan, &results, r)?,
         None => {
-            let record = plan.record(
-                &id,
-                &crate::transport::access::redact(&direct.url),
-                session.embedded.is_some(),
-            );
+            let url = crate::transport::access::redact(&direct.url);
+            let record = plan.record(&id, &url, session.embedded.is_some());
             crate::results::create_dir(&results, &record, &[plan.method()])
                 .with_context(|| format!("--results-dir {}", plan.results_dir.display()))?;
             (record, Vec::new())
@@ -390,21 +425,9 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     } else {
         None
     };
-    let stored_docs = match &session.embedded {
-        Some(t) => Some(
-            t.handle
-                .count_documents_under(
-                    plan.common.protocol,
-                    &plan.common.user,
-                    &format!("ingestbench/{id}"),
-                )
-                .await?,
-        ),
-        None => None,
-    };
     runs.extend(partial);
     let extras = crate::report::result_json::Extras {
-        stored_docs,
+        stored_docs: stored_docs(&plan, &session, &id).await?,
         verify: verified,
         in_progress: false,
     };
