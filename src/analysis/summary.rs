@@ -1,6 +1,6 @@
 //! The summary of a sweep every report is rendered from (`summary.json`), built from its
 //! plan (`plan.json`) and its finished runs (`runs/*.json`; both record types live in
-//! `records`). `summarize` is pure and deterministic, so `report DIR` reproduces the same
+//! `results::record`). `summarize` is pure and deterministic, so `report DIR` reproduces the same
 //! files from the same runs.
 
 use std::collections::BTreeMap;

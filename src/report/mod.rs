@@ -1,4 +1,4 @@
-//! The exporters of a results directory's summary (`results::summary`): `export` (one small
+//! The exporters of a results directory's summary (`analysis::summary`): `export` (one small
 //! trait and every format behind it), `table`, `html` (with `util_chart`), `findings`,
 //! `answers`, `lines`, and a run's human summary here. Rendering is pure: summaries in, text
 //! out; [`write_reports`] puts every export beside the results, atomically.
