@@ -84,7 +84,7 @@ pub struct CellPlan {
     /// `--metrics-listen`: the cell's live counters.
     pub metrics: Option<Arc<crate::engine::live::CellCounters>>,
     /// Reads the resources (servers, client, host) when the window opens and closes.
-    pub resources: Option<Arc<crate::metrics::resources::Sampler>>,
+    pub resources: Option<Arc<crate::sampler::Sampler>>,
     /// The target runs on this host (a loopback URL): small documents then leave it half of
     /// the cores (`pool::width`).
     pub target_on_this_host: bool,
@@ -333,7 +333,7 @@ pub async fn run_cell<P: Protocol>(
     // the quick start's small comparisons at 1 and 8 threads stayed unresolved in 2 of 3
     // cold runs. Before the rendezvous, so a slow scrape never delays a shard's agreed start.
     let res_start = match &plan.resources {
-        Some(s) => Some(s.read().await),
+        Some(s) => Some(s.open().await),
         None => None,
     };
     let common = match &plan.rendezvous {
@@ -346,9 +346,8 @@ pub async fn run_cell<P: Protocol>(
         None => None,
     };
     barrier.wait().await;
-    let cpu_at_start_s = Some(
-        crate::host::process_cpu_seconds() - crate::metrics::servers::embedded_target_cpu_seconds(),
-    );
+    let cpu_at_start_s =
+        Some(crate::host::process_cpu_seconds() - crate::sampler::embedded_target_cpu_seconds());
     let started_unix_ms = crate::timefmt::now_ms();
     // Whoever passes the barrier first fixes the one deadline all workers share.
     let started = match plan.window {
@@ -405,8 +404,8 @@ pub async fn run_cell<P: Protocol>(
     };
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
-    let resources = match (&plan.resources, res_start) {
-        (Some(s), Some(a)) => Some(s.between(&a, &s.read().await)),
+    let window = match (&plan.resources, res_start) {
+        (Some(s), Some(a)) => Some(s.close(&a).await),
         _ => None,
     };
     merged.folders_created = folders.created().await;
@@ -437,8 +436,8 @@ pub async fn run_cell<P: Protocol>(
         warmup_failed: warm_failed,
         docs_after_window: late,
         window_s: plan.window.map(|w| w.as_secs_f64()),
-        servers: Vec::new(),
-        resources,
+        servers: window.as_ref().map_or_else(Vec::new, |w| w.servers.clone()),
+        resources: window.map(|w| w.resources),
         started_unix_ms,
         go_unix_ms: common.map(|c| c.go_unix_ms),
         start_skew_ms: None,
