@@ -136,6 +136,9 @@ pub struct RemoteCounters {
     pub cpu: HostCpu,
     pub disks: BTreeMap<String, DiskCounters>,
     pub net: BTreeMap<String, (u64, u64)>,
+    /// CPU seconds in every mode, idle included, summed over cores: the host's own clock
+    /// for a share of its cores between two scrapes.
+    pub cpu_total_s: f64,
     /// `node_memory_MemTotal_bytes` and `node_memory_MemAvailable_bytes`.
     pub memory_total_bytes: Option<u64>,
     pub memory_available_bytes: Option<u64>,
@@ -534,6 +537,7 @@ pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
                 if let Some(c) = s.label("cpu") {
                     cpus.insert(c.to_string());
                 }
+                r.cpu_total_s += v;
                 let mode = s.label("mode").unwrap_or("");
                 if !matches!(mode, "idle" | "iowait") {
                     r.cpu.busy_s += v;

@@ -37,7 +37,8 @@ pub struct ServerUsage {
 
 /// Each probe's server over the window `r` measured between the snapshots `a` and `b` of
 /// `src`: its CPU from the resource of the same name (the probe's process, or its remote
-/// host's CPU), its memory from `b`, a process's age from `a`.
+/// host's CPU), as a share of this host's cores or of the remote host's CPU time between
+/// the scrapes; its memory from `b`, a process's age from `a`.
 pub fn usage(src: &Sources, r: &RunResources, a: &Snapshot, b: &Snapshot) -> Vec<ServerUsage> {
     src.probes
         .iter()
@@ -71,14 +72,9 @@ pub fn usage(src: &Sources, r: &RunResources, a: &Snapshot, b: &Snapshot) -> Vec
             }
             let cores = cpu.busy_s / r.window_s.max(1e-3);
             u.cpu_cores = Some(round3(cores));
-            // A remote host's share of its own cores; a local process's, of this host's.
-            let of = match p {
-                Probe::NodeExporter { .. } if cpu.capacity > 0.0 => cpu.capacity,
-                _ => src.host_cores,
-            };
-            u.cpu_share = Some(round3(cores / of));
             match src.reading_of(p) {
                 Some(Reading::Proc(i)) => {
+                    u.cpu_share = Some(round3(cores / src.host_cores));
                     u.memory_bytes = b.procs[i].as_ref().ok().and_then(|c| c.rss_bytes);
                     u.age_s = a.procs[i]
                         .as_ref()
@@ -87,10 +83,18 @@ pub fn usage(src: &Sources, r: &RunResources, a: &Snapshot, b: &Snapshot) -> Vec
                         .map(f64::round);
                 }
                 Some(Reading::Remote(i)) => {
-                    u.memory_bytes = b.remote[i]
-                        .as_ref()
-                        .ok()
-                        .and_then(|c| c.memory_used_bytes());
+                    let (Ok(x), Ok(y)) = (&a.remote[i], &b.remote[i]) else {
+                        return u;
+                    };
+                    // Of the host's own CPU time between the scrapes (its clock, not ours),
+                    // else of its cores over our window.
+                    let total = y.cpu_total_s - x.cpu_total_s;
+                    u.cpu_share = Some(round3(if total > 0.0 {
+                        cpu.busy_s / total
+                    } else {
+                        cores / cpu.capacity.max(1.0)
+                    }));
+                    u.memory_bytes = y.memory_used_bytes();
                 }
                 None => {}
             }
@@ -138,6 +142,7 @@ node_memory_MemAvailable_bytes 6e9
         let r = parse_node_exporter(SAMPLE).unwrap();
         assert_eq!(r.cpu.busy_s, 55.0);
         assert_eq!(r.cpu.cores, 2.0);
+        assert_eq!(r.cpu_total_s, 280.0);
         assert_eq!(r.memory_used_bytes(), Some(2_000_000_000));
         let probes = vec![
             Probe::NodeExporter { url: "u".into() },
@@ -162,6 +167,8 @@ node_memory_MemAvailable_bytes 6e9
         );
         let mut later = r.clone();
         later.cpu.busy_s += 10.0;
+        // Its own clock saw 20 CPU seconds pass: half its two cores busy.
+        later.cpu_total_s = 300.0;
         a.remote = vec![Ok(r), Err("unreachable: refused".into())];
         b.remote = vec![Ok(later), Err("unreachable: refused".into())];
         let cap = CpuCapacity {
