@@ -375,6 +375,16 @@ fn host_cpu_use(name: &str, role: Role, x: &HostCpu, y: &HostCpu) -> ResourceUse
     u
 }
 
+/// A device's name: `disk sda` on this host, `http://db:9100/metrics disk sda` on a remote
+/// one (`prefix`, its URL).
+fn device_name(prefix: &str, kind: &str, dev: &str) -> String {
+    if prefix.is_empty() {
+        format!("{kind} {dev}")
+    } else {
+        format!("{prefix} {kind} {dev}")
+    }
+}
+
 /// Devices that did some work in the window (an idle disk is no candidate).
 fn disk_uses(
     prefix: &str,
@@ -393,11 +403,7 @@ fn disk_uses(
         if busy == 0.0 && r == 0 && w == 0 {
             continue;
         }
-        let name = if prefix.is_empty() {
-            format!("disk {dev}")
-        } else {
-            format!("{prefix} disk {dev}")
-        };
+        let name = device_name(prefix, "disk", dev);
         let mut u = ResourceUse::new(name, Kind::Disk, role, 1.0, "100 % busy".into());
         u.busy_s = round6(busy);
         u.read_bytes = Some(r);
@@ -421,11 +427,7 @@ fn net_uses(
         if r == 0 && w == 0 {
             continue;
         }
-        let name = if prefix.is_empty() {
-            format!("net {dev}")
-        } else {
-            format!("{prefix} net {dev}")
-        };
+        let name = device_name(prefix, "net", dev);
         let mut u = ResourceUse::new(name, Kind::Network, role, 0.0, "unknown".into());
         u.read_bytes = Some(r);
         u.write_bytes = Some(w);
