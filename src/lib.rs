@@ -15,7 +15,8 @@
 //! 2. `fixtures`: the documents and their metadata;
 //! 3. `metrics`: recorders, classified errors, the servers' usage, resource demands;
 //! 4. `transport`: access methods, clients, the upload fast path;
-//! 5. `protocol`: the repository APIs over a transport;
+//! 5. `protocol`, `sampler`: the repository APIs over a transport; what the servers, the client
+//!    and the hosts spent over a measured window, read from `/proc` and node_exporter;
 //! 6. `emulator`: the embedded reference target;
 //! 7. `corpus`: real corpora and each repository's rules for them;
 //! 8. `results`: the one result model (the plan, each run, the manifest, the verify record)
@@ -50,6 +51,7 @@ pub mod protocol;
 pub mod protocol_kind;
 pub mod report;
 pub mod results;
+pub mod sampler;
 pub mod threshold;
 pub mod timefmt;
 pub mod transport;

@@ -68,7 +68,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = SweepPlanSpec::build(a).await?;
+    let spec = crate::engine::settle_methods(SweepPlanSpec::draft(a)?).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (

@@ -85,7 +85,7 @@ pub struct CellPlan {
     /// `--metrics-listen`: the cell's live counters.
     pub metrics: Option<Arc<crate::engine::live::CellCounters>>,
     /// Reads the resources (servers, client, host) when the window opens and closes.
-    pub resources: Option<Arc<crate::metrics::resources::Sampler>>,
+    pub resources: Option<Arc<crate::sampler::Sampler>>,
     /// The target runs on this host (a loopback URL): small documents then leave it half of
     /// the cores (`pool::width`).
     pub target_on_this_host: bool,
@@ -212,190 +212,144 @@ pub async fn run_cell<P: Protocol>(
     resume: Option<&ResumePoint>,
 ) -> Result<RunMeasurement> {
     let part = Part::of(plan, resume);
-    let barrier = Arc::new(Barrier::new(part.works.len() + 1));
     let part_workers = part.works.len() as u64;
     // `once`: the documents this process's workers can send before their sample runs out.
-    let sample_left: u64 = part
-        .works
-        .iter()
-        .map(|(_, w)| match w.stride {
-            Some(t) if plan.once => w.range.end.saturating_sub(w.range.start).div_ceil(t.max(1)),
-            _ => 0,
-        })
-        .sum();
+    let sample_left = part.sample_left(plan.once);
     let run_folder = resume.map_or_else(|| plan.run_folder(run), |r| r.folder.clone());
     let folders = Arc::new(FolderTable::new(
         run_folder.clone(),
         plan.docs_per_folder,
         fixtures.tree().cloned(),
     ));
-    // Count mode: every numbered folder exists before the start, so the run holds uploads
-    // only. Steady state: the first folder does; each later one is made when the run reaches
-    // it, once per --docs-per-folder documents, as an import would. A shard makes the folders
-    // of its own documents. A corpus tree is made as the run reaches each folder: creating it
-    // is part of the import measured.
-    let first = part.range.start / plan.docs_per_folder;
-    let before_start = match plan.window {
-        _ if folders.is_tree() => first,
-        None => part.range.end.div_ceil(plan.docs_per_folder),
-        Some(_) => first + 1,
-    };
-    for k in first..before_start {
-        folders.of(&*proto, k * plan.docs_per_folder).await?;
-    }
+    make_first_folders(&*proto, plan, &part, &folders).await?;
     let run_tag = resume.map_or_else(|| plan.run_tag(run), |r| r.run_tag);
-    let adopted = if plan.earlier.is_some() && !plan.warmup.none() {
-        adopt::adopt_earlier_warmups(
-            &*proto,
-            &fixtures,
-            plan,
-            run,
-            &run_folder,
-            run_tag,
-            manifest,
-        )
-        .await?
-    } else {
-        0
+    let adopted = adopt::adopt_earlier_warmups(
+        &*proto,
+        &fixtures,
+        plan,
+        run,
+        &run_folder,
+        run_tag,
+        manifest,
+    )
+    .await?;
+    let shared = Shared {
+        barrier: Arc::new(Barrier::new(part.works.len() + 1)),
+        warm: WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned()),
+        tally: Arc::new(super::timeline::Tally::default()),
+        marks: Arc::new(Marks::new(if plan.window.is_some() {
+            0
+        } else {
+            part.todo
+        })),
+        fatal: Arc::new(std::sync::OnceLock::new()),
+        deadline: Arc::new(std::sync::OnceLock::new()),
+        pace: plan.rate.map(|r| Arc::new(pace_for_run(plan, r, resume))),
+        width: super::pool::width(plan.target_on_this_host, fixtures.size),
+        folders,
+        run,
+        run_tag,
+        resuming: plan.resuming || resume.is_some(),
     };
-    let warm = WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned());
-    let ok_so_far = Arc::new(AtomicU64::new(0));
-    let tally = Arc::new(super::timeline::Tally::default());
-    folders.count_into(tally.clone());
-    let marks = Arc::new(Marks::new(if plan.window.is_some() {
-        0
-    } else {
-        part.todo
-    }));
-    let fatal = Arc::new(std::sync::OnceLock::<String>::new());
-    let deadline = Arc::new(std::sync::OnceLock::<Instant>::new());
-    let mut handles = Vec::with_capacity(part.works.len());
-    let width = super::pool::width(plan.target_on_this_host, fixtures.size);
-    let pace = plan.rate.map(|r| Arc::new(pace_for_run(plan, r, resume)));
-    for (w, work) in part.works {
-        let ctx = WorkerCtx {
-            proto: proto.clone(),
-            fixtures: fixtures.clone(),
-            barrier: barrier.clone(),
-            live: live.clone(),
-            folders: FolderCursor {
-                table: folders.clone(),
-                current: None,
-            },
-            retries: plan.retries,
-            run,
-            run_tag,
-            work,
-            window: plan.window,
-            deadline: deadline.clone(),
-            warmup: warm.for_worker(w, plan.threads),
-            ok_so_far: ok_so_far.clone(),
-            tally: tally.clone(),
-            marks: marks.clone(),
-            resuming: plan.resuming || resume.is_some(),
-            known_ids: plan.earlier.as_ref().map(|e| e.known_ids.clone()),
-            fatal: fatal.clone(),
-            manifest: manifest.writer(plan.tag.clone()),
-            warmup_manifest: manifest.writer(plan.tag.clone()).warmup(),
-            jtl: plan
-                .jtl
-                .as_ref()
-                .map(|(sink, cell)| sink.worker(cell.clone())),
-            metrics: plan.metrics.clone(),
-            index: w,
-            pace: pace.clone(),
-        };
-        handles.push(super::pool::spawn_worker(w as usize, width, worker(ctx)));
-    }
+    shared.folders.count_into(shared.tally.clone());
+    let handles = shared.spawn(&proto, &fixtures, plan, &live, manifest, part.works);
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
-    let judge = warm.gauge.clone().map(|g| {
-        let live = live.clone();
-        tokio::spawn(super::warmup::judge(
-            g,
-            part_workers,
-            Warmup::AUTO_RULE,
-            move || live.stop.load(Ordering::Relaxed),
-        ))
-    });
-    // Every worker warmed up and ready; then (shards) every shard ready; then all start.
-    barrier.wait().await;
-    let settled = match judge {
-        Some(j) => {
-            // Workers that left their warm-up early (a stop, a broken manifest) end it too.
-            if let Some(g) = &warm.gauge {
-                g.stop.store(true, Ordering::Relaxed);
-            }
-            j.await.ok()
-        }
-        None => None,
-    };
-    // The resources' opening read, while every worker waits at the start: a read inside
-    // the window (a walk of /proc, a node_exporter scrape) stalled its first uploads, and
-    // the quick start's small comparisons at 1 and 8 threads stayed unresolved in 2 of 3
-    // cold runs. Before the rendezvous, so a slow scrape never delays a shard's agreed start.
-    let res_start = match &plan.resources {
-        Some(s) => Some(s.read().await),
-        None => None,
-    };
-    let common = match &plan.rendezvous {
-        Some(r) => Some(
-            r.lock()
-                .await
-                .barrier(run, plan.tag.as_deref().unwrap_or("run"))
-                .await?,
-        ),
-        None => None,
-    };
-    barrier.wait().await;
-    let cpu_at_start_s = Some(
-        crate::host::process_cpu_seconds() - crate::metrics::servers::embedded_target_cpu_seconds(),
-    );
-    let started_unix_ms = crate::timefmt::now_ms();
-    // Whoever passes the barrier first fixes the one deadline all workers share.
-    let started = match plan.window {
-        Some(w) => *deadline.get_or_init(|| Instant::now() + w) - w,
-        None => Instant::now(),
-    };
-    let ticker = super::timeline::Ticker::start(tally, started);
-    if let Some(p) = &pace {
+    let opened = shared.open_window(plan, part_workers, &live).await?;
+    let started = opened.started;
+    let ticker = super::timeline::Ticker::start(shared.tally.clone(), started);
+    if let Some(p) = &shared.pace {
         p.origin();
     }
-    let start_readers = || {
-        plan.readers.filter(|r| r.readers > 0).map(|policy| {
-            super::readers::Readers::start(
-                proto.clone(),
-                policy,
-                folders.clone(),
-                live.clone(),
-                run_tag,
-            )
-        })
-    };
+    let readers_now = || start_readers(&proto, plan, &shared.folders, &live, run_tag);
     let readers = if plan.readers_alone.is_some() {
         None
     } else {
-        start_readers()
+        readers_now()
     };
-    let mut merged = Recorder::new();
-    let mut tally = super::pace::PaceTally::new();
-    let (mut warm_ok, mut warm_failed, mut late) = (adopted, 0, 0);
-    for h in handles {
-        let out = match h.await {
-            Ok(r) => r,
-            Err(e) => bail!("an upload worker crashed: {e}"),
-        };
-        merged.merge(&out.rec);
-        warm_ok += out.warmup_ok;
-        warm_failed += out.warmup_failed;
-        late += out.late;
-        if let Some(t) = &out.pace {
-            tally.merge(t);
+    let mut joined = join_workers(handles, adopted).await?;
+    let readers = finish_readers(readers, plan.readers_alone, readers_now).await;
+    // A manifest write error is not this run's failure: the caller writes the results it
+    // has, then reports the error (`Manifest::flush`) and exits 2.
+    let (servers, resources) = match (&plan.resources, opened.resources) {
+        (Some(s), Some(a)) => {
+            let w = s.close(&a).await;
+            (w.servers, Some(w.resources))
         }
-    }
-    let readers = match (readers, plan.readers_alone) {
+        _ => (Vec::new(), None),
+    };
+    let merged = &mut joined.merged;
+    merged.folders_created = shared.folders.created().await;
+    let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
+    let timeline = ticker.finish(end);
+    let stopped = live.stop.load(Ordering::Relaxed);
+    let sent = merged.docs_ok + merged.docs_failed + joined.late;
+    let duration = run_duration(
+        plan,
+        stopped,
+        sent >= sample_left,
+        end.saturating_duration_since(started),
+    );
+    let paced = shared
+        .pace
+        .as_ref()
+        .map(|p| p.record(&joined.pace, merged.docs_ok, duration));
+    Ok(RunMeasurement {
+        run,
+        duration,
+        recorder: joined.merged,
+        folder: run_folder,
+        fatal: shared.fatal.get().cloned(),
+        new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
+        upload_runtimes: Some(shared.width),
+        progress_s: shared.marks.seconds_since(started),
+        timeline,
+        warmup_ok: joined.warmup_ok,
+        warmup_failed: joined.warmup_failed,
+        docs_after_window: joined.late,
+        window_s: plan.window.map(|w| w.as_secs_f64()),
+        servers,
+        resources,
+        started_unix_ms: opened.started_unix_ms,
+        go_unix_ms: opened.common.map(|c| c.go_unix_ms),
+        start_skew_ms: None,
+        cpu_at_start_s: opened.cpu_at_start_s,
+        warmup_s: opened.settled.as_ref().map(|s| s.seconds),
+        warmup_settled: opened.settled.map(|s| s.settled),
+        paced,
+        readers,
+    })
+}
+
+/// `--readers`: readers beside the import, reading what the run stores.
+fn start_readers<P: Protocol>(
+    proto: &Arc<P>,
+    plan: &CellPlan,
+    folders: &Arc<FolderTable>,
+    live: &Arc<LiveCounters>,
+    run_tag: u64,
+) -> Option<super::readers::Readers> {
+    plan.readers.filter(|r| r.readers > 0).map(|policy| {
+        super::readers::Readers::start(
+            proto.clone(),
+            policy,
+            folders.clone(),
+            live.clone(),
+            run_tag,
+        )
+    })
+}
+
+/// The readers' record once the import is over: those that read beside it, or (the
+/// readers-alone baseline, `alone`) readers started now that read for that long.
+async fn finish_readers(
+    beside: Option<super::readers::Readers>,
+    alone: Option<Duration>,
+    start: impl FnOnce() -> Option<super::readers::Readers>,
+) -> Option<crate::records::readers::ReadersRecord> {
+    match (beside, alone) {
         (Some(r), _) => Some(r.finish().await),
         // The baseline: the seeding import is over; the readers read what it stored, alone.
-        (None, Some(window)) => match start_readers() {
+        (None, Some(window)) => match start() {
             Some(r) => {
                 tokio::time::sleep(window).await;
                 Some(r.finish().await)
@@ -403,52 +357,236 @@ pub async fn run_cell<P: Protocol>(
             None => None,
         },
         (None, None) => None,
-    };
-    // A manifest write error is not this run's failure: the caller writes the results it
-    // has, then reports the error (`Manifest::flush`) and exits 2.
-    let resources = match (&plan.resources, res_start) {
-        (Some(s), Some(a)) => Some(s.between(&a, &s.read().await)),
-        _ => None,
-    };
-    merged.folders_created = folders.created().await;
-    let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
-    let timeline = ticker.finish(end);
-    let stopped = live.stop.load(Ordering::Relaxed);
-    // A window that sent every document of its sample (`once`) ended when the last came back.
-    let sent = merged.docs_ok + merged.docs_failed + late;
-    let duration = match plan.window {
-        Some(w) if !stopped && plan.once && sent >= sample_left => {
-            w.min(end.saturating_duration_since(started))
-        }
+    }
+}
+
+/// How long a run lasted: its window (`--duration`), or from the start to the last
+/// completion (`elapsed`): count mode, a stop, or a window that sent every document of its
+/// sample (`once`, `sent_all`), which ended when the last came back.
+fn run_duration(plan: &CellPlan, stopped: bool, sent_all: bool, elapsed: Duration) -> Duration {
+    match plan.window {
+        Some(w) if !stopped && plan.once && sent_all => w.min(elapsed),
         Some(w) if !stopped => w,
-        _ => end.saturating_duration_since(started),
+        _ => elapsed,
+    }
+}
+
+/// Count mode: every numbered folder exists before the start, so the run holds uploads
+/// only. Steady state: the first folder does; each later one is made when the run reaches
+/// it, once per --docs-per-folder documents, as an import would. A shard makes the folders
+/// of its own documents. A corpus tree is made as the run reaches each folder: creating it
+/// is part of the import measured.
+async fn make_first_folders<P: Protocol>(
+    proto: &P,
+    plan: &CellPlan,
+    part: &Part,
+    folders: &FolderTable,
+) -> Result<()> {
+    let first = part.range.start / plan.docs_per_folder;
+    let before_start = match plan.window {
+        _ if folders.is_tree() => first,
+        None => part.range.end.div_ceil(plan.docs_per_folder),
+        Some(_) => first + 1,
     };
-    let paced = pace.map(|p| p.record(&tally, merged.docs_ok, duration));
-    Ok(RunMeasurement {
-        run,
-        duration,
-        recorder: merged,
-        folder: run_folder,
-        fatal: fatal.get().cloned(),
-        new_connections: plan.connections.as_ref().map_or(0, |c| c.get()) - conns0,
-        upload_runtimes: Some(width),
-        progress_s: marks.seconds_since(started),
-        timeline,
-        warmup_ok: warm_ok,
-        warmup_failed: warm_failed,
-        docs_after_window: late,
-        window_s: plan.window.map(|w| w.as_secs_f64()),
-        servers: Vec::new(),
-        resources,
-        started_unix_ms,
-        go_unix_ms: common.map(|c| c.go_unix_ms),
-        start_skew_ms: None,
-        cpu_at_start_s,
-        warmup_s: settled.as_ref().map(|s| s.seconds),
-        warmup_settled: settled.map(|s| s.settled),
-        paced,
-        readers,
-    })
+    for k in first..before_start {
+        folders.of(proto, k * plan.docs_per_folder).await?;
+    }
+    Ok(())
+}
+
+/// What one run's workers share with each other and with the run.
+struct Shared {
+    barrier: Arc<Barrier>,
+    folders: Arc<FolderTable>,
+    warm: WarmupShare,
+    /// What the workers acknowledged in the measured part, for the timeline.
+    tally: Arc<super::timeline::Tally>,
+    marks: Arc<Marks>,
+    /// The first rejection of the documents outright.
+    fatal: Arc<std::sync::OnceLock<String>>,
+    /// Steady state: the end of the window, fixed by whoever passes the barrier first.
+    deadline: Arc<std::sync::OnceLock<Instant>>,
+    pace: Option<Arc<super::pace::Pace>>,
+    /// Upload runtimes the workers are spread over (`pool::width`).
+    width: usize,
+    run: u32,
+    run_tag: u64,
+    /// A `--resume` (of this run or of the invocation): name clashes are adopted.
+    resuming: bool,
+}
+
+/// What the start of a run's measured window found.
+struct Opened {
+    /// The warm-up until steady, judged.
+    settled: Option<super::warmup::Settled>,
+    /// The resources' reading as the window opened.
+    resources: Option<crate::metrics::resources::Snapshot>,
+    /// Shards: the common start.
+    common: Option<super::rendezvous::Start>,
+    cpu_at_start_s: Option<f64>,
+    started_unix_ms: i64,
+    started: Instant,
+}
+
+impl Shared {
+    /// One worker for each of `works`, waiting at the barrier after its warm-up.
+    fn spawn<P: Protocol>(
+        &self,
+        proto: &Arc<P>,
+        fixtures: &Arc<Fixtures>,
+        plan: &CellPlan,
+        live: &Arc<LiveCounters>,
+        manifest: &Manifest,
+        works: Vec<(u64, Work)>,
+    ) -> Vec<tokio::task::JoinHandle<super::worker::WorkerOut>> {
+        let ok_so_far = Arc::new(AtomicU64::new(0));
+        let mut handles = Vec::with_capacity(works.len());
+        for (w, work) in works {
+            let ctx = WorkerCtx {
+                proto: proto.clone(),
+                fixtures: fixtures.clone(),
+                barrier: self.barrier.clone(),
+                live: live.clone(),
+                folders: FolderCursor {
+                    table: self.folders.clone(),
+                    current: None,
+                },
+                retries: plan.retries,
+                run: self.run,
+                run_tag: self.run_tag,
+                work,
+                window: plan.window,
+                deadline: self.deadline.clone(),
+                warmup: self.warm.for_worker(w, plan.threads),
+                ok_so_far: ok_so_far.clone(),
+                tally: self.tally.clone(),
+                marks: self.marks.clone(),
+                resuming: self.resuming,
+                known_ids: plan.earlier.as_ref().map(|e| e.known_ids.clone()),
+                fatal: self.fatal.clone(),
+                manifest: manifest.writer(plan.tag.clone()),
+                warmup_manifest: manifest.writer(plan.tag.clone()).warmup(),
+                jtl: plan
+                    .jtl
+                    .as_ref()
+                    .map(|(sink, cell)| sink.worker(cell.clone())),
+                metrics: plan.metrics.clone(),
+                index: w,
+                pace: self.pace.clone(),
+            };
+            handles.push(super::pool::spawn_worker(
+                w as usize,
+                self.width,
+                worker(ctx),
+            ));
+        }
+        handles
+    }
+
+    /// Every worker warmed up and ready; then (shards) every shard ready; then all start:
+    /// the measured window opens.
+    async fn open_window(
+        &self,
+        plan: &CellPlan,
+        part_workers: u64,
+        live: &Arc<LiveCounters>,
+    ) -> Result<Opened> {
+        let judge = self.warm.gauge.clone().map(|g| {
+            let live = live.clone();
+            tokio::spawn(super::warmup::judge(
+                g,
+                part_workers,
+                Warmup::AUTO_RULE,
+                move || live.stop.load(Ordering::Relaxed),
+            ))
+        });
+        self.barrier.wait().await;
+        let settled = match judge {
+            Some(j) => {
+                // Workers that left their warm-up early (a stop, a broken manifest) end it too.
+                if let Some(g) = &self.warm.gauge {
+                    g.stop.store(true, Ordering::Relaxed);
+                }
+                j.await.ok()
+            }
+            None => None,
+        };
+        // The resources' opening read, while every worker waits at the start: a read inside
+        // the window (a walk of /proc, a node_exporter scrape) stalled its first uploads, and
+        // the quick start's small comparisons at 1 and 8 threads stayed unresolved in 2 of 3
+        // cold runs. Before the rendezvous, so a slow scrape never delays a shard's agreed
+        // start.
+        let resources = match &plan.resources {
+            Some(s) => Some(s.open().await),
+            None => None,
+        };
+        let common = match &plan.rendezvous {
+            Some(r) => Some(
+                r.lock()
+                    .await
+                    .barrier(self.run, plan.tag.as_deref().unwrap_or("run"))
+                    .await?,
+            ),
+            None => None,
+        };
+        self.barrier.wait().await;
+        let cpu_at_start_s = Some(
+            crate::host::process_cpu_seconds() - crate::sampler::embedded_target_cpu_seconds(),
+        );
+        let started_unix_ms = crate::timefmt::now_ms();
+        // Whoever passes the barrier first fixes the one deadline all workers share.
+        let started = match plan.window {
+            Some(w) => *self.deadline.get_or_init(|| Instant::now() + w) - w,
+            None => Instant::now(),
+        };
+        Ok(Opened {
+            settled,
+            resources,
+            common,
+            cpu_at_start_s,
+            started_unix_ms,
+            started,
+        })
+    }
+}
+
+/// What the workers of a run brought back, merged.
+struct Joined {
+    merged: Recorder,
+    pace: super::pace::PaceTally,
+    warmup_ok: u64,
+    warmup_failed: u64,
+    /// Acknowledged after the window closed.
+    late: u64,
+}
+
+/// Waits for every worker and merges what it recorded (`adopted`: warm-up documents an
+/// earlier attempt stored, counted as its own).
+async fn join_workers(
+    handles: Vec<tokio::task::JoinHandle<super::worker::WorkerOut>>,
+    adopted: u64,
+) -> Result<Joined> {
+    let mut j = Joined {
+        merged: Recorder::new(),
+        pace: super::pace::PaceTally::new(),
+        warmup_ok: adopted,
+        warmup_failed: 0,
+        late: 0,
+    };
+    for h in handles {
+        let out = match h.await {
+            Ok(r) => r,
+            Err(e) => bail!("an upload worker crashed: {e}"),
+        };
+        j.merged.merge(&out.rec);
+        j.warmup_ok += out.warmup_ok;
+        j.warmup_failed += out.warmup_failed;
+        j.late += out.late;
+        if let Some(t) = &out.pace {
+            j.pace.merge(t);
+        }
+    }
+    Ok(j)
 }
 
 /// The workers this process runs and their documents: all T workers, or (a shard of N)
@@ -463,6 +601,18 @@ struct Part {
 }
 
 impl Part {
+    /// `once`: the documents these workers can send before their sample runs out (0
+    /// otherwise).
+    fn sample_left(&self, once: bool) -> u64 {
+        self.works
+            .iter()
+            .map(|(_, w)| match w.stride {
+                Some(t) if once => w.range.end.saturating_sub(w.range.start).div_ceil(t.max(1)),
+                _ => 0,
+            })
+            .sum()
+    }
+
     fn of(plan: &CellPlan, resume: Option<&ResumePoint>) -> Part {
         let t = plan.threads;
         let workers = shard_workers(t, plan.shard);

@@ -5,6 +5,7 @@
 //! on the upload runtimes of [`pool`]) and handed to a [`RunObserver`]
 //! the moment it ends. `ingestbench run` is one `direct` method and one cell through the same
 //! functions, so warm-up, shards or a corpus are added here once for both commands.
+//! Before any of it, [`settle_methods`] asks a sweep's access methods whether they answer.
 //! Knows nothing of the CLI, of printing, or of report formats.
 
 pub mod budget;
@@ -12,6 +13,7 @@ mod cell;
 pub mod live;
 mod pace;
 pub mod pool;
+mod reach;
 mod readers;
 mod session;
 mod sidecars;
@@ -24,6 +26,7 @@ pub mod rendezvous;
 
 pub use cell::ResumePoint;
 pub use cell::{CellPlan, EarlierRun, run_cell};
+pub use reach::settle_methods;
 pub use session::{Connected, Embedded, Session};
 pub use sidecars::{Sidecars, join_rendezvous};
 pub use sweep::{Folders, JobSpec, RunObserver, SweepEnd, SweepJob, run_sweep};

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use crate::emulator::{self, EmulatorHandle};
-use crate::metrics::servers::{self, Probe, Servers};
+use crate::metrics::probe::Probe;
 use crate::plan::CommonPlan;
 use crate::protocol::{Repo, RepoOptions, Secret};
+use crate::sampler::{self, Sampler};
 use crate::transport::route::Route;
 use crate::transport::{AccessMethod, ConnectionCounter, ConnectionPolicy};
 
@@ -128,7 +129,7 @@ async fn start_embedded(
     cfg.share_prefixes = tmp.is_some();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .thread_name(crate::metrics::servers::TARGET_THREAD)
+        .thread_name(crate::metrics::probe::TARGET_THREAD)
         // Blocking threads (store writes, modelled service times) live on, so their CPU
         // time is not lost from the per-thread sums between a run's start and end.
         .thread_keep_alive(std::time::Duration::from_secs(3600))
@@ -194,11 +195,11 @@ impl Session {
         Ok(Session { repos, embedded })
     }
 
-    /// Whose CPU and memory to read around each run of each method: the embedded target's
-    /// threads, the process listening on a loopback URL's port, the method file's
+    /// What to read over each run's window of each method (`sampler`): the client, this
+    /// host, and the servers: the embedded target's threads, the process listening on a loopback URL's port, the method file's
     /// `server_metrics` and `server_pids`, and those given on the command line
     /// (`--server-metrics`, `--server-pid`) for every method.
-    pub fn servers(&self, common: &CommonPlan) -> HashMap<String, Servers> {
+    pub fn servers(&self, common: &CommonPlan) -> HashMap<String, Arc<Sampler>> {
         let mut by_method: HashMap<String, Vec<Probe>> = HashMap::new();
         for ((name, _), c) in &self.repos {
             let probes = by_method.entry(name.clone()).or_default();
@@ -209,9 +210,9 @@ impl Session {
             };
             if c.embedded {
                 add(Probe::EmbeddedThreads);
-            } else if let Some(pid) = loopback_port(&c.url).and_then(servers::listener_pid) {
+            } else if let Some(pid) = loopback_port(&c.url).and_then(sampler::listener_pid) {
                 add(Probe::Process {
-                    name: servers::process_name(pid),
+                    name: sampler::process_name(pid),
                     pid,
                 });
             }
@@ -220,7 +221,7 @@ impl Session {
             }
             for p in &c.server_pids {
                 add(Probe::Process {
-                    name: servers::process_name(*p),
+                    name: sampler::process_name(*p),
                     pid: *p,
                 });
             }
@@ -230,7 +231,7 @@ impl Session {
         }
         by_method
             .into_iter()
-            .map(|(m, p)| (m, Servers::new(p)))
+            .map(|(m, p)| (m, Arc::new(Sampler::new(p))))
             .collect()
     }
 

@@ -1,7 +1,7 @@
 //! Running a schedule of `(cell, run)` pairs, in the order given (interleaved or shuffled by
 //! the plan): each run gets its folder and document markers (or those of the interrupted run
-//! it finishes), is measured by [`run_cell`] with the servers' CPU and memory read around it,
-//! and is handed to the [`RunObserver`] the moment it ends, so results reach the disk run by
+//! it finishes), is measured by [`run_cell`] with what the servers, the client and the host
+//! spent over its window (`sampler`), and is handed to the [`RunObserver`] the moment it ends, so results reach the disk run by
 //! run. With `--precision`, cells whose docs/sec is not yet precise enough get further
 //! rounds of runs (interleaved the same way) up to `--max-runs`; with `--budget`, the cells
 //! of comparisons still open, while the time lasts (`budget`). Stops after an interrupt, a
@@ -19,7 +19,6 @@ use super::cell::{CellPlan, EarlierRun, ResumePoint, run_cell};
 use super::session::Session;
 use super::worker::LiveCounters;
 use crate::fixtures::{Fixtures, SizeClass};
-use crate::metrics::servers::{self, Servers};
 use crate::plan::CommonPlan;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
@@ -72,8 +71,9 @@ pub struct SweepJob<'a> {
     pub seed: u64,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
-    /// Whose CPU and memory to read around each run, by access method.
-    pub servers: HashMap<String, Servers>,
+    /// What reads the servers, the client and the host over each run's window, by access
+    /// method.
+    pub servers: HashMap<String, Arc<crate::sampler::Sampler>>,
     /// `--shard K/N` and the common start across shards.
     pub shard: Option<(u64, u64)>,
     pub rendezvous: Option<Arc<tokio::sync::Mutex<super::rendezvous::Rendezvous>>>,
@@ -241,7 +241,7 @@ impl SweepJob<'_> {
             shard: self.shard,
             rendezvous: self.rendezvous.clone(),
             metrics: self.metrics.as_ref().map(|m| m.cell(cell)),
-            resources: self.servers.get(&cell.method).map(|s| s.resources()),
+            resources: self.servers.get(&cell.method).cloned(),
             target_on_this_host: crate::transport::access::is_loopback(url),
             attempt: self.work.attempt,
             earlier: self
@@ -490,7 +490,7 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
     }
 }
 
-/// One `(cell, run)`: its plan, the servers read around it, the observer told. `None` when
+/// One `(cell, run)`: its plan, its measurement, the observer told. `None` when
 /// the manifest shows it done already; else the run's docs/sec and how the schedule goes on.
 async fn one_run(
     job: &SweepJob<'_>,
@@ -519,11 +519,8 @@ async fn one_run(
     }
     obs.starting(k, n, cell, run);
     let fixtures = job.work.fixtures[&cell.size].clone();
-    let none = Servers::new(Vec::new());
-    let servers = job.servers.get(&cell.method).unwrap_or(&none);
-    let probes = servers.start().await;
-    let cpu0 = crate::host::process_cpu_seconds() - servers::embedded_target_cpu_seconds();
-    let mut m = run_cell(
+    let cpu0 = crate::host::process_cpu_seconds() - crate::sampler::embedded_target_cpu_seconds();
+    let m = run_cell(
         c.repo.clone(),
         fixtures,
         &plan,
@@ -534,14 +531,13 @@ async fn one_run(
     )
     .await?;
     let cpu = crate::host::process_cpu_seconds()
-        - servers::embedded_target_cpu_seconds()
+        - crate::sampler::embedded_target_cpu_seconds()
         - m.cpu_at_start_s.unwrap_or(cpu0);
     // Settled or capped, the server had its chance to warm: later runs warm their own
     // connections only.
     if m.warmup_settled.is_some() {
         warmed.insert(cell.method.clone());
     }
-    m.servers = servers.finish(probes).await;
     let interrupted = job.live.interrupted.load(Ordering::Relaxed);
     let fatal = m.fatal.clone();
     let secs = m.duration.as_secs_f64();

@@ -1,7 +1,8 @@
 //! Measurement: per-worker recorders (HDR latency histogram, counters, classified errors),
 //! exact merging, and the summaries reports are made of. No I/O, no clocks of its own:
 //! callers hand in durations and instants (timing semantics are written down in
-//! `engine::cell`). The servers' CPU and memory, read between runs, are in `servers`.
+//! `engine::cell`). What the servers, the client and the hosts spent over a run's window is
+//! recorded in `resources` and `servers`; the top-level `sampler` reads it.
 
 pub mod exposition;
 pub mod jtl;

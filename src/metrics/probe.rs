@@ -1,8 +1,5 @@
-//! What a server is to the probes that read it, and the `/proc` primitives both readers
-//! (`servers`: CPU and memory per run; `resources`: demands per run window) share: a
-//! process's `stat` fields and its tree of descendants. Read between runs, never per upload.
-
-use std::collections::{HashMap, HashSet};
+//! What a server is to the probes that read it (the `sampler` reads them; `servers` and
+//! `resources` record what they spent), and the fields of a `/proc/.../stat` line. No I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,65 +28,19 @@ impl Probe {
     }
 }
 
+/// Clock ticks per second of `/proc` CPU times (USER_HZ, 100 on Linux).
+pub const TICKS: f64 = 100.0;
+
+/// Field `i` of a `stat` line's fields (as [`stat_fields`] gives them) in seconds: a CPU
+/// time in clock ticks (utime is 11, stime 12, cutime 13, cstime 14), 0 when missing.
+pub fn stat_seconds(f: &[&str], i: usize) -> f64 {
+    f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / TICKS
+}
+
 /// Fields after the command name of a `/proc/.../stat` line (the name may hold spaces).
 pub fn stat_fields(stat: &str) -> Option<(String, Vec<&str>)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = stat[open + 1..close].to_string();
     Some((comm, stat[close + 1..].split_whitespace().collect()))
-}
-
-/// `pid` and every process descended from it, sorted, with each one's `/proc/<pid>/stat`
-/// line (one pass over `/proc`).
-pub fn process_tree(pid: u32) -> Result<(Vec<u32>, HashMap<u32, String>), String> {
-    let mut parent_of: HashMap<u32, u32> = HashMap::new();
-    let mut stats: HashMap<u32, String> = HashMap::new();
-    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
-    for e in rd.flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        if let Some((_, f)) = stat_fields(&stat)
-            && let Some(pp) = f.get(1).and_then(|v| v.parse::<u32>().ok())
-        {
-            parent_of.insert(p, pp);
-        }
-        stats.insert(p, stat);
-    }
-    if !stats.contains_key(&pid) {
-        return Err(format!("no process {pid}"));
-    }
-    let mut tree: HashSet<u32> = HashSet::from([pid]);
-    loop {
-        let before = tree.len();
-        for (c, p) in &parent_of {
-            if tree.contains(p) {
-                tree.insert(*c);
-            }
-        }
-        if tree.len() == before {
-            break;
-        }
-    }
-    let mut tree: Vec<u32> = tree.into_iter().collect();
-    tree.sort_unstable();
-    stats.retain(|p, _| tree.binary_search(p).is_ok());
-    Ok((tree, stats))
-}
-
-/// The text a node_exporter `/metrics` URL serves (an error says why not, for the result).
-pub async fn scrape(http: Option<&reqwest::Client>, url: &str) -> Result<String, String> {
-    let http = http.ok_or("no HTTP client")?;
-    let r = http
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| format!("unreachable: {}", super::error_chain(&e)))?;
-    if !r.status().is_success() {
-        return Err(format!("answered HTTP {}", r.status().as_u16()));
-    }
-    r.text().await.map_err(|e| format!("reading: {e}"))
 }

@@ -1,7 +1,9 @@
 //! What each resource the tool can see spent during a run's measured window, with its
 //! capacity: the raw material of resource demands (busy time per stored document, in
-//! `analysis::demands`). Read twice per run, when the window opens and when it closes
-//! (`engine::cell`), never per upload.
+//! `analysis::demands`) and of the servers' usage (`servers`). The records, the parsers of
+//! what is read, and [`between`], which turns two [`Snapshot`]s into a [`RunResources`];
+//! the reading itself (`/proc`, node_exporter over HTTP) is the `sampler`'s, twice per run,
+//! when the window opens and when it closes (`engine::cell`), never per upload.
 //!
 //! Per process (the embedded target's threads, a server's pid and its descendants, the
 //! client itself): CPU seconds (`/proc/<pid>/stat`), run delay (time runnable but waiting for
@@ -15,14 +17,11 @@
 //! cannot be read is named with why, never fatal.
 
 use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::probe::{Probe, TARGET_THREAD, stat_fields};
-
-/// Clock ticks per second of `/proc` CPU times (USER_HZ).
-const TICKS: f64 = 100.0;
+use super::probe::{Probe, TICKS};
 
 /// What a resource is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,11 +102,15 @@ pub struct CpuCapacity {
 
 /// Counters of a set of tasks at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct TaskCounters {
-    cpu_s: f64,
-    run_delay_s: f64,
-    read_bytes: u64,
-    write_bytes: u64,
+pub struct TaskCounters {
+    pub cpu_s: f64,
+    pub run_delay_s: f64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Resident memory of a pid and its descendants (`Proc::Tree` only).
+    pub rss_bytes: Option<u64>,
+    /// How long the pid had run (`Proc::Tree` only), s.
+    pub age_s: Option<f64>,
 }
 
 /// A host's `/proc/stat` CPU line, in seconds.
@@ -133,21 +136,40 @@ pub struct RemoteCounters {
     pub cpu: HostCpu,
     pub disks: BTreeMap<String, DiskCounters>,
     pub net: BTreeMap<String, (u64, u64)>,
+    /// CPU seconds in every mode, idle included, summed over cores: the host's own clock
+    /// for a share of its cores between two scrapes.
+    pub cpu_total_s: f64,
+    /// `node_memory_MemTotal_bytes` and `node_memory_MemAvailable_bytes`.
+    pub memory_total_bytes: Option<u64>,
+    pub memory_available_bytes: Option<u64>,
 }
 
-/// One reading of every source.
+impl RemoteCounters {
+    /// Memory in use: MemTotal − MemAvailable.
+    pub fn memory_used_bytes(&self) -> Option<u64> {
+        Some(
+            self.memory_total_bytes?
+                .saturating_sub(self.memory_available_bytes?),
+        )
+    }
+}
+
+/// One reading of every source of a [`Sources`], in its order (taken by the `sampler`).
+#[derive(Debug, Clone)]
 pub struct Snapshot {
-    at: Instant,
-    procs: Vec<Result<TaskCounters, String>>,
-    host: Result<HostCpu, String>,
-    disks: BTreeMap<String, DiskCounters>,
-    net: BTreeMap<String, (u64, u64)>,
-    remote: Vec<Result<RemoteCounters, String>>,
+    pub at: Instant,
+    /// Per process of `Sources::procs`.
+    pub procs: Vec<Result<TaskCounters, String>>,
+    pub host: Result<HostCpu, String>,
+    pub disks: BTreeMap<String, DiskCounters>,
+    pub net: BTreeMap<String, (u64, u64)>,
+    /// Per URL of `Sources::remote`.
+    pub remote: Vec<Result<RemoteCounters, String>>,
 }
 
 /// A process whose CPU is read.
 #[derive(Debug, Clone, PartialEq)]
-enum Proc {
+pub enum Proc {
     /// This process less the embedded target's threads.
     Client,
     /// The embedded target's threads in this process.
@@ -157,7 +179,7 @@ enum Proc {
 }
 
 impl Proc {
-    fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match self {
             Proc::Client => "ingestbench (client)".into(),
             Proc::Embedded => "embedded target".into(),
@@ -166,21 +188,26 @@ impl Proc {
     }
 }
 
-/// Reads the resources of one access method's servers, the client and this host.
-#[derive(Debug)]
-pub struct Sampler {
-    procs: Vec<Proc>,
-    remote: Vec<String>,
-    http: Option<reqwest::Client>,
-    host_cores: f64,
+/// What is read for one access method: the client, its servers' processes, this host, and
+/// the remote hosts of its node_exporter probes.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The probes as given, in order: the servers' usage follows it.
+    pub probes: Vec<Probe>,
+    /// The client first, then each local probe's process.
+    pub procs: Vec<Proc>,
+    /// Each node_exporter probe's URL.
+    pub remote: Vec<String>,
+    /// This host's cores (a process's capacity when nothing tighter is known).
+    pub host_cores: f64,
 }
 
-impl Sampler {
-    /// The client, this host and every probe of a method (`servers::Probe`).
-    pub fn new(probes: &[Probe]) -> Sampler {
+impl Sources {
+    /// The client, this host and every probe of a method.
+    pub fn of(probes: Vec<Probe>, host_cores: f64) -> Sources {
         let mut procs = vec![Proc::Client];
         let mut remote = Vec::new();
-        for p in probes {
+        for p in &probes {
             match p {
                 Probe::EmbeddedThreads => procs.push(Proc::Embedded),
                 Probe::Process { name, pid } => procs.push(Proc::Tree {
@@ -190,126 +217,126 @@ impl Sampler {
                 Probe::NodeExporter { url } => remote.push(url.clone()),
             }
         }
-        let http = (!remote.is_empty())
-            .then(|| {
-                crate::transport::reqwest_builder()
-                    .timeout(Duration::from_secs(3))
-                    .build()
-                    .ok()
-            })
-            .flatten();
-        Sampler {
+        Sources {
+            probes,
             procs,
             remote,
-            http,
-            host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+            host_cores,
         }
     }
 
-    /// Reads every source now.
-    pub async fn read(&self) -> Snapshot {
-        let at = Instant::now();
-        let procs = self.procs.iter().map(read_proc).collect();
-        let host = std::fs::read_to_string("/proc/stat")
-            .map_err(|e| format!("/proc/stat: {e}"))
-            .and_then(|t| parse_proc_stat(&t).ok_or_else(|| "/proc/stat: no cpu line".into()));
-        let disks = std::fs::read_to_string("/proc/diskstats")
-            .map(|t| parse_diskstats(&t, whole_device))
-            .unwrap_or_default();
-        let net = std::fs::read_to_string("/proc/net/dev")
-            .map(|t| parse_net_dev(&t))
-            .unwrap_or_default();
-        let mut remote = Vec::with_capacity(self.remote.len());
-        for u in &self.remote {
-            remote.push(self.scrape(u).await);
-        }
-        Snapshot {
-            at,
-            procs,
-            host,
-            disks,
-            net,
-            remote,
+    /// Where a probe's readings stand in a [`Snapshot`]: its process, or its remote host.
+    pub fn reading_of(&self, p: &Probe) -> Option<Reading> {
+        match p {
+            Probe::EmbeddedThreads => self
+                .procs
+                .iter()
+                .position(|x| *x == Proc::Embedded)
+                .map(Reading::Proc),
+            Probe::Process { pid, .. } => self
+                .procs
+                .iter()
+                .position(|x| matches!(x, Proc::Tree { pid: q, .. } if q == pid))
+                .map(Reading::Proc),
+            Probe::NodeExporter { url } => self
+                .remote
+                .iter()
+                .position(|u| u == url)
+                .map(Reading::Remote),
         }
     }
+}
 
-    async fn scrape(&self, url: &str) -> Result<RemoteCounters, String> {
-        let text = super::probe::scrape(self.http.as_ref(), url).await?;
-        parse_node_exporter(&text)
-    }
+/// An index into a [`Snapshot`]'s `procs` or `remote`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    Proc(usize),
+    Remote(usize),
+}
 
-    /// Each resource's use between two readings.
-    pub fn between(&self, a: &Snapshot, b: &Snapshot) -> RunResources {
-        let window_s = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
-        let mut out = Vec::new();
-        for (i, p) in self.procs.iter().enumerate() {
-            let role = if *p == Proc::Client {
-                Role::Client
-            } else {
-                Role::Server
-            };
-            let cap = match p {
-                Proc::Tree { pid, .. } => cpu_capacity(*pid, self.host_cores),
-                _ => cpu_capacity(std::process::id(), self.host_cores),
-            };
-            let mut u = ResourceUse::new(p.name(), Kind::ProcessCpu, role, cap.cores, cap.from);
-            match (&a.procs[i], &b.procs[i]) {
-                (Ok(x), Ok(y)) => {
-                    u.busy_s = round6((y.cpu_s - x.cpu_s).max(0.0));
-                    u.run_delay_s = Some(round6((y.run_delay_s - x.run_delay_s).max(0.0)));
-                    u.read_bytes = Some(y.read_bytes.saturating_sub(x.read_bytes));
-                    u.write_bytes = Some(y.write_bytes.saturating_sub(x.write_bytes));
-                }
-                (Err(e), _) | (_, Err(e)) => u.error = Some(e.clone()),
+/// Each resource's use between two snapshots of `src`, with each process's CPU capacity
+/// (`caps`, one per `src.procs`, read when the window closed).
+pub fn between(src: &Sources, caps: &[CpuCapacity], a: &Snapshot, b: &Snapshot) -> RunResources {
+    let window_s = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+    let mut out = Vec::new();
+    for (i, p) in src.procs.iter().enumerate() {
+        out.push(process_use(p, &caps[i], &a.procs[i], &b.procs[i]));
+    }
+    match (&a.host, &b.host) {
+        (Ok(x), Ok(y)) => out.push(host_cpu_use("this host's CPU", Role::Host, x, y)),
+        (Err(e), _) | (_, Err(e)) => out.push(unread_cpu(
+            "this host's CPU".into(),
+            Role::Host,
+            src.host_cores,
+            "host cores",
+            e,
+        )),
+    }
+    out.extend(disk_uses("", Role::Host, &a.disks, &b.disks));
+    out.extend(net_uses("", Role::Host, &a.net, &b.net));
+    for (i, url) in src.remote.iter().enumerate() {
+        match (&a.remote[i], &b.remote[i]) {
+            (Ok(x), Ok(y)) => {
+                out.push(host_cpu_use(
+                    &format!("{url} CPU"),
+                    Role::RemoteHost,
+                    &x.cpu,
+                    &y.cpu,
+                ));
+                out.extend(disk_uses(url, Role::RemoteHost, &x.disks, &y.disks));
+                out.extend(net_uses(url, Role::RemoteHost, &x.net, &y.net));
             }
-            out.push(u);
-        }
-        match (&a.host, &b.host) {
-            (Ok(x), Ok(y)) => out.push(host_cpu_use("this host's CPU", Role::Host, x, y)),
-            (Err(e), _) | (_, Err(e)) => {
-                let mut u = ResourceUse::new(
-                    "this host's CPU".into(),
-                    Kind::HostCpu,
-                    Role::Host,
-                    self.host_cores,
-                    "host cores".into(),
-                );
-                u.error = Some(e.clone());
-                out.push(u);
-            }
-        }
-        out.extend(disk_uses("", Role::Host, &a.disks, &b.disks));
-        out.extend(net_uses("", Role::Host, &a.net, &b.net));
-        for (i, url) in self.remote.iter().enumerate() {
-            match (&a.remote[i], &b.remote[i]) {
-                (Ok(x), Ok(y)) => {
-                    out.push(host_cpu_use(
-                        &format!("{url} CPU"),
-                        Role::RemoteHost,
-                        &x.cpu,
-                        &y.cpu,
-                    ));
-                    out.extend(disk_uses(url, Role::RemoteHost, &x.disks, &y.disks));
-                    out.extend(net_uses(url, Role::RemoteHost, &x.net, &y.net));
-                }
-                (Err(e), _) | (_, Err(e)) => {
-                    let mut u = ResourceUse::new(
-                        format!("{url} CPU"),
-                        Kind::HostCpu,
-                        Role::RemoteHost,
-                        0.0,
-                        "unknown".into(),
-                    );
-                    u.error = Some(e.clone());
-                    out.push(u);
-                }
-            }
-        }
-        RunResources {
-            window_s: round6(window_s),
-            resources: out,
+            (Err(e), _) | (_, Err(e)) => out.push(unread_cpu(
+                format!("{url} CPU"),
+                Role::RemoteHost,
+                0.0,
+                "unknown",
+                e,
+            )),
         }
     }
+    RunResources {
+        window_s: round6(window_s),
+        resources: out,
+    }
+}
+
+/// One process's CPU, run delay and storage I/O between two readings.
+fn process_use(
+    p: &Proc,
+    cap: &CpuCapacity,
+    a: &Result<TaskCounters, String>,
+    b: &Result<TaskCounters, String>,
+) -> ResourceUse {
+    let role = if *p == Proc::Client {
+        Role::Client
+    } else {
+        Role::Server
+    };
+    let mut u = ResourceUse::new(
+        p.name(),
+        Kind::ProcessCpu,
+        role,
+        cap.cores,
+        cap.from.clone(),
+    );
+    match (a, b) {
+        (Ok(x), Ok(y)) => {
+            u.busy_s = round6((y.cpu_s - x.cpu_s).max(0.0));
+            u.run_delay_s = Some(round6((y.run_delay_s - x.run_delay_s).max(0.0)));
+            u.read_bytes = Some(y.read_bytes.saturating_sub(x.read_bytes));
+            u.write_bytes = Some(y.write_bytes.saturating_sub(x.write_bytes));
+        }
+        (Err(e), _) | (_, Err(e)) => u.error = Some(e.clone()),
+    }
+    u
+}
+
+/// A host's CPU that could not be read: named, with why.
+fn unread_cpu(name: String, role: Role, capacity: f64, from: &str, why: &str) -> ResourceUse {
+    let mut u = ResourceUse::new(name, Kind::HostCpu, role, capacity, from.into());
+    u.error = Some(why.to_string());
+    u
 }
 
 impl ResourceUse {
@@ -348,6 +375,16 @@ fn host_cpu_use(name: &str, role: Role, x: &HostCpu, y: &HostCpu) -> ResourceUse
     u
 }
 
+/// A device's name: `disk sda` on this host, `http://db:9100/metrics disk sda` on a remote
+/// one (`prefix`, its URL).
+fn device_name(prefix: &str, kind: &str, dev: &str) -> String {
+    if prefix.is_empty() {
+        format!("{kind} {dev}")
+    } else {
+        format!("{prefix} {kind} {dev}")
+    }
+}
+
 /// Devices that did some work in the window (an idle disk is no candidate).
 fn disk_uses(
     prefix: &str,
@@ -366,11 +403,7 @@ fn disk_uses(
         if busy == 0.0 && r == 0 && w == 0 {
             continue;
         }
-        let name = if prefix.is_empty() {
-            format!("disk {dev}")
-        } else {
-            format!("{prefix} disk {dev}")
-        };
+        let name = device_name(prefix, "disk", dev);
         let mut u = ResourceUse::new(name, Kind::Disk, role, 1.0, "100 % busy".into());
         u.busy_s = round6(busy);
         u.read_bytes = Some(r);
@@ -394,111 +427,13 @@ fn net_uses(
         if r == 0 && w == 0 {
             continue;
         }
-        let name = if prefix.is_empty() {
-            format!("net {dev}")
-        } else {
-            format!("{prefix} net {dev}")
-        };
+        let name = device_name(prefix, "net", dev);
         let mut u = ResourceUse::new(name, Kind::Network, role, 0.0, "unknown".into());
         u.read_bytes = Some(r);
         u.write_bytes = Some(w);
         out.push(u);
     }
     out
-}
-
-fn read_proc(p: &Proc) -> Result<TaskCounters, String> {
-    match p {
-        Proc::Embedded => Ok(tasks_of_self(true)),
-        Proc::Client => {
-            // Whole-process CPU and I/O (threads that exited still count) less the target's.
-            let me = process_counters(std::process::id())?;
-            let t = tasks_of_self(true);
-            let c = tasks_of_self(false);
-            Ok(TaskCounters {
-                cpu_s: (me.cpu_s - t.cpu_s).max(0.0),
-                run_delay_s: c.run_delay_s,
-                read_bytes: me.read_bytes.saturating_sub(t.read_bytes),
-                write_bytes: me.write_bytes.saturating_sub(t.write_bytes),
-            })
-        }
-        Proc::Tree { pid, .. } => {
-            let mut sum = TaskCounters::default();
-            let tree = descendants(*pid)?;
-            for p in tree {
-                if let Ok(c) = process_counters(p) {
-                    sum.cpu_s += c.cpu_s;
-                    sum.run_delay_s += c.run_delay_s;
-                    sum.read_bytes += c.read_bytes;
-                    sum.write_bytes += c.write_bytes;
-                }
-            }
-            Ok(sum)
-        }
-    }
-}
-
-/// This process's threads named like the embedded target's (`target`) or all the others.
-fn tasks_of_self(target: bool) -> TaskCounters {
-    let mut sum = TaskCounters::default();
-    let Ok(rd) = std::fs::read_dir("/proc/self/task") else {
-        return sum;
-    };
-    for e in rd.flatten() {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let Some((comm, f)) = stat_fields(&stat) else {
-            continue;
-        };
-        if comm.starts_with(TARGET_THREAD) != target {
-            continue;
-        }
-        sum.cpu_s += ticks(&f, 11) + ticks(&f, 12);
-        if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
-            sum.run_delay_s += parse_schedstat(&s).unwrap_or(0.0);
-        }
-        if target && let Ok(io) = std::fs::read_to_string(e.path().join("io")) {
-            let (r, w) = parse_io(&io);
-            sum.read_bytes += r;
-            sum.write_bytes += w;
-        }
-    }
-    sum
-}
-
-/// One process: utime + stime + what reaped children left (cutime + cstime), its threads'
-/// run delay, its storage I/O.
-fn process_counters(pid: u32) -> Result<TaskCounters, String> {
-    let dir = format!("/proc/{pid}");
-    let stat =
-        std::fs::read_to_string(format!("{dir}/stat")).map_err(|e| format!("{dir}/stat: {e}"))?;
-    let (_, f) = stat_fields(&stat).ok_or_else(|| format!("{dir}/stat: unreadable"))?;
-    let mut c = TaskCounters {
-        cpu_s: ticks(&f, 11) + ticks(&f, 12) + ticks(&f, 13) + ticks(&f, 14),
-        ..TaskCounters::default()
-    };
-    if let Ok(rd) = std::fs::read_dir(format!("{dir}/task")) {
-        for e in rd.flatten() {
-            if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
-                c.run_delay_s += parse_schedstat(&s).unwrap_or(0.0);
-            }
-        }
-    }
-    // Another user's process hides its io file: CPU still counts.
-    if let Ok(io) = std::fs::read_to_string(format!("{dir}/io")) {
-        (c.read_bytes, c.write_bytes) = parse_io(&io);
-    }
-    Ok(c)
-}
-
-/// `pid` and every process descended from it.
-fn descendants(pid: u32) -> Result<Vec<u32>, String> {
-    super::probe::process_tree(pid).map(|(tree, _)| tree)
-}
-
-fn ticks(f: &[&str], i: usize) -> f64 {
-    f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / TICKS
 }
 
 /// `/proc/<pid>/task/<tid>/schedstat`: time on a core, time waiting for one (run delay),
@@ -547,13 +482,6 @@ pub fn parse_proc_stat(text: &str) -> Option<HostCpu> {
     seen.then_some(h)
 }
 
-/// A whole block device (not a partition, a loop or a ram disk): it has `/sys/block/<dev>`.
-fn whole_device(dev: &str) -> bool {
-    !dev.starts_with("loop")
-        && !dev.starts_with("ram")
-        && std::path::Path::new("/sys/block").join(dev).exists()
-}
-
 /// `/proc/diskstats`: per device (kept by `keep`), io_ticks (field 13, ms busy) and the
 /// sectors read and written (512 bytes each).
 pub fn parse_diskstats(text: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, DiskCounters> {
@@ -594,9 +522,10 @@ pub fn parse_net_dev(text: &str) -> BTreeMap<String, (u64, u64)> {
     out
 }
 
-/// node_exporter's counters: `node_cpu_seconds_total` by mode, `node_disk_io_time_seconds_total`
-/// and `node_disk_{read,written}_bytes_total` per device, `node_network_{receive,transmit}_bytes_total`
-/// per interface.
+/// node_exporter's counters: `node_cpu_seconds_total` by mode (busy = all but idle and
+/// iowait), `node_disk_io_time_seconds_total` and `node_disk_{read,written}_bytes_total` per
+/// device, `node_network_{receive,transmit}_bytes_total` per interface,
+/// `node_memory_MemTotal_bytes` and `node_memory_MemAvailable_bytes`.
 pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
     let samples = super::exposition::parse(text)
         .map_err(|e| format!("not the Prometheus text format: {e}"))?;
@@ -610,6 +539,7 @@ pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
                 if let Some(c) = s.label("cpu") {
                     cpus.insert(c.to_string());
                 }
+                r.cpu_total_s += v;
                 let mode = s.label("mode").unwrap_or("");
                 if !matches!(mode, "idle" | "iowait") {
                     r.cpu.busy_s += v;
@@ -628,6 +558,8 @@ pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
             }
             "node_network_receive_bytes_total" => r.net.entry(dev()).or_default().0 = v as u64,
             "node_network_transmit_bytes_total" => r.net.entry(dev()).or_default().1 = v as u64,
+            "node_memory_MemTotal_bytes" => r.memory_total_bytes = Some(v as u64),
+            "node_memory_MemAvailable_bytes" => r.memory_available_bytes = Some(v as u64),
             _ => {}
         }
     }
@@ -731,36 +663,6 @@ pub fn quota_of(
         }
     }
     best
-}
-
-/// A process's CPU capacity: its cgroup quota, its affinity, the host's cores, whichever
-/// is least.
-pub fn cpu_capacity(pid: u32, host_cores: f64) -> CpuCapacity {
-    let mut cap = CpuCapacity {
-        cores: host_cores,
-        from: "host cores".into(),
-    };
-    if let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        && let Some(n) = st
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .and_then(cpu_list_len)
-        && (n as f64) < cap.cores
-    {
-        cap = CpuCapacity {
-            cores: n as f64,
-            from: "affinity".into(),
-        };
-    }
-    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-        .map(|t| parse_cgroup(&t))
-        .unwrap_or_default();
-    if let Some((q, from)) = quota_of(&cgroups, |p| std::fs::read_to_string(p).ok())
-        && q < cap.cores
-    {
-        cap = CpuCapacity { cores: q, from };
-    }
-    cap
 }
 
 #[cfg(test)]
@@ -867,39 +769,5 @@ node_network_transmit_bytes_total{device=\"eth0\"} 20
         assert_eq!(r.disks["sda"].write_bytes, 4096);
         assert_eq!(r.net["eth0"], (10, 20));
         assert!(parse_node_exporter("up 1\n").is_err());
-    }
-
-    #[tokio::test]
-    async fn this_process_is_read_between_two_snapshots() {
-        let s = Sampler::new(&[Probe::Process {
-            name: "me".into(),
-            pid: std::process::id(),
-        }]);
-        let a = s.read().await;
-        // Burn some CPU on this thread so the client and the pid both move.
-        let t = Instant::now();
-        let mut x = 0u64;
-        while t.elapsed() < Duration::from_millis(60) {
-            x = x.wrapping_mul(31).wrapping_add(7);
-        }
-        std::hint::black_box(x);
-        let b = s.read().await;
-        let r = s.between(&a, &b);
-        let client = &r.resources[0];
-        assert_eq!(client.role, Role::Client);
-        assert!(client.busy_s > 0.0 && client.capacity > 0.0, "{client:?}");
-        assert!(client.run_delay_s.is_some());
-        let host = r
-            .resources
-            .iter()
-            .find(|u| u.kind == Kind::HostCpu)
-            .unwrap();
-        assert!(host.error.is_none() && host.capacity >= 1.0, "{host:?}");
-        let bad = Sampler::new(&[Probe::Process {
-            name: "gone".into(),
-            pid: u32::MAX,
-        }]);
-        let (a, b) = (bad.read().await, bad.read().await);
-        assert!(bad.between(&a, &b).resources[1].error.is_some());
     }
 }

@@ -270,7 +270,7 @@ pub(crate) fn probes(a: &CommonArgs) -> Result<Vec<Probe>> {
             bail!("--server-pid {pid}: no such process on this machine");
         }
         out.push(Probe::Process {
-            name: crate::metrics::servers::process_name(*pid),
+            name: crate::sampler::process_name(*pid),
             pid: *pid,
         });
     }

@@ -1,5 +1,7 @@
 //! The sweep plan: access methods × connection policies × size classes × thread counts ×
-//! runs, expanded and ordered (interleaved or shuffled with the seed) in one place.
+//! runs, expanded and ordered (interleaved or shuffled with the seed) in one place. Built
+//! without network I/O: whether the access methods answer is asked by the engine before the
+//! first run ([`SweepDraft`]).
 
 use std::path::Path;
 
@@ -45,42 +47,90 @@ pub fn parse_threads(s: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-/// The methods to sweep: those named (each must answer), or every method in the directory
-/// that answers (the others are returned as unreachable, with the reason).
-async fn resolve_methods(a: &SweepArgs) -> Result<(Vec<AccessMethod>, Vec<(String, String)>)> {
-    let timeout = std::time::Duration::from_secs(2);
-    let mut methods = Vec::new();
-    let mut unreachable = Vec::new();
+/// The methods asked for: those named (`--access-methods`), or every method in the
+/// directory; whether each answers is the engine's to ask (`engine::settle_methods`).
+fn asked_methods(a: &SweepArgs) -> Result<Vec<AccessMethod>> {
     if a.access_methods.is_empty() {
-        for m in access::list(&a.access_methods_dir)? {
-            match access::reachable(&m, timeout).await {
-                Ok(()) => methods.push(m),
-                Err(why) => unreachable.push((m.name.clone(), why)),
-            }
+        return access::list(&a.access_methods_dir);
+    }
+    let mut methods: Vec<AccessMethod> = Vec::new();
+    for spec in &a.access_methods {
+        let m = access::resolve(spec, &a.access_methods_dir)?;
+        if methods.iter().any(|x| x.name == m.name) {
+            bail!("--access-methods: `{}` is listed twice", m.name);
         }
-        if methods.is_empty() {
-            bail!(
-                "--access-methods: none of the methods in {} answers; start the lab (scripts/lab.sh up) or name methods, e.g. --access-methods embedded-http",
-                a.access_methods_dir.display()
-            );
-        }
-    } else {
-        for spec in &a.access_methods {
-            let m = access::resolve(spec, &a.access_methods_dir)?;
-            if let Err(why) = access::reachable(&m, timeout).await {
+        methods.push(m);
+    }
+    Ok(methods)
+}
+
+/// A sweep's plan before its access methods are settled: every other flag checked and the
+/// methods asked for read from their files, none yet asked whether it answers. The engine
+/// asks before the first run (`engine::settle_methods`), then [`SweepDraft::settle`] makes
+/// the plan of those that answer.
+#[derive(Debug, Clone)]
+pub struct SweepDraft {
+    /// The methods asked for, in order.
+    pub methods: Vec<AccessMethod>,
+    /// `None`: the methods were named, and each must answer; else they are every method of
+    /// this directory (the default), and those that do not answer are skipped.
+    pub listed_from: Option<std::path::PathBuf>,
+    /// `--baseline`.
+    baseline: Option<String>,
+    /// The rest of the plan; its methods, unreachable ones and baseline come with `settle`.
+    spec: SweepPlanSpec,
+}
+
+impl SweepDraft {
+    /// The plan of `methods` (those of [`SweepDraft::methods`] that answer; `unreachable`:
+    /// the others, skipped, with the reason): each speaks the sweep's protocol, and the
+    /// baseline is one of them.
+    pub fn settle(
+        self,
+        methods: Vec<AccessMethod>,
+        unreachable: Vec<(String, String)>,
+    ) -> Result<SweepPlanSpec> {
+        let common = &self.spec.common;
+        for m in &methods {
+            if m.is_embedded() && common.protocol == crate::protocol_kind::ProtocolKind::Cmis {
                 bail!(
-                    "--access-methods: `{}` does not answer ({why}); check its url in {}",
-                    m.name,
-                    m.source.display()
+                    "access method {}: the embedded target does not speak CMIS; use a method pointing at a CMIS repository (scripts/cmis.sh up)",
+                    m.name
                 );
             }
-            if methods.iter().any(|x: &AccessMethod| x.name == m.name) {
-                bail!("--access-methods: `{}` is listed twice", m.name);
+            if let Some(p) = m.protocol
+                && p != common.protocol
+            {
+                bail!(
+                    "access method {} ({}) is for {}, but the sweep speaks {}; pass --protocol {} or choose other methods",
+                    m.name,
+                    m.source.display(),
+                    p.name(),
+                    common.protocol.name(),
+                    p.name()
+                );
             }
-            methods.push(m);
         }
+        let baseline = match &self.baseline {
+            Some(b) if methods.iter().any(|m| &m.name == b) => b.clone(),
+            Some(b) => bail!(
+                "--baseline {b}: not one of the swept methods ({})",
+                methods
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None if methods.iter().any(|m| m.name == "direct") => "direct".to_string(),
+            None => methods[0].name.clone(),
+        };
+        Ok(SweepPlanSpec {
+            methods,
+            unreachable,
+            baseline,
+            ..self.spec
+        })
     }
-    Ok((methods, unreachable))
 }
 
 #[derive(Debug, Clone)]
@@ -107,8 +157,9 @@ pub struct SweepPlanSpec {
 }
 
 impl SweepPlanSpec {
-    /// Resolves the methods (checking reachability of the default set) and the axes.
-    pub async fn build(a: &SweepArgs) -> Result<SweepPlanSpec> {
+    /// Checks the axes and every other flag and reads the methods asked for: the plan but
+    /// for which methods answer (see [`SweepDraft`]). No network I/O.
+    pub fn draft(a: &SweepArgs) -> Result<SweepDraft> {
         let mut common = CommonPlan::try_from(&a.common)?;
         if let Some(b) = &a.budget {
             if common.shard.is_some() {
@@ -152,57 +203,32 @@ impl SweepPlanSpec {
             None => (None, None),
         };
         let threads = parse_threads(&a.threads)?;
-        let (methods, unreachable) = resolve_methods(a).await?;
-        for m in &methods {
-            if m.is_embedded() && common.protocol == crate::protocol_kind::ProtocolKind::Cmis {
-                bail!(
-                    "access method {}: the embedded target does not speak CMIS; use a method pointing at a CMIS repository (scripts/cmis.sh up)",
-                    m.name
-                );
-            }
-            if let Some(p) = m.protocol
-                && p != common.protocol
-            {
-                bail!(
-                    "access method {} ({}) is for {}, but the sweep speaks {}; pass --protocol {} or choose other methods",
-                    m.name,
-                    m.source.display(),
-                    p.name(),
-                    common.protocol.name(),
-                    p.name()
-                );
-            }
-        }
-        let baseline = match &a.baseline {
-            Some(b) if methods.iter().any(|m| &m.name == b) => b.clone(),
-            Some(b) => bail!(
-                "--baseline {b}: not one of the swept methods ({})",
-                methods
-                    .iter()
-                    .map(|m| m.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            None if methods.iter().any(|m| m.name == "direct") => "direct".to_string(),
-            None => methods[0].name.clone(),
-        };
+        let methods = asked_methods(a)?;
         let mut connections = a.connection.clone();
         connections.dedup();
         let rates = rate_axis(&a.rates, &common)?;
-        Ok(SweepPlanSpec {
-            common,
+        Ok(SweepDraft {
             methods,
-            unreachable,
-            connections,
-            sizes,
-            threads,
-            docs: a.docs,
-            runs: a.runs,
-            order: a.order,
-            baseline,
-            corpus,
-            files,
-            rates,
+            listed_from: a
+                .access_methods
+                .is_empty()
+                .then(|| a.access_methods_dir.clone()),
+            baseline: a.baseline.clone(),
+            spec: SweepPlanSpec {
+                common,
+                methods: Vec::new(),
+                unreachable: Vec::new(),
+                connections,
+                sizes,
+                threads,
+                docs: a.docs,
+                runs: a.runs,
+                order: a.order,
+                baseline: String::new(),
+                corpus,
+                files,
+                rates,
+            },
         })
     }
 

@@ -16,6 +16,7 @@ pub mod table;
 pub(crate) mod testdata;
 mod util_chart;
 
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -35,11 +36,22 @@ pub fn write_reports(dir: &Path, summary: &SweepSummary) -> Result<Vec<PathBuf>>
     Ok(out)
 }
 
-/// The human summary, hyperfine-style.
+/// The human summary, hyperfine-style, laid out line by line as it prints.
 pub fn summary_text(r: &RunResult) -> String {
-    // The human summary, laid out line by line as it prints.
-    use std::fmt::Write;
     let mut s = String::new();
+    heading(&mut s, r);
+    run_lines(&mut s, r);
+    rate_lines(&mut s, r);
+    measurement_lines(&mut s, r);
+    server_lines(&mut s, r);
+    finding_lines(&mut s, r);
+    error_lines(&mut s, r);
+    check_lines(&mut s, r);
+    s
+}
+
+/// What was run where, and each worker's quota.
+fn heading(s: &mut String, r: &RunResult) {
     let p = &r.plan;
     let what = match &p.corpus {
         Some(c) => format!(
@@ -58,6 +70,10 @@ pub fn summary_text(r: &RunResult) -> String {
         r.id, p.docs, p.runs, p.threads, r.target.url
     );
     let _ = writeln!(s, "  quotas: {}", quota_text(&r.worker_quotas));
+}
+
+/// Each run: its rates, and what paced it or read beside it.
+fn run_lines(s: &mut String, r: &RunResult) {
     for run in &r.runs {
         let _ = writeln!(
             s,
@@ -78,6 +94,10 @@ pub fn summary_text(r: &RunResult) -> String {
             }
         }
     }
+}
+
+/// docs/sec across the runs, and the latency percentiles.
+fn rate_lines(s: &mut String, r: &RunResult) {
     let _ = writeln!(
         s,
         "  docs/sec: {:.1}  (mean of {} runs {:.1} ± {:.1}, CV {:.1} %{})  MB/s: {:.2}",
@@ -96,6 +116,11 @@ pub fn summary_text(r: &RunResult) -> String {
         "  latency ms: μ {:.2}  σ {:.2}  2σ {:.2}  min {:.2}  p50 {:.2}  p90 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
         l.mean, l.stddev, l.two_sigma, l.min, l.p50, l.p90, l.p95, l.p99, l.max
     );
+}
+
+/// What was not measured: the warm-up, and documents after a window closed.
+fn measurement_lines(s: &mut String, r: &RunResult) {
+    let p = &r.plan;
     let _ = match r.warmup_docs {
         0 => writeln!(
             s,
@@ -122,6 +147,10 @@ pub fn summary_text(r: &RunResult) -> String {
             )
         };
     }
+}
+
+/// Each server's CPU and memory over the runs, or why it was not read.
+fn server_lines(s: &mut String, r: &RunResult) {
     for x in &r.servers {
         let _ = match (x.cpu_share, &x.error) {
             (Some(cpu), _) => writeln!(
@@ -143,6 +172,10 @@ pub fn summary_text(r: &RunResult) -> String {
             ),
         };
     }
+}
+
+/// The likely limit, what-ifs, drift, the node split, what the target stored, retries.
+fn finding_lines(s: &mut String, r: &RunResult) {
     if let Some(b) = &r.bottleneck {
         let _ = writeln!(s, "  likely limit: {}", b.text);
     }
@@ -174,6 +207,10 @@ pub fn summary_text(r: &RunResult) -> String {
             r.retries, r.recovered
         );
     }
+}
+
+/// The failed uploads by class.
+fn error_lines(s: &mut String, r: &RunResult) {
     if r.errors.is_empty() {
         let _ = writeln!(s, "  errors: none");
     } else {
@@ -190,6 +227,10 @@ pub fn summary_text(r: &RunResult) -> String {
             );
         }
     }
+}
+
+/// What reading back found, and whether the client was the bottleneck.
+fn check_lines(s: &mut String, r: &RunResult) {
     if let Some(v) = &r.verify {
         let _ = writeln!(s, "  {}", v.summary());
         for p in v.problems.iter().take(5) {
@@ -203,7 +244,6 @@ pub fn summary_text(r: &RunResult) -> String {
             r.client_cpu_share * 100.0,
         );
     }
-    s
 }
 
 fn quota_text(q: &[u64]) -> String {

@@ -21,7 +21,8 @@ use crate::results::manifest::Manifest;
 const MISSES: u32 = 2;
 
 /// Looks up, for every earlier attempt of run `run`, the warm-up documents stored after each
-/// of this process's workers' last manifest line, and records those found; returns how many.
+/// of this process's workers' last manifest line, and records those found; returns how many
+/// (none when there are no earlier attempts or no warm-up).
 pub(super) async fn adopt_earlier_warmups<P: Protocol>(
     proto: &P,
     fixtures: &Fixtures,
@@ -31,7 +32,7 @@ pub(super) async fn adopt_earlier_warmups<P: Protocol>(
     run_tag: u64,
     manifest: &Manifest,
 ) -> Result<u64> {
-    let Some(earlier) = &plan.earlier else {
+    let Some(earlier) = plan.earlier.as_ref().filter(|_| !plan.warmup.none()) else {
         return Ok(0);
     };
     let none = HashSet::new();
