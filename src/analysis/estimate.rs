@@ -133,16 +133,17 @@ pub struct Estimate {
 }
 
 /// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
-/// One upload per document, plus per version one upload of its bytes (CMIS: a check-out and
-/// a check-in, 2 requests; Alfresco: also a properties update where the metadata changes
-/// from one version to the next) and per folder one request (Liferay, CMIS; Alfresco creates a folder in
-/// the upload that first needs it, at no request of its own). A document with 5 versions
-/// thus costs what 6 uploads cost, and more where the API needs more calls per version.
+/// One upload per document, plus the requests the protocol says a version, a version's
+/// properties update and a folder cost ([`crate::protocol::facts::Requests`]: CMIS a
+/// check-out and a check-in per version; Alfresco a properties update where the metadata
+/// changes from one version to the next, and no request of its own per folder). A document
+/// with 5 versions thus costs what 6 uploads cost, and more where the API needs more calls
+/// per version.
 pub fn work(
     corpus: &CorpusDescription,
     protocol: crate::protocol_kind::ProtocolKind,
 ) -> (f64, f64, u64) {
-    use crate::protocol_kind::ProtocolKind;
+    let per = crate::protocol::facts::of(protocol).requests;
     let sh = &corpus.shadow;
     let versions = sh.version_content_files;
     let folders = if corpus.kind == "directory" {
@@ -150,11 +151,9 @@ pub fn work(
     } else {
         corpus.folders
     };
-    let extra = match protocol {
-        ProtocolKind::Alfresco => versions + sh.version_property_updates,
-        ProtocolKind::Liferay => versions + folders,
-        ProtocolKind::Cmis => 2 * versions + folders,
-    };
+    let extra = per.per_version * versions
+        + per.per_property_update * sh.version_property_updates
+        + per.per_folder * folders;
     (
         corpus.documents as f64 + extra as f64,
         (corpus.bytes + sh.version_bytes) as f64,

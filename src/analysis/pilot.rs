@@ -158,16 +158,14 @@ pub struct PilotFit {
     pub unresolved_growth: Option<String>,
 }
 
-/// The requests a version and a folder cost for an API: a version its API's calls (CMIS a
-/// check-out and a check-in), a folder one request except in Alfresco, which creates it in
-/// the upload that first needs it. A folder's own cost is fitted where the pilot can tell
-/// it; this weight is the fallback.
+/// The requests a version and a folder cost for an API, as the protocol says
+/// ([`crate::protocol::facts::Requests`]): a version its API's calls (CMIS a check-out and a
+/// check-in), a folder one request except in Alfresco, which creates it in the upload that
+/// first needs it. A folder's own cost is fitted where the pilot can tell it; this weight is
+/// the fallback.
 pub fn weights(protocol: ProtocolKind) -> (f64, f64) {
-    match protocol {
-        ProtocolKind::Alfresco => (1.0, 0.0),
-        ProtocolKind::Liferay => (1.0, 1.0),
-        ProtocolKind::Cmis => (2.0, 1.0),
-    }
+    let per = crate::protocol::facts::of(protocol).requests;
+    (per.per_version as f64, per.per_folder as f64)
 }
 
 /// Can this run be read as a pilot (a timeline of 16 points, 50 documents)?
