@@ -699,8 +699,12 @@ pub(super) fn upload_request(
 
 /// Liferay's global upload limit by default: `UploadServletRequestConfiguration.maxSize`
 /// (104857600), `DLSizeLimitConfiguration.fileMaxSize` being 0 (no limit of its own), as
-/// `DLValidatorImpl.validateFileSize` takes the smallest non-zero of them.
-const DL_MAX_SIZE: u64 = 104_857_600;
+/// `DLValidatorImpl.validateFileSize` takes the smallest non-zero of them
+/// ([`crate::protocol::liferay::FACTS`]).
+const DL_MAX_SIZE: u64 = match crate::protocol::liferay::FACTS.max_size {
+    Some(limit) => limit.value,
+    None => u64::MAX,
+};
 
 /// `DLValidatorImpl.isValidName` with portal.properties' defaults: not empty, none of
 /// `dl.char.blacklist` (`\\ // : * ? " < > | ../ /..`) in it, not ending with one of
