@@ -19,6 +19,13 @@ pub enum ProtocolKind {
 }
 
 impl ProtocolKind {
+    /// Every API, in the order the CLI lists them.
+    pub const ALL: [ProtocolKind; 3] = [
+        ProtocolKind::Alfresco,
+        ProtocolKind::Liferay,
+        ProtocolKind::Cmis,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ProtocolKind::Alfresco => "alfresco",

@@ -133,16 +133,17 @@ pub struct Estimate {
 }
 
 /// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
-/// One upload per document, plus per version one upload of its bytes (CMIS: a check-out and
-/// a check-in, 2 requests; Alfresco: also a properties update where the metadata changes
-/// from one version to the next) and per folder one request (Liferay, CMIS; Alfresco creates a folder in
-/// the upload that first needs it, at no request of its own). A document with 5 versions
-/// thus costs what 6 uploads cost, and more where the API needs more calls per version.
+/// One upload per document, plus the requests the protocol says a version, a version's
+/// properties update and a folder cost ([`crate::protocol::facts::Requests`]: CMIS a
+/// check-out and a check-in per version; Alfresco a properties update where the metadata
+/// changes from one version to the next, and no request of its own per folder). A document
+/// with 5 versions thus costs what 6 uploads cost, and more where the API needs more calls
+/// per version.
 pub fn work(
     corpus: &CorpusDescription,
     protocol: crate::protocol_kind::ProtocolKind,
 ) -> (f64, f64, u64) {
-    use crate::protocol_kind::ProtocolKind;
+    let per = crate::protocol::facts::of(protocol).requests;
     let sh = &corpus.shadow;
     let versions = sh.version_content_files;
     let folders = if corpus.kind == "directory" {
@@ -150,11 +151,9 @@ pub fn work(
     } else {
         corpus.folders
     };
-    let extra = match protocol {
-        ProtocolKind::Alfresco => versions + sh.version_property_updates,
-        ProtocolKind::Liferay => versions + folders,
-        ProtocolKind::Cmis => 2 * versions + folders,
-    };
+    let extra = per.per_version * versions
+        + per.per_property_update * sh.version_property_updates
+        + per.per_folder * folders;
     (
         corpus.documents as f64 + extra as f64,
         (corpus.bytes + sh.version_bytes) as f64,
@@ -182,15 +181,20 @@ fn weights(sizes: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (alpha, gamma)
 }
 
-/// The estimate for one option from its points.
-fn option(
-    corpus: &CorpusDescription,
-    protocol: crate::protocol_kind::ProtocolKind,
-    key: &(String, ConnectionPolicy, u64),
-    points: &[Point],
-    growth: Option<(&super::growth::Growth, f64)>,
-    overhead: &[(f64, f64)],
-) -> OptionEstimate {
+/// The import's seconds from the points' means, before growth and overhead: the costs `a`
+/// (per request) and `c` (per byte), `t = n·a + b·c`, its variance and degrees of freedom
+/// (Welch–Satterthwaite), and each point's (mean, variance of the mean, runs).
+struct Base {
+    a: f64,
+    c: f64,
+    t: f64,
+    var: f64,
+    df: f64,
+    stats: Vec<(f64, f64, usize)>,
+}
+
+/// [`Base`] for `n` requests and `b` bytes.
+fn base(points: &[Point], n: f64, b: f64) -> Base {
     let sizes: Vec<f64> = points.iter().map(|p| p.bytes as f64).collect();
     let (alpha, gamma) = weights(&sizes);
     let stats: Vec<(f64, f64, usize)> = points
@@ -202,8 +206,6 @@ fn option(
         .collect();
     let a: f64 = alpha.iter().zip(&stats).map(|(w, s)| w * s.0).sum();
     let c: f64 = gamma.iter().zip(&stats).map(|(w, s)| w * s.0).sum();
-    // Documents, versions and folders as requests at `a` each; all their bytes at `c`.
-    let (n, b, _) = work(corpus, protocol);
     let w: Vec<f64> = alpha
         .iter()
         .zip(&gamma)
@@ -222,6 +224,57 @@ fn option(
     } else {
         f64::INFINITY
     };
+    Base {
+        a,
+        c,
+        t,
+        var,
+        df,
+        stats,
+    }
+}
+
+/// The import's own run-to-run variance at `t` seconds (the sample's pooled relative
+/// variance of a run) and its degrees of freedom.
+fn run_variance(stats: &[(f64, f64, usize)], t: f64) -> (f64, f64) {
+    let (cv2_sum, df_run) =
+        stats
+            .iter()
+            .filter(|s| s.2 > 1 && s.0 > 0.0)
+            .fold((0.0, 0.0), |(acc, d), s| {
+                let runs = s.2 as f64;
+                (
+                    acc + s.1 * runs / (s.0 * s.0) * (runs - 1.0),
+                    d + runs - 1.0,
+                )
+            });
+    let var_run = if df_run > 0.0 {
+        t.powi(2) * cv2_sum / df_run
+    } else {
+        0.0
+    };
+    (var_run, df_run)
+}
+
+/// The estimate for one option from its points.
+fn option(
+    corpus: &CorpusDescription,
+    protocol: crate::protocol_kind::ProtocolKind,
+    key: &OptionKey,
+    points: &[Point],
+    growth: Option<(&super::growth::Growth, f64)>,
+    overhead: &[(f64, f64)],
+) -> OptionEstimate {
+    // Documents, versions and folders as requests at `a` each; all their bytes at `c`.
+    let (n, b, _) = work(corpus, protocol);
+    let Base {
+        a,
+        c,
+        t,
+        var,
+        df,
+        stats,
+    } = base(points, n, b);
     // Growth: every document costs γ·L more on average (L the lever); γ's uncertainty times
     // N·L joins the run-to-run variance, degrees of freedom by Welch–Satterthwaite.
     let (extra, var_g, df_g) = match growth {
@@ -243,22 +296,7 @@ fn option(
     let factor = if t > 0.0 { (t + extra) / t } else { 1.0 };
     // The import is one run, not a mean of runs: its own run-to-run spread (the sample's
     // pooled relative variance of a run) joins the interval, which is a prediction interval.
-    let (cv2_sum, df_run) =
-        stats
-            .iter()
-            .filter(|s| s.2 > 1 && s.0 > 0.0)
-            .fold((0.0, 0.0), |(acc, d), s| {
-                let runs = s.2 as f64;
-                (
-                    acc + s.1 * runs / (s.0 * s.0) * (runs - 1.0),
-                    d + runs - 1.0,
-                )
-            });
-    let var_run = if df_run > 0.0 {
-        (t + extra).powi(2) * cv2_sum / df_run
-    } else {
-        0.0
-    };
+    let (var_run, df_run) = run_variance(&stats, t + extra);
     // The import ends when its last documents finish: the idle time of its tail lies
     // between none and one document's latency at this concurrency (Little: threads × the
     // per-document time, at the corpus's 99th-percentile size). The sample's overhead
@@ -618,19 +656,16 @@ fn pilot_assumptions(fit: &super::pilot::PilotFit) -> Vec<String> {
     ]
 }
 
-/// The size-class estimate (`sweep --corpus`).
-fn estimate_sweeps(
-    corpus: &CorpusDescription,
-    sweeps: &[(SweepPlan, Vec<CellRun>)],
-    existing_docs: u64,
-) -> Estimate {
-    // Growth per option, from the sweep whose fit is the most precise (fill levels of
-    // different sweeps do not compare: each counts from its own start).
-    let mut fits: BTreeMap<(String, ConnectionPolicy, u64), super::growth::Growth> =
-        BTreeMap::new();
+/// An import option: access method, connection policy, threads.
+type OptionKey = (String, ConnectionPolicy, u64);
+
+/// Growth per option, from the sweep whose fit is the most precise (fill levels of
+/// different sweeps do not compare: each counts from its own start).
+fn growth_fits(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, super::growth::Growth> {
+    let mut fits: BTreeMap<OptionKey, super::growth::Growth> = BTreeMap::new();
     for (_, runs) in sweeps {
         let placed = super::growth::place(runs);
-        let mut by: BTreeMap<(String, ConnectionPolicy, u64), Vec<_>> = BTreeMap::new();
+        let mut by: BTreeMap<OptionKey, Vec<_>> = BTreeMap::new();
         for p in placed {
             let c = &p.0.cell;
             by.entry((c.method.clone(), c.connection, c.threads))
@@ -647,14 +682,12 @@ fn estimate_sweeps(
             }
         }
     }
-    let n_docs = corpus.documents as f64;
-    let protocol = sweeps
-        .first()
-        .map_or(crate::protocol_kind::ProtocolKind::Alfresco, |(p, _)| {
-            p.protocol
-        });
-    let (_, _, extra_requests) = work(corpus, protocol);
-    let mut overheads: BTreeMap<(String, ConnectionPolicy, u64), Vec<(f64, f64)>> = BTreeMap::new();
+    fits
+}
+
+/// Each run's start-and-tail overhead ([`run_overhead`]), per option.
+fn overheads(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<(f64, f64)>> {
+    let mut overheads: BTreeMap<OptionKey, Vec<(f64, f64)>> = BTreeMap::new();
     for (_, runs) in sweeps {
         for r in runs {
             if let Some(o) = run_overhead(&r.record) {
@@ -666,7 +699,12 @@ fn estimate_sweeps(
             }
         }
     }
-    let mut groups: BTreeMap<(String, ConnectionPolicy, u64), Vec<Point>> = BTreeMap::new();
+    overheads
+}
+
+/// Each option's points: one per size, its runs' times in run order.
+fn points(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<Point>> {
+    let mut groups: BTreeMap<OptionKey, Vec<Point>> = BTreeMap::new();
     for (plan, runs) in sweeps {
         // Each cell's runs in run order, as the sweep's summary takes them (this module
         // does not import the summary's: the summary carries the estimate).
@@ -696,7 +734,25 @@ fn estimate_sweeps(
                 });
         }
     }
-    let mut options: Vec<OptionEstimate> = groups
+    groups
+}
+
+/// The size-class estimate (`sweep --corpus`).
+fn estimate_sweeps(
+    corpus: &CorpusDescription,
+    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    existing_docs: u64,
+) -> Estimate {
+    let fits = growth_fits(sweeps);
+    let n_docs = corpus.documents as f64;
+    let protocol = sweeps
+        .first()
+        .map_or(crate::protocol_kind::ProtocolKind::Alfresco, |(p, _)| {
+            p.protocol
+        });
+    let (_, _, extra_requests) = work(corpus, protocol);
+    let overheads = overheads(sweeps);
+    let mut options: Vec<OptionEstimate> = points(sweeps)
         .iter()
         .map(|(k, pts)| {
             let g = fits.get(k);

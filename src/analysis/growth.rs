@@ -29,6 +29,8 @@
 //! linear beyond the fill levels measured; the lever says how far that is extrapolated, and
 //! the estimate says when the import fills beyond what the sample saw.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::t975;
@@ -167,77 +169,32 @@ fn windows(r: &CellRun, mid: f64) -> Option<Vec<(f64, f64)>> {
 /// pause, a neighbour's burst), so γ's standard error is clustered by run and its degrees of
 /// freedom are those of the runs (runs − cells − 1), never of the windows.
 pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
-    let per_run: Vec<Option<Vec<(f64, f64)>>> =
-        placed.iter().map(|(r, s, _)| windows(r, *s)).collect();
-    let use_windows = per_run.iter().all(Option::is_some);
-    // Per cell: (index of the run in `placed`, fill, cost) for every observation.
-    let mut cells: std::collections::BTreeMap<String, Vec<(usize, f64, f64)>> = Default::default();
-    for (i, (r, s, t)) in placed.iter().enumerate() {
-        let e = cells.entry(r.cell.tag()).or_default();
-        match (&per_run[i], use_windows) {
-            (Some(w), true) => e.extend(w.iter().map(|(s, t)| (i, *s, *t))),
-            _ => e.push((i, *s, *t)),
-        }
-    }
-    // Per cell: centred observations and the weight of its evidence.
-    let (mut sxx, mut sxy, mut tsum) = (0.0, 0.0, 0.0);
-    let (mut k, mut nobs) = (0usize, 0usize);
-    let mut runs_used = std::collections::BTreeSet::new();
-    let mut centred_cells = Vec::new();
-    for v in cells.values() {
-        let runs: std::collections::BTreeSet<usize> = v.iter().map(|o| o.0).collect();
-        if runs.len() < 2 {
-            continue;
-        }
-        k += 1;
-        runs_used.extend(runs);
-        let m = v.len() as f64;
-        let sm = v.iter().map(|o| o.1).sum::<f64>() / m;
-        let tm = v.iter().map(|o| o.2).sum::<f64>() / m;
-        tsum += v.iter().map(|o| o.2).sum::<f64>();
-        nobs += v.len();
-        centred_cells.push(
-            v.iter()
-                .map(|(run, s, t)| (*run, s - sm, t - tm))
-                .collect::<Vec<_>>(),
-        );
-    }
-    let mut weights: Vec<f64> = centred_cells.iter().map(|c| scatter(c)).collect();
+    let (cells, use_windows) = observations(placed);
+    let centred = centre(&cells);
+    let (k, nobs, tsum) = (centred.k, centred.nobs, centred.tsum);
+    let mut sxx = 0.0;
+    let mut sxy = 0.0;
+    let mut weights: Vec<f64> = centred.cells.iter().map(|c| scatter(c)).collect();
     weights = if use_windows && weights.iter().all(|v| *v > 0.0 && v.is_finite()) {
         weights.iter().map(|v| 1.0 / v).collect()
     } else {
         vec![1.0; weights.len()]
     };
     let mut obs = Vec::new();
-    for (c, w) in centred_cells.iter().zip(&weights) {
+    for (c, w) in centred.cells.iter().zip(&weights) {
         for &(run, x, y) in c {
             sxx += w * x * x;
             sxy += w * x * y;
             obs.push((run, *w, x, y));
         }
     }
-    let g_runs = runs_used.len();
+    let g_runs = centred.runs;
     if k == 0 || sxx <= 0.0 || g_runs < k + 2 {
         return None;
     }
     let gamma = sxy / sxx;
     let df = (g_runs - k - 1) as f64;
-    let se = if use_windows {
-        // Cluster-robust (by run) sandwich variance, small-sample corrected.
-        let mut score: std::collections::BTreeMap<usize, f64> = Default::default();
-        for (run, w, x, y) in &obs {
-            *score.entry(*run).or_default() += w * x * (y - gamma * x);
-        }
-        let g = score.len() as f64;
-        let meat: f64 = score.values().map(|u| u * u).sum();
-        (meat * g / (g - 1.0)).sqrt() / sxx
-    } else {
-        let rss: f64 = obs
-            .iter()
-            .map(|(_, w, x, y)| w * (y - gamma * x).powi(2))
-            .sum();
-        (rss / df / sxx).sqrt()
-    };
+    let se = slope_se(&obs, gamma, sxx, df, use_windows);
     let t_doc = tsum / nobs as f64;
     let points = run_points(placed);
     let all: Vec<f64> = placed.iter().map(|p| p.1).collect();
@@ -290,6 +247,97 @@ pub fn fit(placed: &[(&CellRun, f64, f64)]) -> Option<Growth> {
         evidence,
         points,
     })
+}
+
+/// Per cell (by its tag): (index of the run in `placed`, fill, cost) for every observation.
+type Cells = BTreeMap<String, Vec<(usize, f64, f64)>>;
+
+/// Observations of one option by cell: (index of the run in `placed`, fill, cost), every
+/// run's steady windows when all runs have them (the second value `true`), else each run
+/// alone.
+fn observations(placed: &[(&CellRun, f64, f64)]) -> (Cells, bool) {
+    let per_run: Vec<Option<Vec<(f64, f64)>>> =
+        placed.iter().map(|(r, s, _)| windows(r, *s)).collect();
+    let use_windows = per_run.iter().all(Option::is_some);
+    // Per cell: (index of the run in `placed`, fill, cost) for every observation.
+    let mut cells: Cells = Default::default();
+    for (i, (r, s, t)) in placed.iter().enumerate() {
+        let e = cells.entry(r.cell.tag()).or_default();
+        match (&per_run[i], use_windows) {
+            (Some(w), true) => e.extend(w.iter().map(|(s, t)| (i, *s, *t))),
+            _ => e.push((i, *s, *t)),
+        }
+    }
+    (cells, use_windows)
+}
+
+/// The cells with runs enough (2 or more), their observations centred on the cell's means.
+struct Centred {
+    cells: Vec<Vec<(usize, f64, f64)>>,
+    /// Cells kept, observations in them, the sum of their costs, and the runs behind them.
+    k: usize,
+    nobs: usize,
+    tsum: f64,
+    runs: usize,
+}
+
+fn centre(cells: &Cells) -> Centred {
+    let mut tsum = 0.0;
+    let (mut k, mut nobs) = (0usize, 0usize);
+    let mut runs_used = std::collections::BTreeSet::new();
+    let mut centred_cells = Vec::new();
+    for v in cells.values() {
+        let runs: std::collections::BTreeSet<usize> = v.iter().map(|o| o.0).collect();
+        if runs.len() < 2 {
+            continue;
+        }
+        k += 1;
+        runs_used.extend(runs);
+        let m = v.len() as f64;
+        let sm = v.iter().map(|o| o.1).sum::<f64>() / m;
+        let tm = v.iter().map(|o| o.2).sum::<f64>() / m;
+        tsum += v.iter().map(|o| o.2).sum::<f64>();
+        nobs += v.len();
+        centred_cells.push(
+            v.iter()
+                .map(|(run, s, t)| (*run, s - sm, t - tm))
+                .collect::<Vec<_>>(),
+        );
+    }
+    Centred {
+        cells: centred_cells,
+        k,
+        nobs,
+        tsum,
+        runs: runs_used.len(),
+    }
+}
+
+/// γ's standard error over the weighted observations `(run, weight, x, y)`: clustered by run
+/// over windows, from the residuals over whole runs.
+fn slope_se(
+    obs: &[(usize, f64, f64, f64)],
+    gamma: f64,
+    sxx: f64,
+    df: f64,
+    use_windows: bool,
+) -> f64 {
+    if use_windows {
+        // Cluster-robust (by run) sandwich variance, small-sample corrected.
+        let mut score: BTreeMap<usize, f64> = Default::default();
+        for (run, w, x, y) in obs {
+            *score.entry(*run).or_default() += w * x * (y - gamma * x);
+        }
+        let g = score.len() as f64;
+        let meat: f64 = score.values().map(|u| u * u).sum();
+        (meat * g / (g - 1.0)).sqrt() / sxx
+    } else {
+        let rss: f64 = obs
+            .iter()
+            .map(|(_, w, x, y)| w * (y - gamma * x).powi(2))
+            .sum();
+        (rss / df / sxx).sqrt()
+    }
 }
 
 /// A cell's scatter about its own line: the inverse is the weight of its evidence for γ.

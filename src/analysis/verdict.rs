@@ -227,6 +227,87 @@ fn host_breakdown(demands: &[Demand], host: &Demand) -> String {
     )
 }
 
+/// What a saturated resource `d` (of `kind`, as [`saturated`] names it) says.
+fn saturated_text(demands: &[Demand], d: &Demand, kind: &str) -> String {
+    match kind {
+        "cpu_quota" => format!(
+            "the CPU quota of {}: {} of its {:.2} CPUs ({}), {:.2} ms of CPU per document",
+            d.name,
+            pct(d.utilization),
+            d.capacity,
+            d.capacity_from,
+            d.demand_ms
+        ),
+        "client" => format!(
+            "ingestbench itself ({} of its {:.0} cores): the numbers are the instrument's, not the repository's",
+            pct(d.utilization),
+            d.capacity
+        ),
+        "server_cpu" => format!(
+            "the server's CPU: {} at {} of its {:.2} cores ({}), {:.2} ms of CPU per document",
+            d.name,
+            pct(d.utilization),
+            d.capacity,
+            d.capacity_from,
+            d.demand_ms
+        ),
+        "host_cpu" if others_share(demands, d) >= OTHERS => format!(
+            "this host's CPU, shared: {} of {:.0} cores busy, {} outside the client and the servers (another tenant: the numbers measure a shared machine); the client and the servers waited longer for a core than they ran",
+            pct(d.utilization),
+            d.capacity,
+            pct(others_share(demands, d))
+        ),
+        "host_cpu" => format!(
+            "this host's CPU as a whole: {} of {:.0} cores ({})",
+            pct(d.utilization),
+            d.capacity,
+            host_breakdown(demands, d)
+        ),
+        "disk" => format!("{} at {} busy", d.name, pct(d.utilization)),
+        _ => format!("{} at {} of its cores", d.name, pct(d.utilization)),
+    }
+}
+
+/// The kind and text of a verdict where nothing was near its capacity (`idle` says the
+/// busiest resource): serializing, latency-bound, or either, as the scaling evidence tells.
+fn idle_verdict(
+    scaling: Option<&ScalingEvidence>,
+    idle: &str,
+    knee: Option<f64>,
+) -> (String, String) {
+    match scaling {
+        Some(s) if s.stopped() => {
+            let sigma = s
+                .usl_sigma
+                .map_or(String::new(), |x| format!(", USL contention σ = {x:.2}"));
+            let text = format!(
+                "serialization inside the server: {idle}, yet docs/s stopped growing (90 % of its peak from {} threads, peak at {}){sigma}: a lock or a single writer; more threads will not help",
+                s.knee_threads.min(s.peak_threads),
+                s.peak_threads
+            );
+            ("serializing".into(), text)
+        }
+        Some(s) => {
+            let k = knee.map_or(String::new(), |k| format!(", the knee N* ≈ {k:.0} threads"));
+            let growing = if s.peak_threads > s.threads {
+                format!("docs/s grows on to {} threads", s.peak_threads)
+            } else {
+                format!(
+                    "docs/s still growing at {} threads, the most measured",
+                    s.threads
+                )
+            };
+            let text = format!("latency: {idle}, {growing}{k}: more threads help");
+            ("latency".into(), text)
+        }
+        None => {
+            let text =
+                format!("{idle}: latency-bound or serializing (a sweep over threads tells which)");
+            ("latency_or_serializing".into(), text)
+        }
+    }
+}
+
 /// The verdict on a cell from its demands and, for a sweep, the scaling evidence.
 pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict {
     let b = bound(demands);
@@ -254,43 +335,7 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
         v.kind = kind.into();
         v.resource = Some(d.name.clone());
         v.utilization = Some(d.utilization);
-        v.text = match kind {
-            "cpu_quota" => format!(
-                "the CPU quota of {}: {} of its {:.2} CPUs ({}), {:.2} ms of CPU per document",
-                d.name,
-                pct(d.utilization),
-                d.capacity,
-                d.capacity_from,
-                d.demand_ms
-            ),
-            "client" => format!(
-                "ingestbench itself ({} of its {:.0} cores): the numbers are the instrument's, not the repository's",
-                pct(d.utilization),
-                d.capacity
-            ),
-            "server_cpu" => format!(
-                "the server's CPU: {} at {} of its {:.2} cores ({}), {:.2} ms of CPU per document",
-                d.name,
-                pct(d.utilization),
-                d.capacity,
-                d.capacity_from,
-                d.demand_ms
-            ),
-            "host_cpu" if others_share(demands, d) >= OTHERS => format!(
-                "this host's CPU, shared: {} of {:.0} cores busy, {} outside the client and the servers (another tenant: the numbers measure a shared machine); the client and the servers waited longer for a core than they ran",
-                pct(d.utilization),
-                d.capacity,
-                pct(others_share(demands, d))
-            ),
-            "host_cpu" => format!(
-                "this host's CPU as a whole: {} of {:.0} cores ({})",
-                pct(d.utilization),
-                d.capacity,
-                host_breakdown(demands, d)
-            ),
-            "disk" => format!("{} at {} busy", d.name, pct(d.utilization)),
-            _ => format!("{} at {} of its cores", d.name, pct(d.utilization)),
-        } + &bound_text;
+        v.text = saturated_text(demands, d, kind) + &bound_text;
         if kind != "host_cpu"
             && let Some(c) = shared_host_caveat(demands)
         {
@@ -316,37 +361,7 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
         busiest.name,
         pct(busiest.utilization)
     );
-    match scaling {
-        Some(s) if s.stopped() => {
-            v.kind = "serializing".into();
-            let sigma = s
-                .usl_sigma
-                .map_or(String::new(), |x| format!(", USL contention σ = {x:.2}"));
-            v.text = format!(
-                "serialization inside the server: {idle}, yet docs/s stopped growing (90 % of its peak from {} threads, peak at {}){sigma}: a lock or a single writer; more threads will not help",
-                s.knee_threads.min(s.peak_threads),
-                s.peak_threads
-            );
-        }
-        Some(s) => {
-            v.kind = "latency".into();
-            let k = knee.map_or(String::new(), |k| format!(", the knee N* ≈ {k:.0} threads"));
-            let growing = if s.peak_threads > s.threads {
-                format!("docs/s grows on to {} threads", s.peak_threads)
-            } else {
-                format!(
-                    "docs/s still growing at {} threads, the most measured",
-                    s.threads
-                )
-            };
-            v.text = format!("latency: {idle}, {growing}{k}: more threads help");
-        }
-        None => {
-            v.kind = "latency_or_serializing".into();
-            v.text =
-                format!("{idle}: latency-bound or serializing (a sweep over threads tells which)");
-        }
-    }
+    (v.kind, v.text) = idle_verdict(scaling, &idle, knee);
     v.what_if = idle_what_ifs(std::mem::take(&mut v.what_if), &v.kind, b.as_ref());
     v.text.push_str(&bound_text);
     if let Some(c) = shared_host_caveat(demands) {

@@ -33,13 +33,13 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
     };
     let models = if a.models.is_empty() {
         vec![(
-            emulator::model::ACME_MODEL.to_string(),
+            crate::protocol::alfresco::model::ACME_MODEL.to_string(),
             "built-in acme-model.xml".to_string(),
         )]
     } else {
         a.models
             .iter()
-            .map(|m| emulator::model::Dictionary::load_file(m))
+            .map(|m| crate::protocol::alfresco::model::Dictionary::load_file(m))
             .collect::<Result<_>>()?
     };
     for (v, flag) in [

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Rule, Severity};
 use super::{CorpusDescription, Problem};
-use crate::emulator::model::Dictionary;
 use crate::fixtures::{Profile, PropType, ShadowMetadata};
+use crate::protocol::alfresco::model::{ACME_MODEL, Dictionary};
+use crate::protocol::facts::{self, Metadata};
 use crate::protocol_kind::ProtocolKind;
 
 /// One rule's count in `corpus.json`.
@@ -115,10 +116,7 @@ impl Checker {
     /// A check against `repo`, with shadow metadata read through `profile` (and, for
     /// Alfresco, the content model the embedded target deploys: stock and acme).
     pub fn new(repo: ProtocolKind, profile: Arc<Profile>) -> Result<Checker> {
-        let dict = Dictionary::with_models(&[(
-            crate::emulator::model::ACME_MODEL.to_string(),
-            "acme".into(),
-        )])?;
+        let dict = Dictionary::with_models(&[(ACME_MODEL.to_string(), "acme".into())])?;
         Ok(Checker {
             repo,
             dict,
@@ -227,7 +225,7 @@ impl Checker {
     pub fn metadata(&mut self, doc_path: &str, m: &ShadowMetadata) {
         self.metadata += 1;
         let mut found: Vec<Rule> = Vec::new();
-        if self.repo == ProtocolKind::Alfresco {
+        if facts::of(self.repo).metadata == Metadata::ContentModel {
             let ty = m.node_type.as_deref().unwrap_or(&self.profile.node_type);
             let type_ok = self.dict.check_content_type(ty).is_ok();
             if !type_ok {

@@ -130,11 +130,7 @@ pub fn sample_range(root: &Path, n: u64, seed: u64, lo: u64, hi: u64) -> Vec<Sam
         f.versions.clear();
         // A sweep measures what a document of a size costs, not the corpus's names: its
         // files go under names every repository takes (what `--on-bad-name rename` makes).
-        for repo in [
-            ProtocolKind::Alfresco,
-            ProtocolKind::Liferay,
-            ProtocolKind::Cmis,
-        ] {
+        for repo in ProtocolKind::ALL {
             if rules::name_refused(repo, &f.name) {
                 f.name = rules::fix_name(repo, &f.name);
             }

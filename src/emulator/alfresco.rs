@@ -22,9 +22,9 @@ use hyper::http::request::Parts;
 use serde_json::{Value, json};
 
 use super::State;
-use super::model::valid_name;
 use super::multipart;
 use super::store::{COMPANY_HOME, NewNode, Node, SHARED, StoreError, USER_HOMES, blocking};
+use crate::protocol::alfresco::model::valid_name;
 use crate::timefmt;
 use auth::{authenticate, tickets};
 

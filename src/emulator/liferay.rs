@@ -395,7 +395,6 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
     let Some(rest) = path.strip_prefix(API) else {
         return problem(404, &format!("No resource at {path}"));
     };
-    let query = super::alfresco::query_params(parts.uri.query());
     let user = match caller(state, parts) {
         Caller::User(u) => Some(u),
         Caller::Guest => None,
@@ -413,7 +412,20 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             _ => problem(403, "User does not have permission (Guest)"),
         };
     };
-    match (method, segs.as_slice()) {
+    endpoint(state, parts, &user, &segs, body).await
+}
+
+/// The headless-delivery endpoints, for a signed-in `user`; `segs` is the path below the API.
+async fn endpoint(
+    state: &Arc<State>,
+    parts: &Parts,
+    user: &str,
+    segs: &[&str],
+    body: Bytes,
+) -> Resp {
+    let query = super::alfresco::query_params(parts.uri.query());
+    let method = parts.method.as_str();
+    match (method, segs) {
         (_, ["sites", site, ..]) if !site_ok(site) => {
             problem(404, &format!("Unable to get a valid site with ID {site}"))
         }
@@ -422,11 +434,11 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
                 Ok(r) => r,
                 Err(e) => return store_failure(e),
             };
-            create_folder(state, &user, root, &body).await
+            create_folder(state, user, root, &body).await
         }
         ("POST", ["document-folders", id, "document-folders"]) => {
             match folder_by_num(state, id).await {
-                Ok(f) => create_folder(state, &user, f.id, &body).await,
+                Ok(f) => create_folder(state, user, f.id, &body).await,
                 Err(r) => r,
             }
         }
@@ -449,10 +461,10 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             Err(r) => r,
         },
         ("POST", ["sites", _, "documents"]) => {
-            create_document(state, parts, &user, None, body).await
+            create_document(state, parts, user, None, body).await
         }
         ("POST", ["document-folders", id, "documents"]) => match folder_by_num(state, id).await {
-            Ok(f) => create_document(state, parts, &user, Some(f.id), body).await,
+            Ok(f) => create_document(state, parts, user, Some(f.id), body).await,
             Err(r) => r,
         },
         ("GET", ["document-folders", id]) => match folder_by_num(state, id).await {
@@ -472,30 +484,38 @@ pub async fn route(state: &Arc<State>, parts: &Parts, body: Bytes) -> Resp {
             }
             Err(r) => r,
         },
-        ("PUT", ["documents", id]) => versions::put_document(state, parts, &user, id, body).await,
+        ("PUT", ["documents", id]) => versions::put_document(state, parts, user, id, body).await,
         ("DELETE", ["documents", id]) => match document_by_num(state, id).await {
             Ok(d) => delete(state, d.id).await,
             Err(r) => r,
         },
         ("GET", ["sites", _, "documents", "by-external-reference-code", erc])
         | ("DELETE", ["sites", _, "documents", "by-external-reference-code", erc]) => {
-            let e = erc.to_string();
-            match blocking(&state.store, move |s| s.get_by_erc(&e)).await {
-                Ok(Some(d)) if !d.is_folder => {
-                    if method == "DELETE" {
-                        delete(state, d.id).await
-                    } else {
-                        json_resp(200, &document_json(state, &d, false).await)
-                    }
-                }
-                Ok(_) => problem(
-                    404,
-                    &format!("No FileEntry exists with the external reference code {erc}"),
-                ),
-                Err(e) => store_failure(e),
+            by_erc(state, method, erc).await
+        }
+        _ => problem(
+            404,
+            &format!("No resource for {method} {}", parts.uri.path()),
+        ),
+    }
+}
+
+/// `GET` or `DELETE` of the document with external reference code `erc`.
+async fn by_erc(state: &State, method: &str, erc: &str) -> Resp {
+    let e = erc.to_string();
+    match blocking(&state.store, move |s| s.get_by_erc(&e)).await {
+        Ok(Some(d)) if !d.is_folder => {
+            if method == "DELETE" {
+                delete(state, d.id).await
+            } else {
+                json_resp(200, &document_json(state, &d, false).await)
             }
         }
-        _ => problem(404, &format!("No resource for {method} {path}")),
+        Ok(_) => problem(
+            404,
+            &format!("No FileEntry exists with the external reference code {erc}"),
+        ),
+        Err(e) => store_failure(e),
     }
 }
 
@@ -679,8 +699,12 @@ pub(super) fn upload_request(
 
 /// Liferay's global upload limit by default: `UploadServletRequestConfiguration.maxSize`
 /// (104857600), `DLSizeLimitConfiguration.fileMaxSize` being 0 (no limit of its own), as
-/// `DLValidatorImpl.validateFileSize` takes the smallest non-zero of them.
-const DL_MAX_SIZE: u64 = 104_857_600;
+/// `DLValidatorImpl.validateFileSize` takes the smallest non-zero of them
+/// ([`crate::protocol::liferay::FACTS`]).
+const DL_MAX_SIZE: u64 = match crate::protocol::liferay::FACTS.max_size {
+    Some(limit) => limit.value,
+    None => u64::MAX,
+};
 
 /// `DLValidatorImpl.isValidName` with portal.properties' defaults: not empty, none of
 /// `dl.char.blacklist` (`\\ // : * ? " < > | ../ /..`) in it, not ending with one of

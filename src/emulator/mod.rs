@@ -8,7 +8,6 @@
 mod alfresco;
 mod content;
 mod liferay;
-pub mod model;
 pub mod multipart;
 pub mod store;
 mod tls;
@@ -33,7 +32,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::protocol::Secret;
-use model::Dictionary;
+use crate::protocol::alfresco::model::{self, Dictionary};
 use store::Store;
 
 use crate::transport::access::NODE_HEADER;

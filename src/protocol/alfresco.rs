@@ -5,6 +5,7 @@
 //! `tests/specs/alfresco/alfresco-core.yaml`, `alfresco-auth.yaml` (in-repo copies, see
 //! `tests/specs/README.md`). Never sends `autoRename`.
 
+pub mod model;
 mod versions;
 
 use anyhow::{Context, Result, bail};
@@ -15,6 +16,7 @@ use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Deserialize;
 
 use super::auth::basic_header;
+use super::facts::{Metadata, NameRules, Repository, Requests};
 use super::multipart::{MultipartHead, first_body};
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
@@ -24,6 +26,40 @@ use crate::transport::ChunkBody;
 
 pub const CORE_PATH: &str = "/alfresco/api/-default-/public/alfresco/versions/1";
 pub const AUTH_PATH: &str = "/alfresco/api/-default-/public/authentication/versions/1";
+
+/// What Alfresco is ([`super::facts`]). Sources: `contentModel.xml` of
+/// Alfresco/alfresco-community-repo (`repository/src/main/resources/alfresco/model/`, commit
+/// 72635d6c), constraint `cm:filename` on `cm:name`: the regex
+/// `(.*[\"\*\\\>\<\?\/\:\|]+.*)|(.*[\.]?.*[\.]+$)|(.*[ ]+$)` must not match; `cm:name` is
+/// mandatory (enforced). Names in a folder are unique as
+/// `ChildAssocEntity.getChildNodeNameCrc(childName.toLowerCase())` computes them
+/// (`repository/src/main/java/org/alfresco/repo/domain/node/ChildAssocEntity.java`):
+/// case-insensitive. `repository.properties`: `system.content.maximumFileSizeLimit=` (empty:
+/// no size limit). `QName.MAX_LENGTH = 255` truncates the association name, not `cm:name`: no
+/// length limit on names. Metadata is checked against the content model ([`model`]). A
+/// version is one upload of its bytes, plus a properties update where its metadata changes;
+/// a folder is created by the upload that first needs it (`relativePath`), at no request of
+/// its own.
+pub const FACTS: Repository = Repository {
+    names: NameRules {
+        folds_case: true,
+        clash_says: "names equal ignoring case in one folder (409 on the second)",
+        clash_source: "alfresco-community-repo ChildAssocEntity.getChildNodeNameCrc(childName.toLowerCase())",
+        refused: &["\"", "*", "\\", ">", "<", "?", "/", ":", "|"],
+        refused_says: "a name with * \" < > \\ / ? : | (422)",
+        refuses_trailing_dot_or_space: true,
+        reserved_stems: &[],
+        max_chars: None,
+        source: "alfresco-community-repo contentModel.xml, constraint cm:filename on cm:name",
+    },
+    max_size: None,
+    metadata: Metadata::ContentModel,
+    requests: Requests {
+        per_version: 1,
+        per_property_update: 1,
+        per_folder: 0,
+    },
+};
 
 pub struct Alfresco {
     conn: Connection,

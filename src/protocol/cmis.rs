@@ -15,10 +15,39 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
 use super::auth::basic_header;
+use super::facts::{Metadata, NameRules, Repository, Requests};
 use super::multipart::{MultipartHead, form, pct};
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
+
+/// What a CMIS repository is ([`super::facts`]), as Apache Chemistry OpenCMIS 1.1.0 (commit
+/// 9e49c685) has it. Sources: InMemory `NameValidator.isValidName` refuses an empty name or
+/// one with `/ \ : " * ? < > |`, and `ObjectStoreImpl.hasChild` compares names with
+/// `String.equals` (case-sensitive); FileShare refuses an empty name or one with the
+/// platform's separators and stores files on the server's file system. Neither limits sizes
+/// or refuses trailing dots or spaces. Only the profile's properties are sent. A version is a
+/// check-out and a check-in (2 requests); a folder is one `createFolder`.
+pub const FACTS: Repository = Repository {
+    names: NameRules {
+        folds_case: false,
+        clash_says: "the same name twice in one folder (409 nameConstraintViolation)",
+        clash_source: "chemistry-opencmis InMemory ObjectStoreImpl.hasChild (String.equals)",
+        refused: &["/", "\\", ":", "\"", "*", "?", "<", ">", "|"],
+        refused_says: "a name with / \\ : \" * ? < > | (409 nameConstraintViolation)",
+        refuses_trailing_dot_or_space: false,
+        reserved_stems: &[],
+        max_chars: None,
+        source: "chemistry-opencmis InMemory NameValidator.isValidName",
+    },
+    max_size: None,
+    metadata: Metadata::Profile,
+    requests: Requests {
+        per_version: 2,
+        per_property_update: 0,
+        per_folder: 1,
+    },
+};
 
 pub struct Cmis {
     conn: Connection,

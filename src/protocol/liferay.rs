@@ -22,12 +22,60 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{AuthCache, basic_header};
+use super::facts::{Limit, Metadata, NameRules, Repository, Requests};
 use super::multipart::MultipartHead;
 use super::{Api, Connection, Content, FolderPath, Folders, RepoOptions, Version, WorkerState};
 use crate::fixtures::Doc;
 use crate::metrics::UploadError;
 use crate::protocol_kind::AuthMode;
 use json::Fields;
+
+/// What Liferay DXP is ([`super::facts`]). Sources: `DLValidatorImpl.isValidName`
+/// (document-library-service) refuses a name that is empty, contains an entry of
+/// `dl.char.blacklist`, ends with one of `dl.char.last.blacklist`, or whose name without
+/// extension is one of `dl.name.blacklist` (case-insensitive); `portal-impl/src/portal.properties`
+/// sets them to `\\ // : * ? " < > | ../ /..`, `\u0020 .` and `con prn aux nul com1..com9
+/// lpt1..lpt9`. `validateFileSize`: the global limit is the smallest non-zero of
+/// `UploadServletRequestConfiguration.maxSize` (default 104857600, 100 MiB) and
+/// `DLSizeLimitConfiguration.fileMaxSize` (default 0: none). The title and the file name are
+/// each unique in a folder (`DuplicateFileEntryException`), compared by the database
+/// (case-insensitive under MySQL's and SQL Server's default collations, as the embedded
+/// target does); `DLFileEntry.title` and `fileName` are 255-character columns. Only the
+/// profile's properties are sent. A version is one upload of its bytes; a folder is one
+/// request of the folder endpoints.
+pub const FACTS: Repository = Repository {
+    names: NameRules {
+        folds_case: true,
+        clash_says: "titles or file names equal ignoring case in one folder (409 on the second)",
+        clash_source: "liferay-portal DLFileEntryLocalServiceImpl (DuplicateFileEntryException: title, file name)",
+        // `dl.char.blacklist`; the single `/` cannot reach Liferay as part of a file name
+        // either (the headless API refuses it), so it is refused too.
+        refused: &[
+            "\\", "//", ":", "*", "?", "\"", "<", ">", "|", "../", "/..", "/",
+        ],
+        refused_says: "a name with \\ // : * ? \" < > | ../ /.. (400)",
+        refuses_trailing_dot_or_space: true,
+        reserved_stems: &[
+            "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7",
+            "com8", "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+        ],
+        max_chars: Some(Limit {
+            value: 255,
+            source: "liferay-portal DLFileEntry title and fileName: 255 characters",
+        }),
+        source: "liferay-portal DLValidatorImpl.isValidName; portal.properties dl.char.blacklist, dl.char.last.blacklist, dl.name.blacklist",
+    },
+    max_size: Some(Limit {
+        value: 104_857_600,
+        source: "liferay-portal DLValidatorImpl.validateFileSize; UploadServletRequestConfiguration maxSize=104857600",
+    }),
+    metadata: Metadata::Profile,
+    requests: Requests {
+        per_version: 1,
+        per_property_update: 0,
+        per_folder: 1,
+    },
+};
 
 pub const API: &str = "/o/headless-delivery/v1.0";
 pub const TOKEN_PATH: &str = "/o/oauth2/token";

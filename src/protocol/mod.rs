@@ -5,12 +5,15 @@
 //! body detail of a system stays in its module. This module holds the two traits, the
 //! [`Repo`] enum and its dispatch, and the types they exchange; the names of the APIs and auth
 //! modes are below it, in `crate::protocol_kind`; the generic code in `upload`, `folders` and `readback`, and the pieces
-//! the APIs share in `auth`, `multipart` and `versions`. Protocols build requests;
-//! `transport` sends them.
+//! the APIs share in `auth`, `multipart` and `versions`. What each repository *is* (name
+//! rules, size limit, metadata checking, requests per version and folder) is data in its
+//! module, reached through `facts`; Alfresco's content-model dictionary is
+//! `alfresco::model`. Protocols build requests; `transport` sends them.
 
 pub mod alfresco;
 pub mod auth;
 pub mod cmis;
+pub mod facts;
 pub mod folders;
 pub mod liferay;
 pub mod multipart;
@@ -117,6 +120,17 @@ pub async fn send_setup(
         .map_err(|e| readback::unreachable_err(url, &e))?;
     let status = resp.status();
     Ok((status, resp.bytes().await.unwrap_or_default()))
+}
+
+impl ProtocolKind {
+    /// What this repository is ([`facts`]): each API's module states its own.
+    pub fn facts(self) -> &'static facts::Repository {
+        match self {
+            ProtocolKind::Alfresco => &alfresco::FACTS,
+            ProtocolKind::Liferay => &liferay::FACTS,
+            ProtocolKind::Cmis => &cmis::FACTS,
+        }
+    }
 }
 
 /// A connected client of any API (static dispatch, no boxing on the hot path).

@@ -1,7 +1,9 @@
-//! The embedded target's data dictionary: the stock Alfresco types and properties an upload
-//! touches, plus any content model XML (the same file a real Alfresco deploys). Validates
-//! node types and property values the way the repository does: unknown property → 400,
-//! unconvertible value → 400, API-protected property → 400, missing mandatory → 422.
+//! Alfresco's data dictionary: the stock types and properties an upload touches, plus any
+//! content model XML (the same file a real Alfresco deploys). Validates node types and
+//! property values the way the repository does: unknown property → 400, unconvertible
+//! value → 400, API-protected property → 400, missing mandatory → 422. The embedded target
+//! (`emulator`) serves with it and the pre-flight check (`corpus`) checks shadow metadata
+//! against it; no I/O beyond reading a model file it is given.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -11,7 +13,7 @@ use serde_json::Value;
 
 use crate::timefmt;
 
-pub const ACME_MODEL: &str = include_str!("../../fixtures/alfresco/acme-model.xml");
+pub const ACME_MODEL: &str = include_str!("../../../fixtures/alfresco/acme-model.xml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataType {
@@ -414,14 +416,10 @@ fn convert_value(ty: DataType, v: &str) -> Option<Value> {
     })
 }
 
-/// Node names the repository refuses (422): `* " < > \ / ? : |`, or ending in `.` or space.
+/// Node names the repository takes: `cm:filename`'s constraint on `cm:name`
+/// ([`super::FACTS`]); it refuses the others with 422.
 pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name
-            .chars()
-            .any(|c| matches!(c, '*' | '"' | '<' | '>' | '\\' | '/' | '?' | ':' | '|'))
-        && !name.ends_with('.')
-        && !name.ends_with(' ')
+    !super::FACTS.names.refuses(name)
 }
 
 #[cfg(test)]
