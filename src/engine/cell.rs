@@ -345,7 +345,7 @@ async fn finish_readers(
     beside: Option<super::readers::Readers>,
     alone: Option<Duration>,
     start: impl FnOnce() -> Option<super::readers::Readers>,
-) -> Option<crate::records::readers::ReadersRecord> {
+) -> Option<crate::results::readers::ReadersRecord> {
     match (beside, alone) {
         (Some(r), _) => Some(r.finish().await),
         // The baseline: the seeding import is over; the readers read what it stored, alone.
