@@ -131,15 +131,13 @@ impl Rule {
             Rule::NameClash => facts.names.clash_says,
             Rule::NameRefusedCharacter => facts.names.refused_says,
             Rule::NameTrailingDotOrSpace => "a name ending in a dot or a space",
-            Rule::NameReserved => {
-                "a name that is CON, PRN, AUX, NUL, COM1-9 or LPT1-9 before its extension"
-            }
+            Rule::NameReserved => facts.names.reserved_says,
             Rule::NameEmpty => "an empty name",
-            Rule::NameTooLong => "a name over 255 characters",
+            Rule::NameTooLong => facts.names.max_chars.map_or("", |l| l.says),
             Rule::NameUnicodeNormalisation => {
                 "names that differ only in Unicode normalisation (NFC/NFD) in one folder: both import, looking the same"
             }
-            Rule::SizeOverLimit => "a file over the default upload limit of 100 MiB",
+            Rule::SizeOverLimit => facts.max_size.map_or("", |l| l.says),
             Rule::MetadataUnknownType => "a shadow file's type unknown to the content model (400)",
             Rule::MetadataUnknownProperty if model => {
                 "a shadow property unknown to the content model (400)"

@@ -49,6 +49,7 @@ pub const FACTS: Repository = Repository {
         refused_says: "a name with * \" < > \\ / ? : | (422)",
         refuses_trailing_dot_or_space: true,
         reserved_stems: &[],
+        reserved_says: "",
         max_chars: None,
         source: "alfresco-community-repo contentModel.xml, constraint cm:filename on cm:name",
     },

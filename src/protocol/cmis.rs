@@ -37,6 +37,7 @@ pub const FACTS: Repository = Repository {
         refused_says: "a name with / \\ : \" * ? < > | (409 nameConstraintViolation)",
         refuses_trailing_dot_or_space: false,
         reserved_stems: &[],
+        reserved_says: "",
         max_chars: None,
         source: "chemistry-opencmis InMemory NameValidator.isValidName",
     },

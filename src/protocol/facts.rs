@@ -20,10 +20,11 @@ pub struct Repository {
     pub requests: Requests,
 }
 
-/// A limit and where the repository sets it.
+/// A limit, what going over it is in the pre-flight report, and where the repository sets it.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
     pub value: u64,
+    pub says: &'static str,
     pub source: &'static str,
 }
 
@@ -42,8 +43,10 @@ pub struct NameRules {
     pub refused_says: &'static str,
     /// Whether it refuses a name ending in a dot or a space.
     pub refuses_trailing_dot_or_space: bool,
-    /// Stems (the name before its extension) it refuses in any case.
+    /// Stems (the name before its extension) it refuses in any case, and how the pre-flight
+    /// report names them.
     pub reserved_stems: &'static [&'static str],
+    pub reserved_says: &'static str,
     /// The longest name it stores, in characters, if it has a limit.
     pub max_chars: Option<Limit>,
     /// Where its name validation is (refused substrings, endings, reserved stems).

@@ -59,14 +59,17 @@ pub const FACTS: Repository = Repository {
             "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7",
             "com8", "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
         ],
+        reserved_says: "a name that is CON, PRN, AUX, NUL, COM1-9 or LPT1-9 before its extension",
         max_chars: Some(Limit {
             value: 255,
+            says: "a name over 255 characters",
             source: "liferay-portal DLFileEntry title and fileName: 255 characters",
         }),
         source: "liferay-portal DLValidatorImpl.isValidName; portal.properties dl.char.blacklist, dl.char.last.blacklist, dl.name.blacklist",
     },
     max_size: Some(Limit {
         value: 104_857_600,
+        says: "a file over the default upload limit of 100 MiB",
         source: "liferay-portal DLValidatorImpl.validateFileSize; UploadServletRequestConfiguration maxSize=104857600",
     }),
     metadata: Metadata::Profile,
