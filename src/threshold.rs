@@ -223,7 +223,7 @@ fn relative_crossed(t: &Threshold, c: &Change, worse_pct: f64) -> bool {
 /// A finished `run`'s or `sweep`'s crossings, cell by cell.
 pub fn check_results(
     thresholds: &[Threshold],
-    plan: &crate::results::SweepPlan,
+    plan: &crate::results::PlanRecord,
     runs: &[crate::results::CellRun],
 ) -> Vec<Crossing> {
     check(thresholds, &crate::compare::cells_of(plan, runs), None)

@@ -38,7 +38,7 @@ use crate::timefmt::human_hours;
 
 use super::scaling::{mean_var, t975};
 use crate::corpus::CorpusDescription;
-use crate::results::{CellRun, SweepPlan};
+use crate::results::{CellRun, PlanRecord};
 use crate::transport::ConnectionPolicy;
 
 /// The relative error (one σ) of the model itself: between a sample of generated documents
@@ -452,7 +452,7 @@ pub fn human_bytes(b: u64) -> String {
 /// `existing_docs` more documents than when it was measured.
 pub fn estimate(
     corpus: &CorpusDescription,
-    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    sweeps: &[(PlanRecord, Vec<CellRun>)],
     existing_docs: u64,
 ) -> Estimate {
     estimate_from(corpus, sweeps, Some(existing_docs))
@@ -460,7 +460,7 @@ pub fn estimate(
 
 /// Documents the measured runs left in the repository (measured, warm-up, after a window,
 /// failed: a failed upload may have stored it), summed over the results.
-pub fn left_by(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> u64 {
+pub fn left_by(sweeps: &[(PlanRecord, Vec<CellRun>)]) -> u64 {
     sweeps
         .iter()
         .flat_map(|(_, runs)| runs)
@@ -477,7 +477,7 @@ pub fn left_by(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> u64 {
 /// estimated by their own model, size-class sweeps by the one here.
 pub fn estimate_from(
     corpus: &CorpusDescription,
-    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    sweeps: &[(PlanRecord, Vec<CellRun>)],
     existing: Option<u64>,
 ) -> Estimate {
     // A run of a directory's real files in their tree is a pilot import.
@@ -569,7 +569,7 @@ pub fn estimate_from(
 /// Sets each option's `if_relieved` from the demands of its runs (where resources were
 /// read), and says the fastest option's in the findings. `sweeps`: the results estimated
 /// from, in groups (pilots, size-class sweeps).
-fn attach_relieved(e: &mut Estimate, sweeps: &[&[(SweepPlan, Vec<CellRun>)]]) {
+fn attach_relieved(e: &mut Estimate, sweeps: &[&[(PlanRecord, Vec<CellRun>)]]) {
     let mean_bytes = e.bytes as f64 / (e.documents.max(1)) as f64;
     for o in &mut e.options {
         let runs =
@@ -661,7 +661,9 @@ type OptionKey = (String, ConnectionPolicy, u64);
 
 /// Growth per option, from the sweep whose fit is the most precise (fill levels of
 /// different sweeps do not compare: each counts from its own start).
-fn growth_fits(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, super::growth::Growth> {
+fn growth_fits(
+    sweeps: &[(PlanRecord, Vec<CellRun>)],
+) -> BTreeMap<OptionKey, super::growth::Growth> {
     let mut fits: BTreeMap<OptionKey, super::growth::Growth> = BTreeMap::new();
     for (_, runs) in sweeps {
         let placed = super::growth::place(runs);
@@ -686,7 +688,7 @@ fn growth_fits(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, supe
 }
 
 /// Each run's start-and-tail overhead ([`run_overhead`]), per option.
-fn overheads(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<(f64, f64)>> {
+fn overheads(sweeps: &[(PlanRecord, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<(f64, f64)>> {
     let mut overheads: BTreeMap<OptionKey, Vec<(f64, f64)>> = BTreeMap::new();
     for (_, runs) in sweeps {
         for r in runs {
@@ -703,7 +705,7 @@ fn overheads(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<(f
 }
 
 /// Each option's points: one per size, its runs' times in run order.
-fn points(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<Point>> {
+fn points(sweeps: &[(PlanRecord, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<Point>> {
     let mut groups: BTreeMap<OptionKey, Vec<Point>> = BTreeMap::new();
     for (plan, runs) in sweeps {
         // Each cell's runs in run order, as the sweep's summary takes them (this module
@@ -740,7 +742,7 @@ fn points(sweeps: &[(SweepPlan, Vec<CellRun>)]) -> BTreeMap<OptionKey, Vec<Point
 /// The size-class estimate (`sweep --corpus`).
 fn estimate_sweeps(
     corpus: &CorpusDescription,
-    sweeps: &[(SweepPlan, Vec<CellRun>)],
+    sweeps: &[(PlanRecord, Vec<CellRun>)],
     existing_docs: u64,
 ) -> Estimate {
     let fits = growth_fits(sweeps);

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::verdict::{Verdict, WhatIf};
-use crate::results::{CellRun, SweepPlan};
+use crate::results::{CellRun, PlanRecord};
 use crate::timefmt::human_hours;
 
 /// What an option's import would take if its bottleneck were relieved.
@@ -137,7 +137,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, ci95_s: f64) -> IfRelieved {
 /// The runs behind an option: its method, policy and threads, at the measured size closest
 /// to the corpus's mean document (one cell: demands differ by size).
 pub(super) fn option_runs<'a>(
-    sweeps: &[&'a [(SweepPlan, Vec<CellRun>)]],
+    sweeps: &[&'a [(PlanRecord, Vec<CellRun>)]],
     method: &str,
     conn: crate::transport::ConnectionPolicy,
     threads: u64,

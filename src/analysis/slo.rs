@@ -25,7 +25,7 @@ use crate::fixtures::SizeClass;
 use crate::metrics::{decode_hist, round3};
 use crate::protocol::reads::ReadOp;
 use crate::results::readers::{ReadersRecord, SkippedRead};
-use crate::results::{CellRun, Order, SweepPlan};
+use crate::results::{CellRun, Order, PlanRecord};
 use crate::transport::ConnectionPolicy;
 
 /// The objective when `--reader-slo` is not recorded.
@@ -184,7 +184,7 @@ fn import_text(i: &ImportAtSlo) -> String {
 
 /// Every (method, connection, size, threads) of a rates sweep with readers, answered; empty
 /// when the sweep has no rate axis or no readers.
-pub fn answers(plan: &SweepPlan, runs: &[CellRun]) -> Vec<SloAnswer> {
+pub fn answers(plan: &PlanRecord, runs: &[CellRun]) -> Vec<SloAnswer> {
     if plan.rates.is_empty() || plan.measure.readers.is_none() {
         return Vec::new();
     }

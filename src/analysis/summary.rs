@@ -11,7 +11,7 @@ use crate::analysis::scaling::{self, Scaling, Usl};
 use crate::fixtures::SizeClass;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
 use crate::results::SCHEMA_VERSION;
-use crate::results::{CellKey, CellRun, SweepPlan};
+use crate::results::{CellKey, CellRun, PlanRecord};
 use crate::transport::ConnectionPolicy;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -165,7 +165,7 @@ pub struct ScalingRow {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepSummary {
     pub schema_version: u32,
-    pub plan: SweepPlan,
+    pub plan: PlanRecord,
     /// Runs planned and runs found.
     pub runs_planned: u64,
     pub runs_done: u64,
@@ -208,7 +208,7 @@ fn plural(n: u64) -> &'static str {
 }
 
 /// Builds the summary from the plan and every run found (any order).
-pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
+pub fn summarize(plan: &PlanRecord, runs: &[CellRun]) -> SweepSummary {
     let mut cells = cells_in_plan_order(plan, runs);
     let relative = relative_costs(plan, &cells);
     let scaling = scaling_rows(&cells);
@@ -241,7 +241,7 @@ pub fn summarize(plan: &SweepPlan, runs: &[CellRun]) -> SweepSummary {
 }
 
 /// One summary per cell that has runs, in plan order: method, connection, size, threads.
-fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
+fn cells_in_plan_order(plan: &PlanRecord, runs: &[CellRun]) -> Vec<CellSummary> {
     plan.runs_by_cell(runs)
         .iter()
         .map(|(key, rs)| cell_summary(key, rs, plan.host.cpus))
@@ -251,7 +251,7 @@ fn cells_in_plan_order(plan: &SweepPlan, runs: &[CellRun]) -> Vec<CellSummary> {
 /// Each non-baseline cell against the baseline's cell of the same connection, size and
 /// threads, with the 95 % interval of the difference: paired by run number when the sweep
 /// was interleaved (each method ran right beside its baseline), else Welch's.
-fn relative_costs(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<Relative> {
+fn relative_costs(plan: &PlanRecord, cells: &[CellSummary]) -> Vec<Relative> {
     let mut relative = Vec::new();
     for cell in cells {
         // A paced cell's docs/sec is the rate it was asked for, not what its method can take.
@@ -377,7 +377,7 @@ fn scaling_unreliable(
 /// With `--budget`: what the extra runs bought, and the comparisons still open when the time
 /// was spent, each with its difference and interval (the interval wider than the difference
 /// and than ±5 % is why it is open).
-fn budget_warning(plan: &SweepPlan, relative: &[Relative], done: u64) -> Option<String> {
+fn budget_warning(plan: &PlanRecord, relative: &[Relative], done: u64) -> Option<String> {
     let budget = plan.measure.budget_s?;
     let open: Vec<&Relative> = relative
         .iter()
@@ -422,7 +422,7 @@ fn budget_warning(plan: &SweepPlan, relative: &[Relative], done: u64) -> Option<
 
 /// Cells where the client may have been the bottleneck, cells with failed uploads, cells
 /// measured cold, precision not reached, servers that could not be read.
-fn cell_warnings(plan: &SweepPlan, cells: &[CellSummary]) -> Vec<String> {
+fn cell_warnings(plan: &PlanRecord, cells: &[CellSummary]) -> Vec<String> {
     let mut warnings = Vec::new();
     // The cells matching `pick`: "3 cells" and "a, b, c" (at most four named).
     let listed = |pick: &dyn Fn(&CellSummary) -> bool| -> Option<(String, String)> {

@@ -18,7 +18,7 @@ use crate::plan::options::RunArgs;
 use crate::report::result_json::RunResult;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::{CellRun, PlanKind, SweepPlan};
+use crate::results::{CellRun, PlanKind, PlanRecord};
 use crate::transport::ConnectionPolicy;
 use crate::{report, timefmt};
 
@@ -26,14 +26,14 @@ use crate::{report, timefmt};
 /// finished.
 struct Resumed {
     dir: PathBuf,
-    plan: SweepPlan,
+    plan: PlanRecord,
     done: Vec<CellRun>,
 }
 
 /// A run directory written before `plan.json` and `runs/` keeps only the runs its result
 /// shows complete (count mode: every planned document attempted); the rest are finished from
 /// the manifest, as a sweep's are.
-fn complete_runs(plan: &SweepPlan, runs: Vec<CellRun>) -> Vec<CellRun> {
+fn complete_runs(plan: &PlanRecord, runs: Vec<CellRun>) -> Vec<CellRun> {
     if plan.measure.duration_s.is_some() {
         return runs;
     }
@@ -306,7 +306,7 @@ fn rewrite_resumed(
     plan: &RunPlan,
     results: &Path,
     r: &Resumed,
-) -> Result<(SweepPlan, Vec<CellRun>)> {
+) -> Result<(PlanRecord, Vec<CellRun>)> {
     crate::results::create_dir(results, &r.plan, &[plan.method()])?;
     for run in &r.done {
         crate::results::write_cell_run(results, run)?;

@@ -17,11 +17,11 @@ use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
 use crate::plan::options::SweepArgs;
-use crate::plan::sweep::{SweepPlanSpec, method_record};
+use crate::plan::sweep::{SweepPlan, method_record};
 use crate::report::lines;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
-use crate::results::{CellKey, CellRun, SweepPlan};
+use crate::results::{CellKey, CellRun, PlanRecord};
 use crate::transport::AccessMethod;
 use crate::{results, timefmt};
 
@@ -38,8 +38,8 @@ fn human_secs(s: f64) -> String {
 /// A sweep to do: where its results go, its recorded plan, its spec and the runs done.
 struct Prepared {
     dir: PathBuf,
-    plan: SweepPlan,
-    spec: SweepPlanSpec,
+    plan: PlanRecord,
+    spec: SweepPlan,
     done: Vec<CellRun>,
 }
 
@@ -60,7 +60,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
                 dir.display()
             );
         }
-        let spec = SweepPlanSpec::from_record(a, &plan, results::load_methods(dir)?)?;
+        let spec = SweepPlan::from_record(a, &plan, results::load_methods(dir)?)?;
         return Ok(Prepared {
             dir: dir.clone(),
             plan,
@@ -68,7 +68,7 @@ async fn prepare(a: &SweepArgs) -> Result<Prepared> {
             done,
         });
     }
-    let spec = crate::engine::settle_methods(SweepPlanSpec::draft(a)?).await?;
+    let spec = crate::engine::settle_methods(SweepPlan::draft(a)?).await?;
     // Every shard of a plan names its folders and documents from the one plan id.
     let (id, name) = match &spec.common.shard {
         Some(s) => (
@@ -161,7 +161,7 @@ struct Recorder<'a> {
     /// `shard K/N ` on a shard's console, else empty.
     shard: String,
     /// `--json-lines`: the plan, and every run so far (to summarise a cell when it is done).
-    lines: Option<(&'a SweepPlan, Vec<CellRun>)>,
+    lines: Option<(&'a PlanRecord, Vec<CellRun>)>,
 }
 
 impl RunObserver for Recorder<'_> {

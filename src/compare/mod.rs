@@ -19,7 +19,7 @@ use crate::analysis::stats::{self, Verdict};
 use crate::analysis::summary::CellSummary;
 use crate::fixtures::SizeClass;
 use crate::metrics::round3;
-use crate::results::{CellRun, PlanKind, SweepPlan};
+use crate::results::{CellRun, PlanKind, PlanRecord};
 use crate::transport::ConnectionPolicy;
 
 /// A `run` result's one cell is named `run`, so two runs of the same size and thread count
@@ -93,7 +93,7 @@ impl Cell {
 
 /// The cells of a results directory's plan and runs, as its summary states them, each with
 /// its run records; a run's one cell is named [`RUN_METHOD`].
-pub fn cells_of(plan: &SweepPlan, runs: &[CellRun]) -> Vec<Cell> {
+pub fn cells_of(plan: &PlanRecord, runs: &[CellRun]) -> Vec<Cell> {
     let summary = crate::analysis::summary::summarize(plan, runs);
     // Both in plan order, one entry per cell that has runs.
     let by_cell = plan.runs_by_cell(runs);

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use crate::plan::sweep::{SweepDraft, SweepPlanSpec};
+use crate::plan::sweep::{SweepDraft, SweepPlan};
 use crate::transport::access;
 
 /// How long a method has to accept a TCP connection.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
 /// The plan of the methods of `draft` that answer (see the module header).
-pub async fn settle_methods(draft: SweepDraft) -> Result<SweepPlanSpec> {
+pub async fn settle_methods(draft: SweepDraft) -> Result<SweepPlan> {
     let mut methods = Vec::new();
     let mut unreachable = Vec::new();
     for m in &draft.methods {
@@ -58,7 +58,7 @@ mod tests {
         let d = dir.display().to_string();
         let mut args = vec!["sweep", "--access-methods-dir", &d, "--docs", "1"];
         args.extend(extra);
-        SweepPlanSpec::draft(&Sweep::parse_from(args).a)
+        SweepPlan::draft(&Sweep::parse_from(args).a)
     }
 
     #[tokio::test]

@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use crate::fixtures::{Profile, SizeClass, Sizes, parse_size};
 use crate::metrics::servers::Probe;
 use crate::protocol_kind::{AuthMode, ProtocolKind};
-use crate::results::{CellKey, MeasurePolicy, MethodRecord, SweepPlan, Warmup};
+use crate::results::{CellKey, MeasurePolicy, MethodRecord, PlanRecord, Warmup};
 use crate::transport::access::{direct_method, redact};
 use crate::transport::{AccessMethod, ConnectionPolicy};
 use options::{CommonArgs, RunArgs};
@@ -378,8 +378,8 @@ impl TryFrom<&CommonArgs> for CommonPlan {
 impl CommonPlan {
     /// What every `plan.json` records of these options (no secrets), under `id`; a `run` or a
     /// `sweep` adds its cells.
-    pub fn record(&self, id: &str, kind: crate::results::PlanKind) -> SweepPlan {
-        SweepPlan {
+    pub fn record(&self, id: &str, kind: crate::results::PlanKind) -> PlanRecord {
+        PlanRecord {
             schema_version: crate::results::SCHEMA_VERSION,
             tool: crate::results::Tool {
                 name: "ingestbench".into(),
@@ -423,7 +423,7 @@ impl CommonPlan {
     /// command line only what a record does not hold (credentials, retries, outputs, quiet,
     /// thresholds, the sidecars). A resumed shard finishes its part without waiting for the
     /// others.
-    pub fn resumed(a: &CommonArgs, rec: &SweepPlan) -> Result<CommonPlan> {
+    pub fn resumed(a: &CommonArgs, rec: &PlanRecord) -> Result<CommonPlan> {
         let mut a = a.clone();
         a.protocol = rec.protocol;
         a.auth = Some(rec.auth);
@@ -534,9 +534,9 @@ impl RunPlan {
 
     /// The plan as recorded in `plan.json` (no secrets): a sweep of one cell, `direct` to
     /// `url` (the redacted URL it reached), under the run's `id`.
-    pub fn record(&self, id: &str, url: &str, embedded: bool) -> SweepPlan {
+    pub fn record(&self, id: &str, url: &str, embedded: bool) -> PlanRecord {
         let files = matches!(self.corpus, Some(CorpusInput::Files(..)));
-        SweepPlan {
+        PlanRecord {
             methods: vec![MethodRecord::run(url, embedded)],
             sizes: vec![(self.size, self.doc_size())],
             threads: vec![self.threads],
@@ -609,7 +609,7 @@ pub fn parse_url(s: &str) -> Result<reqwest::Url> {
 impl RunPlan {
     /// A resumed run's plan: its recorded plan (see [`CommonPlan::resumed`]); the URL given
     /// on this command line, else the recorded one (none: the embedded target).
-    pub fn resumed(a: &RunArgs, rec: &SweepPlan) -> Result<RunPlan> {
+    pub fn resumed(a: &RunArgs, rec: &PlanRecord) -> Result<RunPlan> {
         let common = CommonPlan::resumed(&a.common, rec)?;
         let method = rec
             .methods

@@ -1,6 +1,6 @@
 //! The options of `run` and `sweep`, as clap derives them from the command line: the doc
 //! comments are their `--help` text, units in value names. These structs are the options the
-//! plans are built from, in one conversion each (`CommonPlan`, `RunPlan`, `SweepPlanSpec`),
+//! plans are built from, in one conversion each (`CommonPlan`, `RunPlan`, `SweepPlan`),
 //! so a new flag of either command touches this file and the plan that reads it; a resumed
 //! plan comes from its record, never from flags rebuilt as strings. The other commands'
 //! arguments, and the command line itself, are `crate::cli`, which takes these as they are.

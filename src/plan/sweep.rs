@@ -13,7 +13,7 @@ use super::CommonPlan;
 use super::options::SweepArgs;
 use crate::fixtures::{SampledFile, SizeClass};
 use crate::results::Order;
-use crate::results::{CellKey, CellRun, MethodRecord, SweepPlan};
+use crate::results::{CellKey, CellRun, MethodRecord, PlanRecord};
 use crate::transport::access::{self, AccessMethod, ConnectionPolicy};
 
 /// Parses `1-10,15,20` into sorted, distinct thread counts (each 1..=10000).
@@ -78,7 +78,7 @@ pub struct SweepDraft {
     /// `--baseline`.
     baseline: Option<String>,
     /// The rest of the plan; its methods, unreachable ones and baseline come with `settle`.
-    spec: SweepPlanSpec,
+    spec: SweepPlan,
 }
 
 impl SweepDraft {
@@ -89,7 +89,7 @@ impl SweepDraft {
         self,
         methods: Vec<AccessMethod>,
         unreachable: Vec<(String, String)>,
-    ) -> Result<SweepPlanSpec> {
+    ) -> Result<SweepPlan> {
         let common = &self.spec.common;
         for m in &methods {
             if m.is_embedded() && common.protocol == crate::protocol_kind::ProtocolKind::Cmis {
@@ -124,7 +124,7 @@ impl SweepDraft {
             None if methods.iter().any(|m| m.name == "direct") => "direct".to_string(),
             None => methods[0].name.clone(),
         };
-        Ok(SweepPlanSpec {
+        Ok(SweepPlan {
             methods,
             unreachable,
             baseline,
@@ -133,8 +133,10 @@ impl SweepDraft {
     }
 }
 
+/// A validated `sweep`: every flag checked and the access methods that answer settled
+/// (`engine::settle_methods`); recorded as a [`PlanRecord`](crate::results::PlanRecord).
 #[derive(Debug, Clone)]
-pub struct SweepPlanSpec {
+pub struct SweepPlan {
     pub common: CommonPlan,
     pub methods: Vec<AccessMethod>,
     /// Methods that were listed by default but did not answer (name, reason).
@@ -156,7 +158,7 @@ pub struct SweepPlanSpec {
     pub rates: Vec<f64>,
 }
 
-impl SweepPlanSpec {
+impl SweepPlan {
     /// Checks the axes and every other flag and reads the methods asked for: the plan but
     /// for which methods answer (see [`SweepDraft`]). No network I/O.
     pub fn draft(a: &SweepArgs) -> Result<SweepDraft> {
@@ -214,7 +216,7 @@ impl SweepPlanSpec {
                 .is_empty()
                 .then(|| a.access_methods_dir.clone()),
             baseline: a.baseline.clone(),
-            spec: SweepPlanSpec {
+            spec: SweepPlan {
                 common,
                 methods: Vec::new(),
                 unreachable: Vec::new(),
@@ -306,9 +308,9 @@ fn rate_axis(given: &[f64], common: &CommonPlan) -> Result<Vec<f64>> {
     Ok(rates)
 }
 
-impl SweepPlanSpec {
+impl SweepPlan {
     /// The plan as recorded in `plan.json` (no secrets), under the sweep's `id`.
-    pub fn record(&self, id: &str) -> SweepPlan {
+    pub fn record(&self, id: &str) -> PlanRecord {
         let c = &self.common;
         let mut connections: Vec<ConnectionPolicy> = Vec::new();
         for p in self.methods.iter().flat_map(|m| self.connections_of(m)) {
@@ -316,7 +318,7 @@ impl SweepPlanSpec {
                 connections.push(p);
             }
         }
-        SweepPlan {
+        PlanRecord {
             methods: self
                 .methods
                 .iter()
@@ -339,9 +341,9 @@ impl SweepPlanSpec {
     /// credentials, retries, quiet and thresholds come from this command line.
     pub fn from_record(
         a: &SweepArgs,
-        plan: &SweepPlan,
+        plan: &PlanRecord,
         methods: Vec<AccessMethod>,
-    ) -> Result<SweepPlanSpec> {
+    ) -> Result<SweepPlan> {
         let common = CommonPlan::resumed(&a.common, plan)?;
         let (methods, connections) = recorded_policies(plan, methods);
         let mut common = common;
@@ -355,7 +357,7 @@ impl SweepPlanSpec {
             }
             _ => None,
         };
-        Ok(SweepPlanSpec {
+        Ok(SweepPlan {
             common,
             methods,
             unreachable: vec![],
@@ -505,7 +507,7 @@ fn class_samples(
 /// method ran with its file's single policy. Plans from before per-method records: the
 /// recorded union, as then.
 fn recorded_policies(
-    plan: &SweepPlan,
+    plan: &PlanRecord,
     mut methods: Vec<AccessMethod>,
 ) -> (Vec<AccessMethod>, Vec<ConnectionPolicy>) {
     let lists: Vec<Vec<ConnectionPolicy>> = methods

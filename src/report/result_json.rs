@@ -12,7 +12,7 @@ use crate::analysis::summary::{CellSummary, SweepSummary, merged_histogram, summ
 use crate::metrics::{ErrorSummary, LatencyMs, encode_hist, round3};
 use crate::results::result::{RepositoryRecord, RunHead, plan_record, run_cell};
 use crate::results::{
-    CellRun, RunRecord, SCHEMA_VERSION, ShardRecord, SweepPlan, load_dir, write_atomic,
+    CellRun, PlanRecord, RunRecord, SCHEMA_VERSION, ShardRecord, load_dir, write_atomic,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ pub struct Extras {
 
 /// `result.json` of a run: its plan and the runs given (those of `runs/`, and the part of a
 /// run an interrupt stopped, which `--resume` measures again), summarized as every report is.
-pub fn run_result(plan: &SweepPlan, runs: &[CellRun], extras: Extras) -> RunResult {
+pub fn run_result(plan: &PlanRecord, runs: &[CellRun], extras: Extras) -> RunResult {
     let mut runs: Vec<&CellRun> = runs.iter().collect();
     runs.sort_by_key(|r| r.record.run);
     let owned: Vec<CellRun> = runs.iter().map(|r| (*r).clone()).collect();
@@ -200,7 +200,7 @@ pub fn load_summary(dir: &Path) -> Result<SweepSummary> {
 }
 
 /// The summary of `plan` and `runs`, with the import estimate `dir` holds, if any.
-pub fn summary_of(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<SweepSummary> {
+pub fn summary_of(dir: &Path, plan: &PlanRecord, runs: &[CellRun]) -> Result<SweepSummary> {
     let mut s = crate::analysis::summary::summarize(plan, runs);
     let p = dir.join("estimate.json");
     if p.is_file() {
@@ -223,7 +223,7 @@ pub fn write_result(dir: &Path, result: &RunResult) -> Result<String> {
 
 /// A run's `result.json` as it stands on disk, re-exported from `plan` and `runs` (what it
 /// recorded beside them, the embedded target's count and the verification, kept).
-pub fn rewrite_result(dir: &Path, plan: &SweepPlan, runs: &[CellRun]) -> Result<Option<PathBuf>> {
+pub fn rewrite_result(dir: &Path, plan: &PlanRecord, runs: &[CellRun]) -> Result<Option<PathBuf>> {
     // An older run directory's result.json is its only record: kept as it is.
     if plan.kind != crate::results::PlanKind::Run || !dir.join("plan.json").is_file() {
         return Ok(None);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::record::{CellKey, CellRun, PlanKind, RunRecord, ShardRecord, SweepPlan};
+use super::record::{CellKey, CellRun, PlanKind, PlanRecord, RunRecord, ShardRecord};
 use crate::metrics::{Recorder, decode_hist};
 use crate::results::RunMeasurement;
 
@@ -161,7 +161,7 @@ fn check_shards(records: &[Option<&ShardRecord>], what: &str) -> Result<ShardRec
 
 /// Merges the directories of all N shards of one plan (each its plan and finished runs) into
 /// the plan and runs one injector would have recorded.
-pub fn merge_sweep(shards: Vec<(SweepPlan, Vec<CellRun>)>) -> Result<(SweepPlan, Vec<CellRun>)> {
+pub fn merge_sweep(shards: Vec<(PlanRecord, Vec<CellRun>)>) -> Result<(PlanRecord, Vec<CellRun>)> {
     let records: Vec<Option<&ShardRecord>> = shards.iter().map(|(p, _)| p.shard.as_ref()).collect();
     let what = match shards.first().map(|(p, _)| p.kind) {
         Some(PlanKind::Run) => "run",

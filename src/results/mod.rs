@@ -19,8 +19,8 @@ pub mod verified;
 
 pub(crate) use record::is_zero;
 pub use record::{
-    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, SCHEMA_VERSION,
-    ShardRecord, SweepPlan, TimelinePoint, Tool, Warmup, WarmupRule,
+    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord, RunRecord,
+    SCHEMA_VERSION, ShardRecord, TimelinePoint, Tool, Warmup, WarmupRule,
 };
 
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ pub fn next_attempt(dir: &Path) -> Result<u32> {
 }
 
 /// Creates `dir/runs` and writes the plan and the methods (before anything is uploaded).
-pub fn create_dir(dir: &Path, plan: &SweepPlan, methods: &[AccessMethod]) -> Result<()> {
+pub fn create_dir(dir: &Path, plan: &PlanRecord, methods: &[AccessMethod]) -> Result<()> {
     std::fs::create_dir_all(dir.join("runs"))
         .with_context(|| format!("--results-dir: cannot create {}", dir.display()))?;
     write_atomic(&dir.join("plan.json"), &serde_json::to_string_pretty(plan)?)?;
@@ -242,12 +242,12 @@ pub fn write_cell_run(dir: &Path, rec: &CellRun) -> Result<()> {
 
 /// Reads `plan.json` and every `runs/*.json` of a results directory (an older run directory:
 /// its `result.json` as the same plan and runs).
-pub fn load_dir(dir: &Path) -> Result<(SweepPlan, Vec<CellRun>)> {
+pub fn load_dir(dir: &Path) -> Result<(PlanRecord, Vec<CellRun>)> {
     if let Some(r) = legacy_run(dir)? {
         return Ok(crate::results::result::from_result(r));
     }
     let plan_path = dir.join("plan.json");
-    let plan: SweepPlan = serde_json::from_str(
+    let plan: PlanRecord = serde_json::from_str(
         &std::fs::read_to_string(&plan_path)
             .with_context(|| format!("cannot read {}", plan_path.display()))?,
     )

@@ -1,5 +1,5 @@
 //! What a measurement writes to disk and reads back: one model for `run` and `sweep`,
-//! `plan.json` ([`SweepPlan`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
+//! `plan.json` ([`PlanRecord`]; a `run` is a sweep of one cell, [`PlanKind::Run`]) and
 //! `runs/<cell>_r<n>.json` ([`CellRun`], with the paced schedule in `paced` and the readers'
 //! side in `readers`). Versioned (`SCHEMA_VERSION`), typed (the enums serialize as the same
 //! lowercase strings older results hold), with units in field names. Data and the rules that
@@ -288,7 +288,7 @@ pub struct MethodRecord {
     pub http_version: HttpVersion,
     pub embedded: bool,
     /// The connection policies this method's cells are run with (`reuse`, `new`). Absent in
-    /// plans written before 0.1.1: then every policy in [`SweepPlan::connections`].
+    /// plans written before 0.1.1: then every policy in [`PlanRecord::connections`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<ConnectionPolicy>,
 }
@@ -307,8 +307,11 @@ impl MethodRecord {
     }
 }
 
+/// What a results directory planned, as `plan.json` records it: the axes (methods,
+/// connections, sizes, threads, rates), the measurement policy, the repository and the host;
+/// a `run` is the plan of one cell ([`PlanKind::Run`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepPlan {
+pub struct PlanRecord {
     pub schema_version: u32,
     pub tool: Tool,
     pub id: String,
@@ -371,7 +374,7 @@ pub struct SweepPlan {
     pub rates: Vec<f64>,
 }
 
-impl SweepPlan {
+impl PlanRecord {
     /// The rate keys of this plan's cells: `None` alone when it has no rate axis.
     pub fn rate_keys(&self) -> Vec<Option<f64>> {
         if self.rates.is_empty() {
@@ -424,7 +427,7 @@ impl std::fmt::Display for Order {
     }
 }
 
-impl SweepPlan {
+impl PlanRecord {
     /// Each cell that has runs, in plan order (method, connection, size, threads), with its
     /// runs in the order found (the summary sorts them by run number).
     pub fn runs_by_cell<'a>(&self, runs: &'a [CellRun]) -> Vec<(CellKey, Vec<&'a CellRun>)> {

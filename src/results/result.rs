@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::host::HostFacts;
 
 use super::record::{
-    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, RunRecord, ShardRecord,
-    SweepPlan, Tool,
+    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord, RunRecord,
+    ShardRecord, Tool,
 };
 use crate::protocol_kind::{AuthMode, ProtocolKind};
 use crate::transport::ConnectionPolicy;
@@ -26,7 +26,7 @@ pub struct RunHead {
     pub id: String,
     pub started_at: String,
     pub seed: u64,
-    pub plan: PlanRecord,
+    pub plan: RunResultPlan,
     pub host: HostFacts,
     pub target: RepositoryRecord,
 }
@@ -60,9 +60,9 @@ pub struct RepositoryRecord {
 }
 
 /// The plan as a run's `result.json` shows it (no secrets): the exporter's view of a
-/// [`SweepPlan`] of one cell.
+/// [`PlanRecord`] of one cell.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PlanRecord {
+pub struct RunResultPlan {
     pub protocol: ProtocolKind,
     pub auth: AuthMode,
     pub user: String,
@@ -99,7 +99,7 @@ pub struct PlanRecord {
 }
 
 /// The one cell of a run's plan.
-pub fn run_cell(plan: &SweepPlan) -> CellKey {
+pub fn run_cell(plan: &PlanRecord) -> CellKey {
     CellKey {
         method: plan
             .methods
@@ -113,9 +113,9 @@ pub fn run_cell(plan: &SweepPlan) -> CellKey {
 }
 
 /// The plan as `result.json` shows it.
-pub fn plan_record(plan: &SweepPlan) -> PlanRecord {
+pub fn plan_record(plan: &PlanRecord) -> RunResultPlan {
     let (size_class, doc_size_bytes) = plan.sizes.first().copied().unwrap_or((SizeClass::Small, 0));
-    PlanRecord {
+    RunResultPlan {
         protocol: plan.protocol,
         auth: plan.auth,
         user: plan.user.clone(),
@@ -143,10 +143,10 @@ pub fn plan_record(plan: &SweepPlan) -> PlanRecord {
 /// A run directory written before `plan.json` and `runs/`: its `result.json` as the plan and
 /// runs of one cell. The client CPU time, recorded for all runs together, is shared out by
 /// run duration.
-pub fn from_result(f: RunFile) -> (SweepPlan, Vec<CellRun>) {
+pub fn from_result(f: RunFile) -> (PlanRecord, Vec<CellRun>) {
     let r = &f.head;
     let p = &r.plan;
-    let plan = SweepPlan {
+    let plan = PlanRecord {
         schema_version: r.schema_version,
         tool: r.tool.clone(),
         id: r.id.clone(),
