@@ -347,7 +347,7 @@ protocol = "cmis"
 url = "$3$CMIS_PATH"
 connection = "reuse"
 node_header = "x-ingestbench-node"
-# Both Tomcat nodes' CPU and memory are read around every run (the front end's from its port).
+# Both Tomcat nodes' CPU and memory are read over every run's measured window (the front end's from its port).
 server_pids = [$(cat "$LAB/run/node1.pid"), $(cat "$LAB/run/node2.pid")]$tls
 TOML
 }

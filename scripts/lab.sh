@@ -264,7 +264,7 @@ description = "$2"
 url = "$3"
 connection = "reuse"
 node_header = "x-ingestbench-node"
-# The nodes' CPU and memory are read around every run (the frontend's from its port).
+# The nodes' CPU and memory are read over every run's measured window (the frontend's from its port).
 server_pids = [$pids]$tls
 TOML
 }

@@ -95,8 +95,8 @@ pub struct AccessMethod {
     /// Or: a session cookie whose value ends in `.<route>` (mod_jk / Tomcat jvmRoute style),
     /// e.g. `JSESSIONID`.
     pub node_cookie: Option<String>,
-    /// node_exporter URLs of the servers behind this path (their CPU and memory are read
-    /// around every run, as with --server-metrics).
+    /// node_exporter URLs of the servers behind this path (their CPU and memory are read over
+    /// every run's measured window, as with --server-metrics).
     #[serde(default)]
     pub server_metrics: Vec<String>,
     /// Local processes serving this path (e.g. the nodes behind a local load balancer).
