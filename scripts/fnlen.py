@@ -67,10 +67,14 @@ def blank(text: str) -> str:
 
 
 def strip_tests(lines: list[str]) -> list[str]:
-    """Lines from the first `#[cfg(test)]` on are test code (the unit tests sit at the end
-    of each file)."""
+    """Lines from the first `#[cfg(test)]` module with a body on are test code (the unit
+    tests sit at the end of each file); a `#[cfg(test)]` item that ends on its own line
+    (`mod testdata;`) is passed over."""
     for i, line in enumerate(lines):
         if line.strip().startswith("#[cfg(test)]"):
+            following = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
+            if following.endswith(";"):
+                continue
             return lines[:i]
     return lines
 
