@@ -133,8 +133,16 @@ pub struct PilotFit {
     pub fill_import_start: f64,
     /// The start and tail's excess over the fit (s), added once.
     pub overhead_s: f64,
-    /// The relative half-width of the 95 % interval.
+    /// The relative half-width of the 95 % interval: the mean of its two sides.
     pub rel_half_width: f64,
+    /// The interval's sides relative to the estimate: how much shorter (`rel_lo`) and longer
+    /// (`rel_hi`) the import may be. They differ where a risk the pilot could not rule out
+    /// acts on one side only (growth as the repository fills, a young server, a server that
+    /// moved between the runs).
+    #[serde(default)]
+    pub rel_lo: f64,
+    #[serde(default)]
+    pub rel_hi: f64,
     /// How the model was chosen, in words.
     pub evidence: String,
     /// With two or more pilot runs: the change of the cost per request from the first run to
@@ -156,6 +164,14 @@ pub struct PilotFit {
     /// pilot saw: how much longer the import could be, said before it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresolved_growth: Option<String>,
+}
+
+impl PilotFit {
+    /// Sharp enough: both sides of the interval within `target` (relative, e.g. 0.15), so a
+    /// growth, a young server or a move the pilot could not rule out keeps it unsharp.
+    pub fn is_sharp(&self, target: f64) -> bool {
+        self.rel_lo.max(self.rel_hi) <= target
+    }
 }
 
 /// The requests a version and a folder cost for an API, as the protocol says
@@ -1020,6 +1036,8 @@ pub fn predict(
             fill_import_start: start.round(),
             overhead_s: iv.overhead,
             rel_half_width: iv.half / iv.t,
+            rel_lo: iv.half / iv.t,
+            rel_hi: iv.half / iv.t,
             run_drift: said.drift,
             model_error: iv.model_error,
             evidence: evidence(&p, &full, &said, &fin, pf),
