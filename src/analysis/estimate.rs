@@ -74,6 +74,39 @@ pub struct OptionEstimate {
     /// relieved (`analysis::relieved`; where resources were read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_relieved: Option<super::relieved::IfRelieved>,
+    /// The 95 % interval's bounds (s) where its sides differ (a pilot's risks that act on one
+    /// side: growth, a young server); absent: `duration_s ± ci95_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_lo_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_hi_s: Option<f64>,
+}
+
+impl OptionEstimate {
+    /// The 95 % interval's bounds in seconds.
+    pub fn bounds_s(&self) -> (f64, f64) {
+        (
+            self.duration_lo_s
+                .unwrap_or((self.duration_s - self.ci95_s).max(0.0)),
+            self.duration_hi_s.unwrap_or(self.duration_s + self.ci95_s),
+        )
+    }
+    /// The 95 % interval's bounds in hours.
+    pub fn bounds_hours(&self) -> (f64, f64) {
+        let (lo, hi) = self.bounds_s();
+        (lo / 3600.0, hi / 3600.0)
+    }
+    /// The interval as a table shows it: `± 5.0 min`, or `-3.1 min / +9.2 min` where its
+    /// sides differ.
+    pub fn spread_text(&self) -> String {
+        let (lo, hi) = self.bounds_hours();
+        let (down, up) = (self.hours - lo, hi - self.hours);
+        if self.duration_lo_s.is_none() || (down - up).abs() <= 0.05 * up.max(down) {
+            format!("± {}", human_hours(self.ci95_hours))
+        } else {
+            format!("-{} / +{}", human_hours(down), human_hours(up))
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -342,6 +375,8 @@ fn option(
         flags,
         growth_factor: round(factor, 6),
         if_relieved: None,
+        duration_lo_s: None,
+        duration_hi_s: None,
     }
 }
 
@@ -537,6 +572,8 @@ pub fn estimate_from(
             flags,
             growth_factor: 1.0,
             if_relieved: None,
+            duration_lo_s: Some(round(t * (1.0 - fit.rel_lo), 3)),
+            duration_hi_s: Some(round(t * (1.0 + fit.rel_hi), 3)),
         });
         if existing.is_none() {
             e.existing_docs = fit.fill_import_start as u64;
@@ -554,6 +591,9 @@ pub fn estimate_from(
     }
     if let Some(fit) = e.pilot.clone() {
         e.answer = answer(&e.options);
+        if let Some(n) = &fit.narrowing {
+            e.answer = format!("{}; {n}", e.answer);
+        }
         e.time_by_size = Vec::new();
         if sweeps.is_empty() {
             e.findings.clear();
@@ -582,7 +622,7 @@ fn attach_relieved(e: &mut Estimate, sweeps: &[&[(PlanRecord, Vec<CellRun>)]]) {
             continue;
         }
         let v = super::verdict::verdict(&demands, None);
-        o.if_relieved = Some(super::relieved::if_relieved(&v, o.duration_s, o.ci95_s));
+        o.if_relieved = Some(super::relieved::if_relieved(&v, o.duration_s, o.bounds_s()));
     }
     if let Some(r) = e.options.first().and_then(|o| o.if_relieved.as_ref()) {
         e.findings.push(r.text.clone());
@@ -629,7 +669,7 @@ fn pilot_finding(fit: &super::pilot::PilotFit, given: bool) -> String {
         fit.se_growth_per_1000 * 100.0,
         fit.needed
             .clone()
-            .unwrap_or_else(|| format!("interval ±{:.0} %", fit.rel_half_width * 100.0))
+            .unwrap_or_else(|| super::pilot::sides_text(fit))
     )
 }
 
@@ -860,7 +900,7 @@ fn answer(options: &[OptionEstimate]) -> String {
     };
     let pick = options
         .iter()
-        .filter(|o| o.duration_s - o.ci95_s <= best.duration_s + best.ci95_s)
+        .filter(|o| o.bounds_s().0 <= best.bounds_s().1)
         .min_by_key(|o| {
             (
                 o.method != best.method || o.connection != best.connection,
@@ -884,8 +924,8 @@ fn answer(options: &[OptionEstimate]) -> String {
         pick.connection,
         pick.threads,
         human_hours(pick.hours),
-        human_hours((pick.hours - pick.ci95_hours).max(0.0)),
-        human_hours(pick.hours + pick.ci95_hours)
+        human_hours(pick.bounds_hours().0),
+        human_hours(pick.bounds_hours().1)
     )
 }
 
@@ -925,12 +965,12 @@ fn findings(options: &[OptionEstimate], shares: &[BucketShare]) -> Vec<String> {
         return vec!["no measured cells to estimate from".into()];
     };
     out.push(format!(
-        "fastest: {} ({} connections) at {} threads: {} ± {}",
+        "fastest: {} ({} connections) at {} threads: {} {}",
         best.method,
         best.connection,
         best.threads,
         human_hours(best.hours),
-        human_hours(best.ci95_hours)
+        best.spread_text()
     ));
     let mut paths: Vec<(&str, ConnectionPolicy)> = options
         .iter()
@@ -949,16 +989,14 @@ fn findings(options: &[OptionEstimate], shares: &[BucketShare]) -> Vec<String> {
         };
         let worse: Vec<u64> = by_t
             .iter()
-            .filter(|o| {
-                o.threads > min.threads && o.hours - o.ci95_hours > min.hours + min.ci95_hours
-            })
+            .filter(|o| o.threads > min.threads && o.bounds_hours().0 > min.bounds_hours().1)
             .map(|o| o.threads)
             .collect();
         let mut line = format!(
-            "{m} ({conn}): shortest at {} threads ({} ± {})",
+            "{m} ({conn}): shortest at {} threads ({} {})",
             min.threads,
             human_hours(min.hours),
-            human_hours(min.ci95_hours)
+            min.spread_text()
         );
         if let Some(t) = worse.first() {
             line.push_str(&format!(

@@ -62,10 +62,10 @@ fn relief(v: &Verdict) -> Option<&WhatIf> {
         })
 }
 
-/// The import of `duration_s` ± `ci95_s` (95 %) if the bottleneck `v` names were relieved.
+/// The import of `duration_s` (95 %: `bounds_s`) if the bottleneck `v` names were relieved.
 /// A saturated resource runs at its bound, so the docs/s rise by the bound's ratio at most;
 /// the duration falls by as much.
-pub fn if_relieved(v: &Verdict, duration_s: f64, ci95_s: f64) -> IfRelieved {
+pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfRelieved {
     let mut out = IfRelieved {
         verdict: v.kind.clone(),
         resource: v.resource.clone(),
@@ -91,10 +91,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, ci95_s: f64) -> IfRelieved {
                 (w.bound_to_hi / from).max(r),
             );
             let t = duration_s / r;
-            let (lo, hi) = (
-                (duration_s - ci95_s).max(0.0) / r_hi,
-                (duration_s + ci95_s) / r_lo,
-            );
+            let (lo, hi) = (bounds_s.0 / r_hi, bounds_s.1 / r_lo);
             let h = |s: f64| human_hours(s / 3600.0);
             let label = w.text.split(':').next().unwrap_or(&w.change).to_string();
             out.text = format!(
@@ -176,7 +173,7 @@ mod tests {
         let quota = quota_lab();
         let v = super::super::verdict::verdict(&quota, None);
         assert_eq!(v.kind, "cpu_quota");
-        let r = if_relieved(&v, 4800.0, 600.0);
+        let r = if_relieved(&v, 4800.0, (4200.0, 5400.0));
         assert_eq!(r.change.as_deref(), Some("quota_raised"));
         assert_eq!(r.bound_ratio, Some(2.0));
         assert_eq!(r.duration_s, Some(2400.0));
@@ -192,13 +189,13 @@ mod tests {
         // Nothing near its capacity: no duration, and why not.
         let idle = vec![local(Role::Server, 0.3, 0.3), local(Role::Host, 0.6, 0.6)];
         let v = super::super::verdict::verdict(&idle, None);
-        let r = if_relieved(&v, 4800.0, 600.0);
+        let r = if_relieved(&v, 4800.0, (4200.0, 5400.0));
         assert_eq!(r.verdict, "latency_or_serializing");
         assert!(r.duration_s.is_none() && r.change.is_none());
         assert!(r.text.starts_with("no estimate if relieved"), "{}", r.text);
         let mut v = v;
         v.kind = "serializing".into();
-        let r = if_relieved(&v, 4800.0, 600.0);
+        let r = if_relieved(&v, 4800.0, (4200.0, 5400.0));
         assert!(
             r.duration_s.is_none() && r.text.contains("only if the serialization is per node"),
             "{}",

@@ -95,7 +95,7 @@ pub fn table(e: &Estimate) -> String {
             x.connection.name(),
             x.threads,
             human_hours(x.hours),
-            format!("± {}", human_hours(x.ci95_hours)),
+            x.spread_text(),
             x.per_doc_s,
             x.per_mib_s
         );

@@ -216,7 +216,7 @@ fn estimate_chart(e: &crate::analysis::estimate::Estimate) -> String {
     let top_h = e
         .options
         .iter()
-        .map(|o| o.hours + o.ci95_hours)
+        .map(|o| o.bounds_hours().1)
         .fold(0.0, f64::max);
     // Plot in the unit that reads best: hours, minutes or seconds.
     let (unit, per_hour) = if top_h >= 2.0 {
@@ -258,12 +258,8 @@ fn estimate_chart(e: &crate::analysis::estimate::Estimate) -> String {
         let line: Vec<String> = pts.iter().map(|x| xy(x.threads, x.hours)).collect();
         let band: Vec<String> = pts
             .iter()
-            .map(|x| xy(x.threads, x.hours + x.ci95_hours))
-            .chain(
-                pts.iter()
-                    .rev()
-                    .map(|x| xy(x.threads, (x.hours - x.ci95_hours).max(0.0))),
-            )
+            .map(|x| xy(x.threads, x.bounds_hours().1))
+            .chain(pts.iter().rev().map(|x| xy(x.threads, x.bounds_hours().0)))
             .collect();
         let label = format!("{m} ({conn})");
         let _ = writeln!(

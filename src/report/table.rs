@@ -358,7 +358,7 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
         let row = t.row(&[&o.method, &o.connection, &o.threads]);
         row.extend([
             crate::timefmt::human_hours(o.hours),
-            format!("± {}", crate::timefmt::human_hours(o.ci95_hours)),
+            o.spread_text(),
             format!("{:.6}", o.per_doc_s),
             format!("{:.6}", o.per_mib_s),
         ]);
