@@ -555,7 +555,7 @@ pub fn estimate_from(
             flags.push(y);
         }
         if fit.growth_model == "growing" {
-            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored): the estimate takes the pilot's mean cost, not the growth carried over the import's fill; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
+            flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored): the estimate takes the pilot's mean cost, and the interval's upper side the growth carried over the import's fill at its 95 % bound; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
         }
         let h = t / 3600.0;
         e.options.push(OptionEstimate {

@@ -48,8 +48,11 @@
 //! windows' lag-1 autocorrelation: a collection pause spans windows) gives the variance of
 //! `x'θ` for the import's `x`; the import's own window-to-window noise is added (it is one
 //! run), and [`MODEL_ERROR`] for what a pilot cannot show. Student's t on the fit's degrees of
-//! freedom. When the half-width exceeds ±20 %, the estimate says how much longer a pilot
-//! would reach it.
+//! freedom. That is the interval's symmetric part; a risk the pilot measured and could not
+//! rule out then widens the side it acts on ([`one_sided`]: growth the longer side, a growth
+//! that stops or a server still warming the shorter, a young server both), so that the
+//! interval holds its caveats rather than sitting beside them. When either side exceeds
+//! ±20 %, the estimate says how much longer a pilot would reach it ([`longer_by`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -1158,7 +1161,7 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
     (!full.keep_g && could > 0.10).then(|| {
         let span = fin.wins.last().map_or(0.0, |w| w.fill) - fin.wins.first().map_or(0.0, |w| w.fill);
         format!(
-            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.2} % per 1,000 objects) would make it up to {:.0} % longer; a pilot about {:.1}x as long would tell",
+            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.2} % per 1,000 objects) would make it up to {:.0} % longer, as the interval's upper side holds; a pilot about {:.1}x as long would tell",
             lever / span.max(1.0),
             t975(fin.df) * per1000(full.se(GROWTH)) * 100.0,
             could * 100.0,
