@@ -325,6 +325,15 @@ pub struct TargetArgs {
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub growth_ms_per_1000: f64,
 
+    /// A step: from request N on, each takes --step-ms longer (a cache that stops holding the
+    /// working set, a heap's threshold), for testing the estimate's growth shapes. 0: never.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub step_after: u64,
+
+    /// What each request costs more from --step-after on.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub step_ms: f64,
+
     /// A cold start: the first N requests each take --cold-extra-ms longer (a JVM's JIT,
     /// empty caches), for testing warm-up.
     #[arg(long, default_value_t = 0, value_name = "N")]

@@ -554,6 +554,9 @@ pub fn estimate_from(
         if let Some(y) = super::pilot::young_server(&refs) {
             flags.push(y);
         }
+        if let (Some(at), Some(rise)) = (fit.step_at_objects, fit.step_rise) {
+            flags.push(format!("the cost stepped up {:+.0} % after {at:.0} objects stored and held (a cache or a heap's threshold?): the estimate takes the pace after the step; the interval's shorter side reaches the import at the pace before it, in case it was a swing", rise * 100.0));
+        }
         if fit.growth_model == "growing" {
             flags.push(format!("the cost grew through the pilot ({:+.2} % per 1,000 objects stored): the estimate takes the pilot's mean cost, and the interval's upper side the growth carried over the import's fill at its 95 % bound; a pilot's trend on a warm server was more often its folders and its last seconds than the repository filling, and a longer pilot tells them apart", fit.growth_per_1000 * 100.0));
         }

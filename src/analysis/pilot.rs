@@ -124,8 +124,9 @@ pub struct PilotFit {
     /// `c`: seconds per MiB beyond the pilot's mix (0 when not in the model).
     pub s_per_mib: f64,
     pub se_s_per_mib: f64,
-    /// `flat`, `growing` (a rise through the pilot, not carried), `carried` (a rise its runs
-    /// confirm, carried over the import's fill) or `warming` (a fall).
+    /// `flat`, `growing` (a rise through the pilot, not carried: the interval's longer side
+    /// holds it), `carried` (a rise its runs confirm, carried over the import's fill), `step`
+    /// (a rise in one step: the pace after it carried) or `warming` (a fall).
     pub growth_model: String,
     /// `g` relative to `a`, per 1,000 objects stored (0.05 = 5 % slower per 1,000 more).
     pub growth_per_1000: f64,
@@ -162,6 +163,12 @@ pub struct PilotFit {
     /// drift between the pilot's runs that growth does not explain.
     #[serde(default)]
     pub model_error: f64,
+    /// With a step (`growth_model` `step`): the objects stored where the cost stepped up, and
+    /// by how much (relative to the cost before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_at_objects: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_rise: Option<f64>,
     /// When wider than ±20 %: what would narrow it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needed: Option<String>,
@@ -455,6 +462,8 @@ struct Terms {
     /// What a folder counts as in requests ([`weights`]).
     per_folder: f64,
     growth: bool,
+    /// A step in the cost at this fill (objects stored): the pace after it holds.
+    step: Option<f64>,
     bytes: bool,
 }
 
@@ -464,6 +473,9 @@ fn columns(x: &Window, t: Terms, fill_mean: f64, beta: f64) -> Vec<f64> {
     let mut v = vec![x.d + t.per_folder * x.f];
     if t.growth {
         v.push(x.d * (x.fill - fill_mean));
+    }
+    if let Some(at) = t.step {
+        v.push(if x.fill > at { x.d } else { 0.0 });
     }
     if t.bytes {
         v.push(x.b - x.d * beta);
@@ -486,6 +498,7 @@ fn within_runs_growth(
     let all = Terms {
         per_folder,
         growth: true,
+        step: None,
         bytes: true,
     };
     // The model's own columns, its requests split into one column per run.
@@ -622,6 +635,7 @@ fn full_fit(p: &Pilot, pf: f64) -> Option<FullFit> {
     let full_t = Terms {
         per_folder: pf,
         growth: true,
+        step: None,
         bytes: true,
     };
     let full: Vec<Vec<f64>> = p
@@ -671,6 +685,8 @@ struct RunsSay {
     confirmed: bool,
     /// What of the drift the growth explains (the rest is the server moving).
     explained: f64,
+    /// The rise's shape, when it is a step ([`step_shape`]).
+    step: Option<Step>,
 }
 
 fn runs_say(p: &Pilot, full: &FullFit, pf: f64) -> RunsSay {
@@ -747,7 +763,85 @@ fn runs_say(p: &Pilot, full: &FullFit, pf: f64) -> RunsSay {
         one_rate,
         confirmed,
         explained,
+        step: None,
     }
+}
+
+/// A step in the cost the pilot crossed: where (objects stored), how much (relative to the
+/// cost before it) and its t statistic.
+#[derive(Clone, Copy)]
+struct Step {
+    at: f64,
+    rise: f64,
+    t: f64,
+    /// The standard error of a growth beside the step (relative per object): what the
+    /// pilot cannot rule out of a line after it.
+    se_growth: f64,
+}
+
+/// The growth's shape when the cost rose through the pilot and its runs did not confirm a
+/// growth at one rate (nor moved apart: the last run's level then stands): a **step** (a
+/// cache that stops holding the working set, a heap's threshold), whose pace after it holds,
+/// or a **linear** rise (an index or a scan per create, as OpenCMIS InMemory's), which the
+/// interval's longer side carries. The step is the best split of the steady windows inside
+/// one run (four windows or more on each side, a quarter of them after it); it is the shape
+/// when it fits better than the line by Akaike's criterion with a margin of 2 (its position
+/// is a parameter too) and its rise is significant at 95 %.
+fn step_shape(p: &Pilot, full: &FullFit, runs: &RunsSay, pf: f64) -> Option<Step> {
+    let moved = runs.drift.is_some_and(|d| d.abs() > DRIFT_LIMIT);
+    if runs.confirmed || moved || !full.keep_g || full.b[GROWTH] <= 0.0 {
+        return None;
+    }
+    let y: Vec<f64> = p.wins.iter().map(|x| x.dt).collect();
+    let n = y.len() as f64;
+    let sse = |terms: Terms| -> Option<(f64, Fit)> {
+        let xs: Vec<Vec<f64>> = p
+            .wins
+            .iter()
+            .map(|x| columns(x, terms, p.fill_mean, p.beta))
+            .collect();
+        let fit = ols(&xs, &y)?;
+        Some((fit.2.iter().map(|e| e * e).sum::<f64>(), fit))
+    };
+    let linear = Terms {
+        per_folder: pf,
+        growth: true,
+        step: None,
+        bytes: true,
+    };
+    let (sse_line, _) = sse(linear)?;
+    let mut fills: Vec<(usize, f64)> = p.wins.iter().map(|w| (w.run, w.fill)).collect();
+    fills.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let min_after = (fills.len() / 4).max(4);
+    let best = (4..fills.len().saturating_sub(min_after - 1))
+        .filter(|&i| fills[i - 1].0 == fills[i].0)
+        .filter_map(|i| {
+            let at = (fills[i - 1].1 + fills[i].1) / 2.0;
+            let terms = Terms {
+                growth: false,
+                step: Some(at),
+                ..linear
+            };
+            sse(terms).map(|(e, fit)| (at, e, fit))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (at, sse_step, (b, cov, resid)) = best;
+    let aic = |e: f64, k: f64| n * (e.max(1e-300) / n).ln() + 2.0 * k;
+    let t = b[1] / (cov[1][1] * inflation(&resid)).max(1e-300).sqrt();
+    if !(aic(sse_step, 4.0) + 2.0 < aic(sse_line, 3.0) && b[1] > 0.0 && t > t975(n - 3.0)) {
+        return None;
+    }
+    let both = Terms {
+        step: Some(at),
+        ..linear
+    };
+    let (_, (bb, cb, rb)) = sse(both)?;
+    Some(Step {
+        at,
+        rise: b[1] / b[0].max(1e-12),
+        t,
+        se_growth: (cb[GROWTH][GROWTH] * inflation(&rb)).max(0.0).sqrt() / bb[0].max(1e-12),
+    })
 }
 
 /// The fit the estimate rests on: the kept terms, over the last run's windows where the
@@ -775,7 +869,7 @@ impl FinalFit {
     }
 }
 
-fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64) -> Option<FinalFit> {
+fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64, step: Option<f64>) -> Option<FinalFit> {
     // The bytes beyond the pilot's mix are always in the model: they weigh in the estimate
     // only as far as the corpus's mix differs from the slice's (a heavy tail the slice took
     // too little or too much of), but without them a window holding a 100 MB file reads as
@@ -785,6 +879,7 @@ fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64) -> Option<FinalFit> {
     let terms = Terms {
         per_folder: pf,
         growth: runs.confirmed,
+        step,
         bytes: keep_c,
     };
     let last_run: Vec<Window> = p
@@ -951,12 +1046,15 @@ fn one_sided(
     let (mut lo, mut hi): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let lever = (iv.import.fill - p.fill_mean).max(0.0);
     if !runs.confirmed {
-        let rise = if full.keep_g {
+        let rise = if full.keep_g && runs.step.is_none() {
             full.b[GROWTH].max(0.0)
         } else {
             0.0
         };
-        let up = (rise + t975(fin.df) * full.se(GROWTH)) / a * lever;
+        // Beside a step, the growth the pilot cannot rule out is a line's after it, not the
+        // line the step would be mistaken for.
+        let se = runs.step.map_or(full.se(GROWTH) / a, |st| st.se_growth);
+        let up = (rise / a + t975(fin.df) * se) * lever;
         if up > 0.005 {
             iv.growth_up = up;
             hi.push(up * t);
@@ -971,6 +1069,20 @@ fn one_sided(
         iv.one_sided.push(format!(
             "down to {:.0} % shorter if the growth stops where the pilot left it",
             (1.0 - s / t).max(0.0) * 100.0
+        ));
+    }
+    if let Some(st) = runs.step {
+        let before = Window {
+            fill: st.at,
+            ..iv.import
+        };
+        let back = (t - fin.at(&before, p) - iv.overhead).max(0.0);
+        lo.push(back);
+        iv.one_sided.push(format!(
+            "down to {:.0} % shorter if the step (+{:.0} % after {:.0} objects) was a swing and the server returns to its earlier pace",
+            back / t * 100.0,
+            st.rise * 100.0,
+            st.at
         ));
     }
     if full.warming {
@@ -1054,6 +1166,8 @@ fn narrowing(p: &Pilot, iv: &Interval) -> Option<String> {
 fn growth_model(full: &FullFit, runs: &RunsSay) -> &'static str {
     if runs.confirmed {
         "carried"
+    } else if runs.step.is_some() {
+        "step"
     } else if full.warming {
         "warming"
     } else if full.keep_g {
@@ -1089,6 +1203,9 @@ fn evidence(p: &Pilot, full: &FullFit, runs: &RunsSay, fin: &FinalFit, pf: f64) 
             }
             "warming" => {
                 "the cost fell, significant at 95 %: a server still warming up? not carried over the import, in its interval"
+            }
+            "step" => {
+                "significant at 95 %, in a step rather than a line: the pace after the step is carried"
             }
             _ => "not significant at 95 %",
         },
@@ -1182,8 +1299,9 @@ pub fn predict(
     let (pv, pf) = weights(protocol);
     let p = read_pilot(runs, pv)?;
     let full = full_fit(&p, pf)?;
-    let said = runs_say(&p, &full, pf);
-    let fin = final_fit(&p, &said, pf)?;
+    let mut said = runs_say(&p, &full, pf);
+    said.step = step_shape(&p, &full, &said, pf);
+    let fin = final_fit(&p, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
     let mut iv = interval(&p, &said, &fin, work, start);
     one_sided(&p, &full, &said, &fin, &mut iv, youngest(runs).map(|y| y.1));
@@ -1203,7 +1321,8 @@ pub fn predict(
             df: fin.df,
             per_version: pv,
             per_folder: pf,
-            s_per_request: a,
+            // With a step, the pace after it (the import's).
+            s_per_request: a + said.step.map_or(0.0, |_| fin.b[1]),
             se_s_per_request: fin.cov[0][0].sqrt(),
             s_per_mib: if keep_c { fin.b[ci] * 1048576.0 } else { 0.0 },
             se_s_per_mib: if keep_c {
@@ -1224,7 +1343,18 @@ pub fn predict(
             narrowing: narrowing(&p, &iv),
             run_drift: said.drift,
             model_error: iv.model_error,
-            evidence: evidence(&p, &full, &said, &fin, pf),
+            evidence: match said.step {
+                Some(st) => format!(
+                    "{}; the cost stepped up {:+.1} % after {:.0} objects stored (t = {:.1}), a better fit than a line",
+                    evidence(&p, &full, &said, &fin, pf),
+                    st.rise * 100.0,
+                    st.at,
+                    st.t
+                ),
+                None => evidence(&p, &full, &said, &fin, pf),
+            },
+            step_at_objects: said.step.map(|st| st.at.round()),
+            step_rise: said.step.map(|st| st.rise),
             needed: needed_note(&p, &said, &iv),
             if_growth_stops_s: iv.if_stops,
             unresolved_growth: unresolved_note(&p, &full, &fin, &iv),
@@ -1592,5 +1722,27 @@ mod tests {
             "{:?}",
             young.one_sided
         );
+    }
+
+    /// A cost that steps up 40 % halfway through the pilot and holds (a cache that stops
+    /// holding the working set): a step, not a line; the import is costed at the pace after
+    /// it (11.2 s), and the shorter side reaches the pace before it (8.0 s).
+    #[test]
+    fn a_step_in_the_cost_is_told_from_a_line_and_its_pace_after_carried() {
+        let a = pilot_run_with(1, 3000, |d| if d < 1500.0 { 0.001 } else { 0.0014 });
+        let (t, _, fit) = predict(&[&a], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert_eq!(fit.growth_model, "step", "{}", fit.evidence);
+        assert!((t / 11.2 - 1.0).abs() < 0.05, "{t}: {}", fit.evidence);
+        let at = fit.step_at_objects.unwrap();
+        assert!((1300.0..=1700.0).contains(&at), "{at}");
+        assert!(
+            (fit.step_rise.unwrap() - 0.4).abs() < 0.05,
+            "{:?}",
+            fit.step_rise
+        );
+        assert!(t * (1.0 - fit.rel_lo) <= 8.2, "{t} -{}", fit.rel_lo);
+        let line = pilot_run_with(1, 3000, |d| 0.001 * (1.0 + 1.33e-4 * d));
+        let (_, _, lin) = predict(&[&line], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert_eq!(lin.growth_model, "growing", "{}", lin.evidence);
     }
 }

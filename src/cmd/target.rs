@@ -47,6 +47,7 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
         (a.cost_per_mib_ms, "--cost-per-mib-ms"),
         (a.growth_ms_per_1000, "--growth-ms-per-1000"),
         (a.cpu_per_doc_ms, "--cpu-per-doc-ms"),
+        (a.step_ms, "--step-ms"),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             bail!("{flag} {v}: must be a number of milliseconds >= 0");
@@ -93,6 +94,8 @@ fn config(a: &TargetArgs) -> Result<emulator::EmulatorConfig> {
             max_concurrent: a.max_concurrent,
             growth_per_1000: Duration::from_secs_f64(a.growth_ms_per_1000 / 1000.0),
             cold_requests: a.cold_requests,
+            step_after: a.step_after,
+            step_extra: Duration::from_secs_f64(a.step_ms / 1000.0),
             cold_extra: Duration::from_secs_f64(a.cold_extra_ms.max(0.0) / 1000.0),
             jitter: (a.jitter_pct / 100.0).clamp(0.0, 1.0),
             contention: a.contention,

@@ -68,6 +68,11 @@ pub struct PerfModel {
     /// what a paced run's response time must show and its service time hides.
     pub stall_once: Duration,
     pub stall_after: u64,
+    /// A step: from request number `step_after` on (0 = never), each costs `step_extra`
+    /// more, as a cache that stops holding the working set or a heap's threshold would: a
+    /// known growth of another shape than `growth_per_1000`'s line.
+    pub step_after: u64,
+    pub step_extra: Duration,
 }
 
 impl PerfModel {
@@ -86,6 +91,11 @@ impl PerfModel {
                 crate::fixtures::Rng::new(0x7177_E55E ^ served.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let u = (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             base.mul_f64((1.0 + self.jitter * (2.0 * u - 1.0)).max(0.0))
+        } else {
+            base
+        };
+        let base = if self.step_after > 0 && served >= self.step_after {
+            base + self.step_extra
         } else {
             base
         };

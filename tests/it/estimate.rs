@@ -239,6 +239,53 @@ async fn corpus_target(
     (target, dir, url)
 }
 
+/// A server whose every request costs 50 % more from the 480th on (`--step-after`: a cache
+/// that stops holding the working set), after the 100 warm-up documents and half of a
+/// one-run pilot: the estimate
+/// tells the step from a line, costs the import at the pace after it, and the import (all of
+/// it past the step) lies inside, within 10 %.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_the_pilot_crossed_is_carried_at_its_pace_after() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = corpus_target(|c| {
+        c.perf.step_after = 480;
+        c.perf.step_extra = std::time::Duration::from_millis(6);
+    })
+    .await;
+    let (pw, root, results) = (
+        dir.path().join("password"),
+        dir.path().join("files"),
+        dir.path().join("results"),
+    );
+    let (outcome, pilot) =
+        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "750", "100", 1))
+            .await
+            .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let corpus = ingestbench::corpus::describe(&root).unwrap();
+    let sweeps =
+        vec![ingestbench::results::load_dir(&results.join(format!("run-{}", pilot.id))).unwrap()];
+    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
+    let fit = est.pilot.as_ref().expect("the run is read as a pilot");
+    assert_eq!(fit.growth_model, "step", "{}", fit.evidence);
+    let o = &est.options[0];
+    let (_, r) = ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
+        .await
+        .unwrap();
+    let (predicted, measured) = (o.duration_s, r.mean_duration_s);
+    let (lo, hi) = o.bounds_s();
+    eprintln!(
+        "step: predicted {predicted:.2} s ({lo:.2}-{hi:.2}), measured {measured:.2} s, ratio {:.3}; {}",
+        predicted / measured,
+        fit.evidence
+    );
+    assert!(
+        (0.9..=1.1).contains(&(predicted / measured)) && (lo..=hi).contains(&measured),
+        "predicted {predicted:.2} s ({lo:.2}-{hi:.2}) vs measured {measured:.2} s: {}",
+        fit.evidence
+    );
+}
+
 /// `run --corpus ROOT --sample N` at 4 threads, `runs` times, into `results`.
 fn corpus_run(
     url: &str,
