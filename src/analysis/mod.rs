@@ -2,9 +2,9 @@
 //! intervals, Welch and paired comparisons), the scaling of docs/sec with threads (knee,
 //! USL fit) and drift within runs, what limited a cell (resource demands per document, the
 //! throughput bound, the bottleneck, the verdict and what a change would buy) and how a
-//! comparison reads, the import estimate with its growth model, and the highest import rate
-//! whose readers stay under their latency objective (`slo`). Pure functions: values
-//! in, values out, no I/O (the readings come from `metrics::resources`, the words go to
+//! comparison reads, the import estimate with its growth model, when an auto pilot's
+//! estimate is sharp enough to stop (`sharp`), and the highest import rate whose readers
+//! stay under their latency objective (`slo`). Pure functions: values in, values out, no I/O (the readings come from `metrics::resources`, the words go to
 //! `report`).
 
 pub mod demands;
@@ -14,6 +14,7 @@ pub mod limits;
 pub mod pilot;
 pub mod relieved;
 pub mod scaling;
+pub mod sharp;
 pub mod slo;
 pub mod stats;
 pub mod summary;

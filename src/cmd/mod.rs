@@ -339,6 +339,10 @@ impl Progress {
                     _ = s.notified() => break,
                 }
                 bar.set_position(live.done.load(Ordering::Relaxed));
+                // An auto pilot's estimate so far (set every few seconds by its watcher).
+                if let Some(note) = live.note.lock().ok().and_then(|mut n| n.take()) {
+                    bar.set_message(note);
+                }
                 let failed = live.failed.load(Ordering::Relaxed);
                 bar.set_prefix(if failed > 0 {
                     format!("{failed} failed")

@@ -102,6 +102,9 @@ struct Runs<'a> {
     partial: Option<CellRun>,
     /// `--json-lines`: a line per finished run.
     lines: bool,
+    /// Where an auto pilot's stop is said (unless quiet).
+    progress: &'a Progress,
+    quiet: bool,
 }
 
 impl RunObserver for Runs<'_> {
@@ -118,6 +121,14 @@ impl RunObserver for Runs<'_> {
             return Ok(());
         }
         crate::results::write_cell_run(self.dir, &run)?;
+        if let (Some(stop), false) = (&run.record.sample_stop, self.quiet) {
+            let r = &run.record;
+            self.progress.println(&crate::analysis::sharp::stop_text(
+                stop,
+                r.duration_s,
+                r.docs_ok,
+            ));
+        }
         if self.lines {
             report::lines::emit(&report::lines::run_line(cell, &run.record)?)?;
         }
@@ -178,6 +189,9 @@ async fn measure(
         history: super::sweep::history(start.done),
         baseline: None,
         paired: false,
+        auto: plan.auto.clone().map(|a| {
+            crate::engine::AutoPilot::new(a, crate::engine::autopilot::chosen_window(start.done))
+        }),
     };
     let job = SweepJob::new(
         work,
@@ -192,6 +206,8 @@ async fn measure(
         dir,
         partial: None,
         lines: plan.common.json_lines,
+        progress: &progress,
+        quiet: plan.common.quiet,
     };
     super::drive(job, &mut runs, &progress, sidecars).await?;
     Ok(runs.partial)

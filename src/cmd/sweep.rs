@@ -258,6 +258,7 @@ async fn execute(
         history: history(&p.done),
         baseline: Some(p.spec.baseline.clone()),
         paired: p.spec.paired(),
+        auto: None,
     };
     let job = SweepJob::new(work, c, session, manifest, live.clone(), &mut sidecars);
     let progress = Progress::start(job.docs_to_do(), c.quiet, live.clone());

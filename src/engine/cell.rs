@@ -19,6 +19,9 @@
 //!   to the manifest (so verified and cleaned up) and counted as `docs_after_window`, but
 //!   neither in docs/sec nor in the latency histogram: docs/sec = documents acknowledged
 //!   within the window / D;
+//! - **an auto pilot's first run** (`run --sample-time auto`) is a steady-state run whose
+//!   deadline is the cap, brought forward to the moment its estimate is sharp
+//!   (`autopilot`): from then on it is that deadline, and the run lasts until it;
 //! - **success**: the API's documented success status with the new id read from the body;
 //! - **docs/sec across runs**: mean documents acknowledged per run divided by the mean run
 //!   duration (= N / mean duration when nothing failed, the field practice), reported next
@@ -102,6 +105,9 @@ pub struct CellPlan {
     /// documents are a closed-loop seeding import, and the readers start only once it is
     /// over, reading what it stored for this long with no import beside them.
     pub readers_alone: Option<Duration>,
+    /// `run --sample-time auto`, its first run: watched, and its window (the cap) closed
+    /// early once the estimate is sharp (`engine::autopilot`).
+    pub auto: Option<Arc<super::autopilot::AutoPilot>>,
 }
 
 /// What the manifest of the interrupted attempts holds of one run (`--resume`).
@@ -233,30 +239,15 @@ pub async fn run_cell<P: Protocol>(
         manifest,
     )
     .await?;
-    let shared = Shared {
-        barrier: Arc::new(Barrier::new(part.works.len() + 1)),
-        warm: WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned()),
-        tally: Arc::new(super::timeline::Tally::default()),
-        marks: Arc::new(Marks::new(if plan.window.is_some() {
-            0
-        } else {
-            part.todo
-        })),
-        fatal: Arc::new(std::sync::OnceLock::new()),
-        deadline: Arc::new(std::sync::OnceLock::new()),
-        pace: plan.rate.map(|r| Arc::new(pace_for_run(plan, r, resume))),
-        width: super::pool::width(plan.target_on_this_host, fixtures.size),
-        folders,
-        run,
-        run_tag,
-        resuming: plan.resuming || resume.is_some(),
-    };
+    let shared = Shared::new(plan, &part, (run, run_tag), resume, folders, &fixtures);
     shared.folders.count_into(shared.tally.clone());
     let handles = shared.spawn(&proto, &fixtures, plan, &live, manifest, part.works);
     let conns0 = plan.connections.as_ref().map_or(0, |c| c.get());
+    let failed0 = live.failed.load(Ordering::Relaxed);
     let opened = shared.open_window(plan, part_workers, &live).await?;
     let started = opened.started;
     let ticker = super::timeline::Ticker::start(shared.tally.clone(), started);
+    let watch = shared.watch(plan, &ticker, &live, failed0, opened.started_unix_ms);
     if let Some(p) = &shared.pace {
         p.origin();
     }
@@ -270,25 +261,25 @@ pub async fn run_cell<P: Protocol>(
     let readers = finish_readers(readers, plan.readers_alone, readers_now).await;
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.
-    let (servers, resources) = match (&plan.resources, opened.resources) {
-        (Some(s), Some(a)) => {
-            let w = s.close(&a).await;
-            (w.servers, Some(w.resources))
-        }
-        _ => (Vec::new(), None),
-    };
+    let (servers, resources) = close_resources(plan, opened.resources).await;
     let merged = &mut joined.merged;
     merged.folders_created = shared.folders.created().await;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let timeline = ticker.finish(end);
     let stopped = live.stop.load(Ordering::Relaxed);
     let sent = merged.docs_ok + merged.docs_failed + joined.late;
+    let window = plan
+        .window
+        .map(|w| measured_window(w, &shared.deadline, started));
+    let sent_all = sent >= sample_left;
     let duration = run_duration(
         plan,
+        window,
         stopped,
-        sent >= sample_left,
+        sent_all,
         end.saturating_duration_since(started),
     );
+    let sample_stop = watch.map(|w| w.finish(duration, sent_all, stopped));
     let paced = shared
         .pace
         .as_ref()
@@ -306,7 +297,7 @@ pub async fn run_cell<P: Protocol>(
         warmup_ok: joined.warmup_ok,
         warmup_failed: joined.warmup_failed,
         docs_after_window: joined.late,
-        window_s: plan.window.map(|w| w.as_secs_f64()),
+        window_s: window.map(|w| w.as_secs_f64()),
         servers,
         resources,
         started_unix_ms: opened.started_unix_ms,
@@ -317,7 +308,34 @@ pub async fn run_cell<P: Protocol>(
         warmup_settled: opened.settled.map(|s| s.settled),
         paced,
         readers,
+        sample_stop,
     })
+}
+
+/// The resources' closing read, against their opening one (`None` without a sampler).
+async fn close_resources(
+    plan: &CellPlan,
+    opened: Option<crate::metrics::resources::Snapshot>,
+) -> (
+    Vec<crate::metrics::servers::ServerUsage>,
+    Option<crate::metrics::resources::RunResources>,
+) {
+    match (&plan.resources, opened) {
+        (Some(s), Some(a)) => {
+            let w = s.close(&a).await;
+            (w.servers, Some(w.resources))
+        }
+        _ => (Vec::new(), None),
+    }
+}
+
+/// A steady-state run's window as it closed: `w`, or shorter when an auto pilot's watcher
+/// brought its end forward.
+fn measured_window(w: Duration, deadline: &super::worker::Deadline, started: Instant) -> Duration {
+    match deadline.end() {
+        Some(end) if deadline.was_cut() => end.saturating_duration_since(started).min(w),
+        _ => w,
+    }
 }
 
 /// `--readers`: readers beside the import, reading what the run stores.
@@ -360,11 +378,17 @@ async fn finish_readers(
     }
 }
 
-/// How long a run lasted: its window (`--duration`), or from the start to the last
-/// completion (`elapsed`): count mode, a stop, or a window that sent every document of its
-/// sample (`once`, `sent_all`), which ended when the last came back.
-fn run_duration(plan: &CellPlan, stopped: bool, sent_all: bool, elapsed: Duration) -> Duration {
-    match plan.window {
+/// How long a run lasted: its window (`--duration`, as it closed: `window`), or from the
+/// start to the last completion (`elapsed`): count mode, a stop, or a window that sent every
+/// document of its sample (`once`, `sent_all`), which ended when the last came back.
+fn run_duration(
+    plan: &CellPlan,
+    window: Option<Duration>,
+    stopped: bool,
+    sent_all: bool,
+    elapsed: Duration,
+) -> Duration {
+    match window {
         Some(w) if !stopped && plan.once && sent_all => w.min(elapsed),
         Some(w) if !stopped => w,
         _ => elapsed,
@@ -404,8 +428,11 @@ struct Shared {
     marks: Arc<Marks>,
     /// The first rejection of the documents outright.
     fatal: Arc<std::sync::OnceLock<String>>,
-    /// Steady state: the end of the window, fixed by whoever passes the barrier first.
-    deadline: Arc<std::sync::OnceLock<Instant>>,
+    /// Steady state: the end of the window, fixed by whoever passes the barrier first (and
+    /// brought forward by an auto pilot's watcher).
+    deadline: Arc<super::worker::Deadline>,
+    /// Warm-up documents the workers acknowledged (an auto pilot's watcher reads them).
+    warmed: Arc<AtomicU64>,
     pace: Option<Arc<super::pace::Pace>>,
     /// Upload runtimes the workers are spread over (`pool::width`).
     width: usize,
@@ -429,6 +456,59 @@ struct Opened {
 }
 
 impl Shared {
+    fn new(
+        plan: &CellPlan,
+        part: &Part,
+        (run, run_tag): (u32, u64),
+        resume: Option<&ResumePoint>,
+        folders: Arc<FolderTable>,
+        fixtures: &Fixtures,
+    ) -> Shared {
+        let run_folder = folders.base().to_string();
+        Shared {
+            barrier: Arc::new(Barrier::new(part.works.len() + 1)),
+            warm: WarmupShare::new(plan, &run_folder, run_tag, fixtures.tree().cloned()),
+            tally: Arc::new(super::timeline::Tally::default()),
+            marks: Arc::new(Marks::new(if plan.window.is_some() {
+                0
+            } else {
+                part.todo
+            })),
+            fatal: Arc::new(std::sync::OnceLock::new()),
+            deadline: Arc::default(),
+            warmed: Arc::default(),
+            pace: plan.rate.map(|r| Arc::new(pace_for_run(plan, r, resume))),
+            width: super::pool::width(plan.target_on_this_host, fixtures.size),
+            folders,
+            run,
+            run_tag,
+            resuming: plan.resuming || resume.is_some(),
+        }
+    }
+
+    /// `run --sample-time auto`'s first run: its watcher, started with the window.
+    fn watch(
+        &self,
+        plan: &CellPlan,
+        ticker: &super::timeline::Ticker,
+        live: &Arc<LiveCounters>,
+        failed0: u64,
+        started_unix_ms: i64,
+    ) -> Option<super::autopilot::Watch> {
+        let pilot = plan.auto.clone()?;
+        let watched = super::autopilot::Watched {
+            timeline: ticker.reader(),
+            deadline: self.deadline.clone(),
+            warmed: self.warmed.clone(),
+            live: live.clone(),
+            failed0,
+            started_unix_ms,
+            run: self.run,
+            threads: plan.threads,
+        };
+        Some(super::autopilot::Watch::start(pilot, watched))
+    }
+
     /// One worker for each of `works`, waiting at the barrier after its warm-up.
     fn spawn<P: Protocol>(
         &self,
@@ -457,6 +537,7 @@ impl Shared {
                 work,
                 window: plan.window,
                 deadline: self.deadline.clone(),
+                warmed: self.warmed.clone(),
                 warmup: self.warm.for_worker(w, plan.threads),
                 ok_so_far: ok_so_far.clone(),
                 tally: self.tally.clone(),
@@ -536,7 +617,7 @@ impl Shared {
         let started_unix_ms = crate::timefmt::now_ms();
         // Whoever passes the barrier first fixes the one deadline all workers share.
         let started = match plan.window {
-            Some(w) => *self.deadline.get_or_init(|| Instant::now() + w) - w,
+            Some(w) => self.deadline.fix(w) - w,
             None => Instant::now(),
         };
         Ok(Opened {

@@ -8,6 +8,7 @@
 //! Before any of it, [`settle_methods`] asks a sweep's access methods whether they answer.
 //! Knows nothing of the CLI, of printing, or of report formats.
 
+pub mod autopilot;
 pub mod budget;
 mod cell;
 pub mod live;
@@ -24,6 +25,7 @@ mod worker;
 
 pub mod rendezvous;
 
+pub use autopilot::AutoPilot;
 pub use cell::ResumePoint;
 pub use cell::{CellPlan, EarlierRun, run_cell};
 pub use reach::settle_methods;

@@ -226,6 +226,7 @@ mod tests {
             rate: Some(100.0),
             readers: None,
             readers_alone: None,
+            auto: None,
         }
     }
 

@@ -57,6 +57,9 @@ pub struct JobSpec<'a> {
     /// Comparisons pair runs of the same number (an interleaved sweep runs them back to back;
     /// see `analysis::stats::compare_runs`); `--budget` then adds runs in pairs.
     pub paired: bool,
+    /// `run --sample-time auto`: the first run stops when its estimate is sharp, the later
+    /// ones last as long (`autopilot`).
+    pub auto: Option<Arc<super::autopilot::AutoPilot>>,
 }
 
 /// Everything a schedule needs besides the observer: the [`JobSpec`], and what every measured
@@ -178,7 +181,14 @@ impl SweepJob<'_> {
         warm: bool,
     ) -> CellPlan {
         let (counter, url) = (c.counter.clone(), &c.url);
-        let window = self.measure.duration_s.map(Duration::from_secs_f64);
+        // An auto pilot: the cap, watched, until the first run fixed the window.
+        let (window, watched) = match &self.work.auto {
+            Some(a) => {
+                let (w, watched) = a.window();
+                (Some(w), watched.then(|| a.clone()))
+            }
+            None => (self.measure.duration_s.map(Duration::from_secs_f64), None),
+        };
         let (folder, nonce) = match &self.work.folders {
             // A steady-state run is never finished part-way: one that was interrupted is
             // run again in a folder of its own, with documents of its own.
@@ -227,7 +237,7 @@ impl SweepJob<'_> {
             warmup: self.measure.warmup.resolve(
                 self.work.docs,
                 cell.threads,
-                self.measure.duration_s,
+                window.map(|w| w.as_secs_f64()),
                 warm,
             ),
             threads: cell.threads,
@@ -259,6 +269,7 @@ impl SweepJob<'_> {
             readers_alone: cell
                 .is_readers_baseline()
                 .then(|| self.readers_alone_window(window)),
+            auto: watched,
             jtl: self.jtl.as_ref().map(|sink| {
                 (
                     sink.clone(),

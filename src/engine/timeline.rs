@@ -67,6 +67,16 @@ impl Ticker {
         }
     }
 
+    /// A handle that reads the trajectory so far while the run goes on (an auto pilot's
+    /// watcher, every few seconds; never the workers).
+    pub fn reader(&self) -> Reader {
+        Reader {
+            points: self.points.clone(),
+            tally: self.tally.clone(),
+            started: self.started,
+        }
+    }
+
     /// The trajectory, closed by a point at `end` (the run's last completion).
     pub fn finish(self, end: Instant) -> Vec<TimelinePoint> {
         self.handle.abort();
@@ -75,6 +85,25 @@ impl Ticker {
         points.retain(|p| p.t_s < t_end);
         points.push(self.tally.point(t_end));
         points
+    }
+}
+
+/// The trajectory of a run still going on (see [`Ticker::reader`]).
+#[derive(Clone)]
+pub struct Reader {
+    points: Arc<Mutex<Vec<TimelinePoint>>>,
+    tally: Arc<Tally>,
+    started: Instant,
+}
+
+impl Reader {
+    /// The points so far, closed by one at `now`, and the seconds since the start.
+    pub fn so_far(&self, now: Instant) -> (Vec<TimelinePoint>, f64) {
+        let t = now.saturating_duration_since(self.started).as_secs_f64();
+        let mut points = self.points.lock().expect("timeline").clone();
+        points.retain(|p| p.t_s < t);
+        points.push(self.tally.point(t));
+        (points, t)
     }
 }
 

@@ -27,6 +27,9 @@ pub struct LiveCounters {
     pub stop: AtomicBool,
     /// Set by SIGINT/SIGTERM.
     pub interrupted: AtomicBool,
+    /// What the progress line adds (an auto pilot's estimate so far); set every few
+    /// seconds, read on the progress timer.
+    pub note: std::sync::Mutex<Option<String>>,
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only
@@ -130,6 +133,11 @@ impl FolderTable {
             made: tokio::sync::Mutex::new(Made::default()),
             count: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The folder below which this table makes its folders.
+    pub(super) fn base(&self) -> &str {
+        &self.base
     }
 
     /// Counts the folders made from now on into `tally` as well.
@@ -237,11 +245,42 @@ impl FolderCursor {
     }
 }
 
-/// How long a worker goes on: to the end of its share, or to a deadline.
-#[derive(Clone, Copy)]
-enum Until {
-    Done,
-    Deadline(Instant),
+/// The end of a steady-state window: fixed by whoever passes the barrier first, and
+/// brought forward (never back) when an auto pilot's estimate is sharp
+/// (`engine::autopilot`). Workers read it with one relaxed load per upload.
+#[derive(Default)]
+pub(super) struct Deadline {
+    end: std::sync::OnceLock<Instant>,
+    /// How much earlier than `end` the window closes (ns; 0: at `end`).
+    early_ns: AtomicU64,
+}
+
+impl Deadline {
+    /// The window's end, `w` from now unless someone fixed it first.
+    pub(super) fn fix(&self, w: Duration) -> Instant {
+        *self.end.get_or_init(|| Instant::now() + w)
+    }
+
+    /// Where the window closes now (`None` before it opened).
+    pub(super) fn end(&self) -> Option<Instant> {
+        let end = *self.end.get()?;
+        let early = Duration::from_nanos(self.early_ns.load(Ordering::Relaxed));
+        Some(end.checked_sub(early).unwrap_or(end))
+    }
+
+    /// Closes the window at `at` (when that is before its end): no upload starts after it,
+    /// and those that end after it are late.
+    pub(super) fn cut(&self, at: Instant) {
+        if let Some(end) = self.end.get() {
+            let early = end.saturating_duration_since(at).as_nanos() as u64;
+            self.early_ns.fetch_max(early, Ordering::Relaxed);
+        }
+    }
+
+    /// Was the window brought forward?
+    pub(super) fn was_cut(&self) -> bool {
+        self.early_ns.load(Ordering::Relaxed) > 0
+    }
 }
 
 /// One worker's warm-up.
@@ -267,7 +306,10 @@ pub(super) struct WorkerCtx<P> {
     pub(super) work: Work,
     /// Steady-state mode: the window, and its end, fixed at the barrier's release.
     pub(super) window: Option<Duration>,
-    pub(super) deadline: Arc<std::sync::OnceLock<Instant>>,
+    pub(super) deadline: Arc<Deadline>,
+    /// Warm-up documents acknowledged so far by the run's workers (an auto pilot's watcher
+    /// counts them as stored before the start).
+    pub(super) warmed: Arc<AtomicU64>,
     pub(super) warmup: Option<WorkerWarmup>,
     pub(super) ok_so_far: Arc<AtomicU64>,
     /// The run's trajectory counts ([`super::timeline`]).
@@ -324,10 +366,17 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
     // Ready, then released (see run_cell).
     ctx.barrier.wait().await;
     ctx.barrier.wait().await;
-    let until = match ctx.window {
-        Some(w) => Until::Deadline(*ctx.deadline.get_or_init(|| Instant::now() + w)),
-        None => Until::Done,
+    // Steady state: the window's end, read again before and after each upload (an auto
+    // pilot may bring it forward).
+    let windowed = match ctx.window {
+        Some(w) => {
+            ctx.deadline.fix(w);
+            true
+        }
+        None => false,
     };
+    let past_end =
+        |deadline: &Deadline, t: Instant| windowed && deadline.end().is_some_and(|d| t >= d);
     let work = std::mem::replace(
         &mut ctx.work,
         Work {
@@ -361,9 +410,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
                 None => break,
             },
         };
-        if let Until::Deadline(d) = until
-            && Instant::now() >= d
-        {
+        if past_end(&ctx.deadline, Instant::now()) {
             break;
         }
         if let (Some(p), Some(due), Some(t)) = (&pace, due, &mut out.pace) {
@@ -380,7 +427,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
                 (Outcome::Failed(c, s), lat, size, done) => (Some((c, s)), lat, size, done),
             };
         let ok = failure.is_none();
-        let late = matches!(until, Until::Deadline(d) if done > d);
+        let late = windowed && ctx.deadline.end().is_some_and(|d| done > d);
         if let Some(m) = &ctx.metrics {
             match failure {
                 None if !late => m.ok(size, latency),
@@ -459,6 +506,7 @@ async fn warm_up<P: Protocol>(
         match r {
             Ok((up, adopted)) => {
                 out.warmup_ok += 1;
+                ctx.warmed.fetch_add(1, Ordering::Relaxed);
                 if !(adopted && recorded(&ctx.known_ids, &up.id)) {
                     ctx.warmup_manifest
                         .ok(ctx.run, &doc, &f.0, &up.id, up.node.as_deref());
@@ -640,6 +688,24 @@ fn backoff(index: u64, attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The window's end is fixed once; an auto pilot's cut brings it forward, never back.
+    #[test]
+    fn a_deadline_is_fixed_once_and_only_brought_forward() {
+        let d = Deadline::default();
+        assert_eq!(d.end(), None);
+        d.cut(Instant::now());
+        assert!(!d.was_cut(), "no cut before the window opened");
+        let end = d.fix(Duration::from_secs(60));
+        assert_eq!(d.fix(Duration::from_secs(5)), end, "the first fix holds");
+        assert_eq!(d.end(), Some(end));
+        let at = end - Duration::from_secs(50);
+        d.cut(at);
+        assert!(d.was_cut());
+        assert_eq!(d.end(), Some(at));
+        d.cut(end - Duration::from_secs(10));
+        assert_eq!(d.end(), Some(at), "a later cut does not move it back");
+    }
 
     #[test]
     fn backoff_doubles_to_a_second_with_jitter() {

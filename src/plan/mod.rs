@@ -246,6 +246,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         readers,
         reader_slo_ms,
         once: false,
+        auto_sample: None,
     })
 }
 
@@ -482,6 +483,38 @@ pub struct RunPlan {
     pub sample: u64,
     pub on_name_clash: crate::corpus::policy::OnProblem,
     pub on_bad_name: crate::corpus::policy::OnProblem,
+    /// `--sample-time auto`: what the first run's watcher judges the estimate by.
+    pub auto: Option<AutoPlan>,
+}
+
+/// `run --sample-time auto`: the first pilot run stops once the estimate of importing the
+/// whole corpus is sharp (`engine` watches it; `analysis::pilot` judges it).
+#[derive(Debug, Clone)]
+pub struct AutoPlan {
+    /// Both sides of the 95 % interval within this (relative: 0.15 = ±15 %).
+    pub target: f64,
+    /// The longest first run (`--max-sample-time`).
+    pub cap: Duration,
+    /// The whole corpus, whose import is estimated (not the sample drawn from it).
+    pub corpus: Arc<crate::corpus::CorpusDescription>,
+    pub protocol: ProtocolKind,
+}
+
+impl AutoPlan {
+    /// The auto pilot of `measure` over `corpus` (none without `auto_sample` or a corpus).
+    fn of(
+        measure: &MeasurePolicy,
+        protocol: ProtocolKind,
+        corpus: Option<Arc<crate::corpus::CorpusDescription>>,
+    ) -> Option<AutoPlan> {
+        let auto = measure.auto_sample?;
+        Some(AutoPlan {
+            target: auto.target_pct / 100.0,
+            cap: Duration::from_secs_f64(auto.max_s),
+            corpus: corpus?,
+            protocol,
+        })
+    }
 }
 
 /// What `run --corpus` uploads.
@@ -627,12 +660,17 @@ impl RunPlan {
             on_bad_name: names.map(|n| n.on_bad_name).unwrap_or_default(),
         };
         let sample = names.map_or(rec.docs, |n| n.sample);
-        let corpus = rec
+        let input = rec
             .corpus
             .as_deref()
             .map(|p| corpus_input(std::path::Path::new(p), sample, &common, policy))
-            .transpose()?
-            .map(|(c, _)| c);
+            .transpose()?;
+        let auto = AutoPlan::of(
+            &common.measure,
+            common.protocol,
+            input.as_ref().and_then(|i| i.2.clone()),
+        );
+        let corpus = input.map(|(c, ..)| c);
         Ok(RunPlan {
             common,
             url,
@@ -650,6 +688,7 @@ impl RunPlan {
             sample,
             on_name_clash: policy.on_name_clash,
             on_bad_name: policy.on_bad_name,
+            auto,
         })
     }
 }
@@ -671,26 +710,29 @@ impl TryFrom<&RunArgs> for RunPlan {
             on_bad_name: a.on_bad_name,
         };
         let mut common = common;
-        let wanted = match &a.sample_time {
-            Some(t) => {
-                common.measure.duration_s = Some(sample_time(t)?);
+        if let Some(t) = &a.sample_time
+            && !a.corpus.as_deref().is_some_and(std::path::Path::is_dir)
+        {
+            bail!(
+                "--sample-time {t} imports real files: give --corpus a directory, not a corpus description"
+            );
+        }
+        let wanted = match sample_time_of(a)? {
+            Some((secs, auto)) => {
+                common.measure.duration_s = Some(secs);
                 common.measure.once = true;
+                common.measure.auto_sample = auto;
                 a.sample.unwrap_or(u64::MAX)
             }
             None => a.sample.unwrap_or(a.docs),
         };
-        let (corpus, drawn) = match a.corpus.as_deref() {
+        let (corpus, drawn, described) = match a.corpus.as_deref() {
             Some(p) => {
-                let (c, n) = corpus_input(p, wanted, &common, policy)?;
-                (Some(c), n)
+                let (c, n, d) = corpus_input(p, wanted, &common, policy)?;
+                (Some(c), n, d)
             }
-            None => (None, wanted),
+            None => (None, wanted, None),
         };
-        if a.sample_time.is_some() && !matches!(corpus, Some(CorpusInput::Files(..))) {
-            bail!(
-                "--sample-time imports real files: give --corpus a directory, not a corpus description"
-            );
-        }
         let docs = match &corpus {
             Some(CorpusInput::Files(_, f)) => f.len() as u64,
             _ => a.docs,
@@ -701,7 +743,6 @@ impl TryFrom<&RunArgs> for RunPlan {
             );
         }
         Ok(RunPlan {
-            common,
             url,
             size: a.size,
             docs,
@@ -722,6 +763,8 @@ impl TryFrom<&RunArgs> for RunPlan {
             },
             on_name_clash: a.on_name_clash,
             on_bad_name: a.on_bad_name,
+            auto: AutoPlan::of(&common.measure, common.protocol, described),
+            common,
         })
     }
 }
@@ -730,26 +773,77 @@ impl TryFrom<&RunArgs> for RunPlan {
 fn sample_time(t: &str) -> Result<f64> {
     match parse_duration(t) {
         Some(v) if v > 0.0 => Ok(v),
-        _ => bail!("--sample-time {t}: give a positive duration such as 2m or 10m"),
+        _ => bail!("--sample-time {t}: give a positive duration such as 2m or 10m, or auto"),
     }
 }
 
+/// `--max-sample-time` when not given: what a fixed pilot's documentation suggests.
+pub const MAX_SAMPLE_TIME_S: f64 = 600.0;
+/// `--target-precision` when not given (%).
+pub const TARGET_PRECISION_PCT: f64 = 15.0;
+
+/// `--sample-time`, `--max-sample-time` and `--target-precision`, checked together: the
+/// window of each run (auto: the cap) and, for auto, its aim.
+fn sample_time_of(a: &RunArgs) -> Result<Option<(f64, Option<crate::results::AutoSample>)>> {
+    let auto = a.sample_time.as_deref().map(str::trim) == Some("auto");
+    if !auto && let Some(m) = &a.max_sample_time {
+        bail!(
+            "--max-sample-time {m}: it caps a pilot that stops when its estimate is sharp; give it with --sample-time auto (a fixed --sample-time is its own length)"
+        );
+    }
+    if !auto && let Some(p) = &a.target_precision {
+        bail!(
+            "--target-precision {p}: it is what a pilot that stops when its estimate is sharp aims at; give it with --sample-time auto"
+        );
+    }
+    let Some(t) = &a.sample_time else {
+        return Ok(None);
+    };
+    if !auto {
+        return Ok(Some((sample_time(t)?, None)));
+    }
+    let max_s = match a.max_sample_time.as_deref() {
+        None => MAX_SAMPLE_TIME_S,
+        Some(m) => match parse_duration(m) {
+            Some(v) if v > 0.0 => v,
+            _ => bail!("--max-sample-time {m}: give a positive duration such as 5m or 10m"),
+        },
+    };
+    let target_pct = match a.target_precision.as_deref() {
+        None => TARGET_PRECISION_PCT,
+        Some(p) => match p.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v < 100.0 => v,
+            _ => bail!(
+                "--target-precision {p}: give a percentage more than 0 and below 100, e.g. 15 (±15 %)"
+            ),
+        },
+    };
+    let aim = crate::results::AutoSample { target_pct, max_s };
+    Ok(Some((max_s, Some(aim))))
+}
+
+/// What `--corpus` resolved to: the input, the files drawn (at most the `n` asked, before
+/// `--on-*` skips any), and the whole corpus's description.
+type Resolved = (
+    CorpusInput,
+    u64,
+    Option<Arc<crate::corpus::CorpusDescription>>,
+);
+
 /// `--corpus`: a directory's stratified sample of `n` files, or a description's size mix;
-/// with the number of files drawn (at most `n`, before `--on-*` skips any).
+/// with the number of files drawn and the corpus's description.
 fn corpus_input(
     p: &std::path::Path,
     n: u64,
     common: &CommonPlan,
     names: crate::corpus::policy::NamePolicy,
-) -> Result<(CorpusInput, u64)> {
+) -> Result<Resolved> {
     if p.is_dir() {
         return sample_files(p, n, common, names);
     }
-    let mix = CorpusInput::Mix(
-        p.to_path_buf(),
-        Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?),
-    );
-    Ok((mix, n))
+    let described = Arc::new(crate::corpus::CorpusDescription::load_or_describe(p)?);
+    let mix = CorpusInput::Mix(p.to_path_buf(), described.clone());
+    Ok((mix, n, Some(described)))
 }
 
 /// `--corpus DIR`: a stratified sample of `n` of its files (said on stderr unless quiet).
@@ -758,7 +852,7 @@ fn sample_files(
     n: u64,
     common: &CommonPlan,
     names: crate::corpus::policy::NamePolicy,
-) -> Result<(CorpusInput, u64)> {
+) -> Result<Resolved> {
     let (files, d) = crate::corpus::sample::sample(dir, n, common.seed)?;
     let drawn = n.min(d.documents);
     let (files, applied) = crate::corpus::policy::apply(names, files);
@@ -783,12 +877,114 @@ fn sample_files(
     Ok((
         CorpusInput::Files(dir.to_path_buf(), Arc::new(files)),
         drawn,
+        Some(Arc::new(d)),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let v = [&["ingestbench", "--corpus", "."], args].concat();
+        <Run as clap::Parser>::try_parse_from(v).unwrap().args
+    }
+
+    fn sample_error(args: &[&str]) -> String {
+        format!("{:#}", sample_time_of(&run_args(args)).unwrap_err())
+    }
+
+    #[test]
+    fn sample_time_auto_parses_with_its_defaults_and_its_flags() {
+        let auto = |target_pct, max_s| Some(crate::results::AutoSample { target_pct, max_s });
+        assert_eq!(
+            sample_time_of(&run_args(&["--sample-time", "auto"])).unwrap(),
+            Some((600.0, auto(15.0, 600.0)))
+        );
+        let given = [
+            "--sample-time",
+            "auto",
+            "--max-sample-time",
+            "90s",
+            "--target-precision",
+            "7.5%",
+        ];
+        assert_eq!(
+            sample_time_of(&run_args(&given)).unwrap(),
+            Some((90.0, auto(7.5, 90.0)))
+        );
+        assert_eq!(
+            sample_time_of(&run_args(&["--sample-time", "2m"])).unwrap(),
+            Some((120.0, None))
+        );
+        assert_eq!(sample_time_of(&run_args(&[])).unwrap(), None);
+    }
+
+    #[test]
+    fn sample_time_auto_errors_name_the_flag() {
+        for (args, needle) in [
+            (&["--sample-time", "soon"][..], "--sample-time soon"),
+            (&["--max-sample-time", "5m"], "--max-sample-time 5m"),
+            (
+                &["--sample-time", "2m", "--max-sample-time", "5m"],
+                "--max-sample-time 5m",
+            ),
+            (&["--target-precision", "10"], "--target-precision 10"),
+            (
+                &["--sample-time", "1m", "--target-precision", "10"],
+                "--target-precision 10",
+            ),
+            (
+                &["--sample-time", "auto", "--target-precision", "0"],
+                "--target-precision 0",
+            ),
+            (
+                &["--sample-time", "auto", "--target-precision", "100"],
+                "--target-precision 100",
+            ),
+            (
+                &["--sample-time", "auto", "--target-precision", "close"],
+                "--target-precision close",
+            ),
+            (
+                &["--sample-time", "auto", "--max-sample-time", "0s"],
+                "--max-sample-time 0s",
+            ),
+            (
+                &["--sample-time", "auto", "--max-sample-time", "a while"],
+                "--max-sample-time a while",
+            ),
+        ] {
+            let e = sample_error(args);
+            assert!(e.contains(needle), "{args:?}: {e}");
+        }
+        assert!(sample_error(&["--max-sample-time", "5m"]).contains("--sample-time auto"));
+    }
+
+    /// `--sample-time auto` needs a directory: a corpus description fails before anything
+    /// is read or uploaded, naming both flags.
+    #[test]
+    fn sample_time_auto_needs_a_corpus_directory() {
+        let v = [
+            "ingestbench",
+            "--corpus",
+            "Cargo.toml",
+            "--sample-time",
+            "auto",
+        ];
+        let a = <Run as clap::Parser>::try_parse_from(v).unwrap().args;
+        let e = format!("{:#}", RunPlan::try_from(&a).unwrap_err());
+        assert!(
+            e.contains("--sample-time auto") && e.contains("--corpus a directory"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn urls_are_checked() {

@@ -112,9 +112,25 @@ pub struct RunArgs {
     /// files: each run imports the corpus's files in one random order (from --seed) until
     /// this long has passed or every file was sent, never the same file twice; every run
     /// starts the order again, into its own folder. The files drawn: --sample N of them
-    /// (default: the whole corpus, read and hashed before the first upload).
-    #[arg(long, value_name = "DURATION", requires = "corpus", conflicts_with_all = ["duration", "rate"])]
+    /// (default: the whole corpus, read and hashed before the first upload). `auto`: the
+    /// first run goes on until the estimate of importing the whole corpus is sharp (both
+    /// sides of its 95 % interval within --target-precision, checked every 2 s) and stops
+    /// there, early, as a deadline would; at the latest at --max-sample-time, or when the
+    /// files run out (then it says what stayed unresolved). Later runs (--runs) import the
+    /// same files for as long as the first run did.
+    #[arg(long, value_name = "DURATION|auto", requires = "corpus", conflicts_with_all = ["duration", "rate"])]
     pub sample_time: Option<String>,
+
+    /// With --sample-time auto: the longest the first pilot run may go on before it stops
+    /// unsharp (default 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub max_sample_time: Option<String>,
+
+    /// With --sample-time auto: the precision the pilot stops at: both sides of the
+    /// estimate's 95 % interval within ± this percentage, more than 0 and below 100
+    /// (default 15).
+    #[arg(long, value_name = "PCT")]
+    pub target_precision: Option<String>,
 
     /// With --corpus DIR: upload the files into numbered folders (--docs-per-folder) under
     /// generated names, instead of recreating the corpus's folder tree below each run's

@@ -92,6 +92,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         cpu_at_start_s: None,
         paced,
         readers: None,
+        sample_stop: None,
         run,
         duration,
         recorder: rec,

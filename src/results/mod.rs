@@ -19,8 +19,9 @@ pub mod verified;
 
 pub(crate) use record::is_zero;
 pub use record::{
-    CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord, RunRecord,
-    SCHEMA_VERSION, ShardRecord, TimelinePoint, Tool, Warmup, WarmupRule,
+    AutoSample, CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord,
+    RunRecord, SCHEMA_VERSION, SampleStop, SampleStopReason, ShardRecord, TimelinePoint, Tool,
+    Warmup, WarmupRule,
 };
 
 use std::path::{Path, PathBuf};
@@ -178,6 +179,8 @@ pub struct RunMeasurement {
     pub paced: Option<crate::results::paced::PacedRecord>,
     /// `--readers`: what they read while the import ran.
     pub readers: Option<crate::results::readers::ReadersRecord>,
+    /// `run --sample-time auto`, its first run: why it stopped.
+    pub sample_stop: Option<SampleStop>,
 }
 
 /// The record of one run (durations to the µs).
@@ -218,6 +221,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         timeline: o.timeline.clone(),
         paced: o.paced.clone(),
         readers: o.readers.clone(),
+        sample_stop: o.sample_stop.clone(),
     }
 }
 

@@ -25,7 +25,7 @@ pub struct Tool {
 }
 
 /// One run of the cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunRecord {
     pub run: u32,
     /// From the barrier's release to the last completion.
@@ -119,6 +119,9 @@ pub struct RunRecord {
     /// `--readers`: what the readers beside the import read, per kind of read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readers: Option<readers::ReadersRecord>,
+    /// `run --sample-time auto`, its first run: why it stopped and the estimate then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_stop: Option<SampleStop>,
 }
 
 /// What a run had done `t_s` seconds after its start (cumulative).
@@ -259,6 +262,72 @@ pub struct MeasurePolicy {
     /// first (false: a window goes round the sample as often as it lasts).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub once: bool,
+    /// `run --sample-time auto`: the first run ends when its estimate is sharp (or at the
+    /// cap, `duration_s`, or when the files run out); later runs last as long as it did.
+    /// Absent: a fixed `--sample-time`, or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_sample: Option<AutoSample>,
+}
+
+/// `run --sample-time auto`: what the first pilot run aims at, and its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AutoSample {
+    /// `--target-precision`: both sides of the estimate's 95 % interval within ± this (%).
+    pub target_pct: f64,
+    /// `--max-sample-time`: the longest first run (s).
+    pub max_s: f64,
+}
+
+/// Why an auto pilot's first run (`run --sample-time auto`) stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SampleStopReason {
+    /// The estimate's interval was within the target on both sides.
+    Sharp,
+    /// `--max-sample-time` passed first.
+    Cap,
+    /// Every file of the sample was sent first.
+    Files,
+}
+
+impl SampleStopReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleStopReason::Sharp => "sharp",
+            SampleStopReason::Cap => "cap",
+            SampleStopReason::Files => "files",
+        }
+    }
+}
+
+/// How an auto pilot's first run ended (`run --sample-time auto`), and the estimate it had
+/// reached then (the last check's; absent when no check could read the run yet).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleStop {
+    pub reason: SampleStopReason,
+    /// `--target-precision` (%), and the cap (s).
+    pub target_pct: f64,
+    pub max_s: f64,
+    /// Checks of the estimate made while the run went on.
+    pub checks: u32,
+    /// Seconds from the start and documents acknowledged at the last check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_at_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_docs: Option<u64>,
+    /// The import's estimated seconds at the last check, and its interval's sides
+    /// relative to it (0.12 = 12 % shorter / longer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_lo: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_hi: Option<f64>,
+    /// What the fit said would narrow it, and a growth it could not rule out (unresolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unresolved_growth: Option<String>,
 }
 
 impl Default for MeasurePolicy {
@@ -274,6 +343,7 @@ impl Default for MeasurePolicy {
             readers: None,
             reader_slo_ms: None,
             once: false,
+            auto_sample: None,
         }
     }
 }

@@ -41,6 +41,9 @@ fn help_documents_exit_codes() {
         "--docs <N>",
         "INGESTBENCH_PASSWORD",
         "--timeout <SECONDS>",
+        "--sample-time <DURATION|auto>",
+        "--max-sample-time <DURATION>",
+        "--target-precision <PCT>",
     ] {
         assert!(out.contains(s), "help mentions {s}");
     }
@@ -65,6 +68,32 @@ fn bad_flags_exit_2_naming_the_flag() {
             "--sample-time",
         ),
         (vec!["--sample-time", "1m"], "--corpus"),
+        (
+            vec![
+                "--corpus",
+                ".",
+                "--sample-time",
+                "auto",
+                "--target-precision",
+                "0",
+            ],
+            "--target-precision 0",
+        ),
+        (
+            vec!["--corpus", ".", "--max-sample-time", "5m"],
+            "--max-sample-time 5m",
+        ),
+        (
+            vec![
+                "--corpus",
+                ".",
+                "--sample-time",
+                "auto",
+                "--max-sample-time",
+                "soon",
+            ],
+            "--max-sample-time soon",
+        ),
         (vec!["--server-metrics", "host:9100"], "--server-metrics"),
         (vec!["--server-pid", "4294967295"], "--server-pid"),
         (vec!["--jtl", "/no/such/dir/uploads.jtl"], "--jtl"),

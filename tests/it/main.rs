@@ -2,6 +2,7 @@
 //! area keeps its own module. Tests that need software `scripts/deps.sh` installs are
 //! `#[ignore = "needs …"]` and run by `scripts/test.sh` with `--include-ignored`.
 
+mod autopilot;
 mod cli;
 mod cmis;
 mod common;

@@ -1,0 +1,221 @@
+//! `run --sample-time auto`: the first pilot run goes on until the estimate it gives is
+//! sharp. A watcher beside the run reads it every [`EVERY`] (its trajectory as the ticker
+//! sampled it, the warm-up and failures counted so far: never the workers, nothing on the
+//! hot path), asks `analysis::sharp` for the estimate of the whole corpus's import it would
+//! give, shows it on the progress line (`LiveCounters::note`) and, once both sides of the
+//! interval are within the target, closes the window now (`worker::Deadline::cut`): no
+//! upload starts after it, those in flight finish and count as after the window, exactly as
+//! at a deadline. The cap is the window the run was planned with; a sample that runs out
+//! first ends the run as `once` does. The run's record says why it stopped and what the
+//! estimate was ([`crate::results::SampleStop`]). Later runs last as long as the first did,
+//! with no watcher, so the runs stay comparable.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::timeline::Reader;
+use super::worker::{Deadline, LiveCounters};
+use crate::analysis::pilot::ImportWork;
+use crate::analysis::sharp::{self, Check};
+use crate::plan::AutoPlan;
+use crate::results::{CellKey, CellRun, RunRecord, SampleStop, SampleStopReason};
+
+/// How often the watcher checks the estimate.
+pub const EVERY: Duration = Duration::from_secs(2);
+
+/// An auto pilot's aim, the import it estimates, and (once the first run ended) the window
+/// every later run takes.
+pub struct AutoPilot {
+    plan: AutoPlan,
+    work: ImportWork,
+    chosen: OnceLock<Duration>,
+}
+
+impl std::fmt::Debug for AutoPilot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoPilot")
+            .field("target", &self.plan.target)
+            .field("cap", &self.plan.cap)
+            .field("chosen", &self.chosen.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AutoPilot {
+    /// The pilot of `plan`; `chosen`: the first run's window when it is recorded already
+    /// (`--resume` after it).
+    pub fn new(plan: AutoPlan, chosen: Option<Duration>) -> Arc<AutoPilot> {
+        let work = ImportWork::of(&plan.corpus, plan.protocol);
+        let pilot = AutoPilot {
+            plan,
+            work,
+            chosen: OnceLock::new(),
+        };
+        if let Some(d) = chosen {
+            let _ = pilot.chosen.set(d);
+        }
+        Arc::new(pilot)
+    }
+
+    /// The window of the next run and whether it is watched: the first run's (fixed) once
+    /// it is known, else the cap, watched.
+    pub(super) fn window(&self) -> (Duration, bool) {
+        match self.chosen.get() {
+            Some(d) => (*d, false),
+            None => (self.plan.cap, true),
+        }
+    }
+}
+
+/// The window an auto pilot's first run chose, when it is recorded (`--resume` after it):
+/// the run that stopped with a [`SampleStop`], as long as it lasted.
+pub fn chosen_window(done: &[CellRun]) -> Option<Duration> {
+    done.iter()
+        .find(|r| r.record.sample_stop.is_some())
+        .and_then(|r| Duration::try_from_secs_f64(r.record.duration_s).ok())
+}
+
+/// What a run's watcher reads.
+pub(super) struct Watched {
+    pub(super) timeline: Reader,
+    pub(super) deadline: Arc<Deadline>,
+    /// Warm-up documents acknowledged (stored before the start).
+    pub(super) warmed: Arc<AtomicU64>,
+    pub(super) live: Arc<LiveCounters>,
+    /// `live.failed` when the run started.
+    pub(super) failed0: u64,
+    pub(super) started_unix_ms: i64,
+    pub(super) run: u32,
+    pub(super) threads: u64,
+}
+
+/// What the watcher found so far.
+#[derive(Default)]
+struct Found {
+    checks: u32,
+    last: Option<Check>,
+}
+
+/// A run's watcher, running.
+pub(super) struct Watch {
+    task: tokio::task::JoinHandle<()>,
+    found: Arc<Mutex<Found>>,
+    pilot: Arc<AutoPilot>,
+    deadline: Arc<Deadline>,
+}
+
+impl Watch {
+    pub(super) fn start(pilot: Arc<AutoPilot>, w: Watched) -> Watch {
+        let found = Arc::new(Mutex::new(Found::default()));
+        let deadline = w.deadline.clone();
+        let task = tokio::spawn(watch(pilot.clone(), w, found.clone()));
+        Watch {
+            task,
+            found,
+            pilot,
+            deadline,
+        }
+    }
+
+    /// Stops the watcher once the run is over (`duration` its measured window, `sent_all`:
+    /// its sample ran out, `stopped`: interrupted or rejected, run again later): why the run
+    /// stopped and the estimate then. A run that ended normally fixes every later run's
+    /// window.
+    pub(super) fn finish(self, duration: Duration, sent_all: bool, stopped: bool) -> SampleStop {
+        self.task.abort();
+        let found = std::mem::take(&mut *self.found.lock().expect("watch"));
+        let plan = &self.pilot.plan;
+        let reason = if self.deadline.was_cut() && found.last.as_ref().is_some_and(|c| c.sharp) {
+            SampleStopReason::Sharp
+        } else if sent_all && duration < plan.cap {
+            SampleStopReason::Files
+        } else {
+            SampleStopReason::Cap
+        };
+        if !stopped {
+            let _ = self.pilot.chosen.set(duration);
+        }
+        sharp::stop_record(
+            reason,
+            found.last.as_ref(),
+            found.checks,
+            plan.target,
+            plan.cap.as_secs_f64(),
+        )
+    }
+}
+
+async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
+    let plan = &pilot.plan;
+    let mut next = Instant::now() + EVERY;
+    loop {
+        tokio::time::sleep_until(next).await;
+        next += EVERY;
+        let now = Instant::now();
+        if w.deadline.end().is_some_and(|d| now >= d) {
+            return;
+        }
+        let (run, at_s) = w.so_far(now);
+        let Some(c) = sharp::check(&run, plan.protocol, &pilot.work, plan.target, at_s) else {
+            continue;
+        };
+        if let Ok(mut note) = w.live.note.lock() {
+            *note = Some(sharp::progress_text(&c, plan.target));
+        }
+        let is_sharp = c.sharp;
+        {
+            let mut f = found.lock().expect("watch");
+            f.checks += 1;
+            f.last = Some(c);
+        }
+        if is_sharp {
+            w.deadline.cut(now);
+            return;
+        }
+    }
+}
+
+impl Watched {
+    /// The run so far as a run record the pilot estimate reads (trajectory, documents,
+    /// warm-up, failures, start), and the seconds since its start. Never written: its cell
+    /// is a stand-in (the estimate does not read it).
+    fn so_far(&self, now: Instant) -> (CellRun, f64) {
+        let (timeline, at_s) = self.timeline.so_far(now);
+        let last = timeline.last().copied().unwrap_or_default();
+        let record = RunRecord {
+            run: self.run,
+            duration_s: at_s,
+            docs_ok: last.docs,
+            docs_failed: self
+                .live
+                .failed
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.failed0),
+            bytes_ok: last.bytes,
+            versions_ok: last.versions,
+            folders_created: last.folders,
+            warmup_docs: self.warmed.load(Ordering::Relaxed),
+            window_s: Some(at_s),
+            started_unix_ms: self.started_unix_ms,
+            timeline,
+            ..RunRecord::default()
+        };
+        let cell = CellKey {
+            method: "direct".into(),
+            connection: crate::transport::ConnectionPolicy::Reuse,
+            size: crate::fixtures::SizeClass::Small,
+            threads: self.threads,
+            rate_per_s: None,
+        };
+        let run = CellRun {
+            cell,
+            record,
+            latency_histogram_us: String::new(),
+            client_cpu_s: 0.0,
+        };
+        (run, at_s)
+    }
+}

@@ -1,0 +1,230 @@
+//! `run --sample-time auto`: a pilot whose first run stops when its estimate of the whole
+//! corpus's import is sharp (or at `--max-sample-time`, or when the files run out), whose
+//! later runs last as long, and whose records say why it stopped. Against an embedded target
+//! of known, flat capacity (2 slots × 12 ms: about 165 documents a second) and a corpus of
+//! 3,000 small files, so every run is a few seconds.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use ingestbench::cli::{Cli, Command};
+use ingestbench::results::SampleStopReason;
+
+use crate::common;
+
+/// 3,000 small files (1-8 KiB) in 12 folders under `root`.
+fn small_files(root: &Path) {
+    let mut rng = ingestbench::fixtures::Rng::new(7);
+    for i in 0..3000u64 {
+        let dir = root.join(format!("f{:02}", i % 12));
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = 1024 + rng.below(7 * 1024) as usize;
+        let body: Vec<u8> = (0..size)
+            .map(|k| b'a' + ((k + i as usize) % 23) as u8)
+            .collect();
+        std::fs::write(dir.join(format!("doc-{i}.txt")), body).unwrap();
+    }
+}
+
+/// A flat target, its temporary directory (with `password` and the corpus under `files/`)
+/// and its URL.
+async fn flat_target() -> (
+    ingestbench::emulator::EmulatorHandle,
+    tempfile::TempDir,
+    String,
+) {
+    let (target, dir) = common::target_with(common::capacity(2, 12)).await;
+    common::password_file(dir.path(), "admin");
+    small_files(&dir.path().join("files"));
+    let url = target.http_url().unwrap();
+    (target, dir, url)
+}
+
+/// The flags of an auto pilot of `dir/files` at 4 threads, no warm-up, into `dir/results`.
+fn pilot_flags(url: &str, dir: &Path, extra: &[&str]) -> Vec<String> {
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    let mut v: Vec<String> = [
+        "run",
+        "--warmup",
+        "0",
+        "--url",
+        url,
+        "--threads",
+        "4",
+        "--profile",
+        "basic",
+        "--sample-time",
+        "auto",
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
+    v.extend([
+        "--corpus".into(),
+        s(dir.join("files")),
+        "--password-file".into(),
+        s(dir.join("password")),
+        "--results-dir".into(),
+        s(dir.join("results")),
+    ]);
+    v.extend(extra.iter().map(|x| x.to_string()));
+    v
+}
+
+fn run_args(flags: &[String]) -> ingestbench::plan::options::RunArgs {
+    let v = [&["ingestbench".to_string()][..], flags].concat();
+    let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
+        unreachable!()
+    };
+    a
+}
+
+/// (a) A flat target reaches a loose aim (±40 %) within seconds: the first run stops there,
+/// long before its cap, because it is sharp, and says so in its record; the second run
+/// imports the same files for exactly as long. Its estimate is the one `estimate` gives.
+/// Then `--resume` of the pilot with its second run's record gone runs it again for the
+/// first run's window (no watcher).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_pilot_stops_when_its_estimate_is_sharp_and_its_second_run_lasts_as_long() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = flat_target().await;
+    let flags = pilot_flags(
+        &url,
+        dir.path(),
+        &[
+            "--quiet",
+            "--max-sample-time",
+            "60s",
+            "--target-precision",
+            "40",
+            "--runs",
+            "2",
+        ],
+    );
+    let t0 = std::time::Instant::now();
+    let (outcome, r) = ingestbench::run_command(&run_args(&flags)).await.unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
+    let auto = r.plan.measure.auto_sample.expect("the plan records auto");
+    assert_eq!((auto.target_pct, auto.max_s), (40.0, 60.0));
+    let (first, second) = (&r.runs[0], &r.runs[1]);
+    let stop = first.sample_stop.as_ref().expect("run 1 records its stop");
+    eprintln!(
+        "auto pilot: {:.2} s, {} documents ({} after the window), {} checks, estimate {:?} s -{:.1} %/+{:.1} %; run 2 {:.2} s, {} documents; {wall:.1} s in all",
+        first.duration_s,
+        first.docs_ok,
+        first.docs_after_window,
+        stop.checks,
+        stop.estimate_s,
+        stop.rel_lo.unwrap_or(f64::NAN) * 100.0,
+        stop.rel_hi.unwrap_or(f64::NAN) * 100.0,
+        second.duration_s,
+        second.docs_ok,
+    );
+    assert_eq!(stop.reason, SampleStopReason::Sharp, "{stop:?}");
+    assert!(first.duration_s < 30.0, "stopped long before the cap");
+    assert!(first.docs_ok < 3000, "before the files ran out");
+    assert!(stop.rel_lo.unwrap() <= 0.40 && stop.rel_hi.unwrap() <= 0.40);
+    assert!((first.window_s.unwrap() - first.duration_s).abs() < 1e-5);
+    assert!(second.sample_stop.is_none(), "{second:?}");
+    assert!(
+        (second.duration_s - first.duration_s).abs() < 1e-6,
+        "run 2 lasts as long as run 1: {} vs {}",
+        second.duration_s,
+        first.duration_s
+    );
+    let run_dir = dir.path().join("results").join(format!("run-{}", r.id));
+    let (plan, runs) = ingestbench::results::load_dir(&run_dir).unwrap();
+    assert_eq!(plan.measure.auto_sample, Some(auto));
+    assert!(
+        runs.iter()
+            .any(|x| x.record.sample_stop.as_ref() == Some(stop))
+    );
+    // Each run sent each file at most once.
+    let entries =
+        ingestbench::results::manifest::Manifest::read(&run_dir.join("manifest.jsonl")).unwrap();
+    for run in [1, 2] {
+        let mine: Vec<_> = entries.iter().filter(|e| e.run == run).collect();
+        let sources: std::collections::HashSet<_> =
+            mine.iter().map(|e| e.source.clone().unwrap()).collect();
+        assert_eq!(sources.len(), mine.len(), "run {run} sent a file twice");
+    }
+
+    // --resume with run 2's record lost: run 2 again, for run 1's window.
+    let r2 = std::fs::read_dir(run_dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("_r2.json"))
+        .unwrap();
+    std::fs::remove_file(r2).unwrap();
+    let mut resume = pilot_flags(&url, dir.path(), &["--quiet"]);
+    resume.extend(["--resume".into(), run_dir.to_str().unwrap().into()]);
+    let (outcome, again) = ingestbench::run_command(&run_args(&resume)).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", again.errors);
+    let redone = again.runs.iter().find(|x| x.run == 2).unwrap();
+    assert!(redone.sample_stop.is_none());
+    assert!(
+        (redone.duration_s - first.duration_s).abs() < 1e-6,
+        "resumed run 2 lasts as long as run 1: {} vs {}",
+        redone.duration_s,
+        first.duration_s
+    );
+}
+
+/// (b) An aim no pilot reaches (±0.5 %) stops at the cap (4 s), records `cap`, and says on
+/// stderr what stayed unresolved: the interval reached against the target and what would
+/// narrow it (the real binary, not quiet).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_pilot_that_cannot_get_sharp_stops_at_its_cap_and_says_what_is_open() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = flat_target().await;
+    let flags = pilot_flags(
+        &url,
+        dir.path(),
+        &[
+            "--max-sample-time",
+            "4s",
+            "--target-precision",
+            "0.5",
+            "--runs",
+            "1",
+        ],
+    );
+    let t0 = std::time::Instant::now();
+    let o = tokio::task::spawn_blocking(move || crate::cli::bin().args(&flags).output().unwrap())
+        .await
+        .unwrap();
+    let (_, err) = crate::cli::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let results = dir.path().join("results");
+    let run_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let (_, runs) = ingestbench::results::load_dir(&run_dir).unwrap();
+    let first = &runs[0].record;
+    let stop = first.sample_stop.as_ref().expect("the stop is recorded");
+    eprintln!(
+        "capped pilot: {:.2} s, {} documents, {} checks, estimate {:?} s -{:.1} %/+{:.1} %; {:.1} s in all\n{err}",
+        first.duration_s,
+        first.docs_ok,
+        stop.checks,
+        stop.estimate_s,
+        stop.rel_lo.unwrap_or(f64::NAN) * 100.0,
+        stop.rel_hi.unwrap_or(f64::NAN) * 100.0,
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(stop.reason, SampleStopReason::Cap, "{stop:?}");
+    assert!((first.duration_s - 4.0).abs() < 1e-6, "{first:?}");
+    assert!(stop.checks >= 1 && stop.estimate_s.is_some(), "{stop:?}");
+    assert!(
+        err.contains("pilot not sharp: --max-sample-time (4 s) reached")
+            && err.contains("target ±0.5 % not reached"),
+        "{err}"
+    );
+    let needed = stop.needed.as_deref().expect("what would narrow it");
+    assert!(err.contains(needed), "{err}");
+}
