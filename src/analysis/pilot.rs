@@ -147,6 +147,12 @@ pub struct PilotFit {
     pub rel_lo: f64,
     #[serde(default)]
     pub rel_hi: f64,
+    /// The symmetric part of the interval (relative), and the growth's share of the longer
+    /// side (its 95 % bound over the import's fill, relative).
+    #[serde(default)]
+    pub rel_sym: f64,
+    #[serde(default)]
+    pub rel_growth: f64,
     /// What widens one side only, in words (empty: the interval is symmetric).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub one_sided: Vec<String>,
@@ -201,6 +207,22 @@ impl PilotFit {
     /// growth, a young server or a move the pilot could not rule out keeps it unsharp.
     pub fn is_sharp(&self, target: f64) -> bool {
         self.rel_lo.max(self.rel_hi) <= target
+    }
+
+    /// Settled enough to end a pilot's first run (`--sample-time auto`): the symmetric part
+    /// within `target`, and growth resolved over the import's fill: seen (significant, its
+    /// shape fitted; the runs after the first confirm it or not) or ruled out to within
+    /// `target`. A young server's sides do not narrow with a longer pilot, so they do not
+    /// keep it going; a server still warming does (its shorter side must be within `target`).
+    pub fn is_settled(&self, target: f64) -> bool {
+        let seen = matches!(self.growth_model.as_str(), "growing" | "carried" | "step");
+        let growth = if seen { 0.0 } else { self.rel_growth };
+        let warming = if self.growth_model == "warming" {
+            self.rel_lo
+        } else {
+            0.0
+        };
+        self.rel_sym.max(growth).max(warming) <= target
     }
 }
 
@@ -856,6 +878,10 @@ struct FinalFit {
     /// The residuals' variance, and the documents of a mean window.
     s2: f64,
     win_d: f64,
+    /// A trend through the pilot its runs did not confirm (a rise or a fall): fitted, so the
+    /// residuals are the noise around it, but not carried: the import is costed at the
+    /// pilot's mean level, and the interval's sides hold the trend ([`one_sided`]).
+    hold_level: bool,
 }
 
 impl FinalFit {
@@ -869,16 +895,24 @@ impl FinalFit {
     }
 }
 
-fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64, step: Option<f64>) -> Option<FinalFit> {
+fn final_fit(
+    p: &Pilot,
+    full: &FullFit,
+    runs: &RunsSay,
+    pf: f64,
+    step: Option<f64>,
+) -> Option<FinalFit> {
     // The bytes beyond the pilot's mix are always in the model: they weigh in the estimate
     // only as far as the corpus's mix differs from the slice's (a heavy tail the slice took
     // too little or too much of), but without them a window holding a 100 MB file reads as
     // growth (on /usr/lib/x86_64-linux-gnu, whose large files cluster in walk order, a pilot
     // then "grew" 2 % per 1,000 objects and over-predicted 3-5x).
     let keep_c = true;
+    let moved = !runs.confirmed && runs.drift.is_some_and(|d| d.abs() > DRIFT_LIMIT);
+    let hold_level = full.keep_g && !runs.confirmed && step.is_none() && !moved;
     let terms = Terms {
         per_folder: pf,
-        growth: runs.confirmed,
+        growth: runs.confirmed || hold_level,
         step,
         bytes: keep_c,
     };
@@ -888,8 +922,7 @@ fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64, step: Option<f64>) -> Option<Fi
         .filter(|w| w.run + 1 == p.runs_read)
         .copied()
         .collect();
-    let moved =
-        !runs.confirmed && runs.drift.is_some_and(|d| d.abs() > DRIFT_LIMIT) && last_run.len() >= 6;
+    let moved = moved && last_run.len() >= 6;
     let fit_wins: Vec<Window> = if moved { last_run } else { p.wins.clone() };
     let xs: Vec<Vec<f64>> = fit_wins
         .iter()
@@ -910,6 +943,7 @@ fn final_fit(p: &Pilot, runs: &RunsSay, pf: f64, step: Option<f64>) -> Option<Fi
         df,
         s2,
         win_d,
+        hold_level,
     })
 }
 
@@ -955,8 +989,17 @@ fn interval(p: &Pilot, runs: &RunsSay, fin: &FinalFit, work: &ImportWork, start:
         fill: start + work.objects / 2.0,
         run: 0,
     };
-    let x = columns(&import, fin.terms, p.fill_mean, p.beta);
-    let fitted = fin.at(&import, p);
+    // A trend not carried: the import at the pilot's mean level.
+    let costed = if fin.hold_level {
+        Window {
+            fill: p.fill_mean,
+            ..import
+        }
+    } else {
+        import
+    };
+    let x = columns(&costed, fin.terms, p.fill_mean, p.beta);
+    let fitted = fin.at(&costed, p);
     // The start's and the tail's excess over the fit, once.
     let runs_n = p.runs_read.max(1) as f64;
     let overhead = (p.edges.iter().map(|e| e.dt - fin.at(e, p)).sum::<f64>() / runs_n).max(0.0);
@@ -1301,7 +1344,7 @@ pub fn predict(
     let full = full_fit(&p, pf)?;
     let mut said = runs_say(&p, &full, pf);
     said.step = step_shape(&p, &full, &said, pf);
-    let fin = final_fit(&p, &said, pf, said.step.map(|st| st.at))?;
+    let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
     let mut iv = interval(&p, &said, &fin, work, start);
     one_sided(&p, &full, &said, &fin, &mut iv, youngest(runs).map(|y| y.1));
@@ -1339,6 +1382,8 @@ pub fn predict(
             rel_half_width: iv.half() / iv.t,
             rel_lo: iv.lo / iv.t,
             rel_hi: iv.hi / iv.t,
+            rel_sym: iv.sym / iv.t,
+            rel_growth: iv.growth_up,
             one_sided: iv.one_sided.clone(),
             narrowing: narrowing(&p, &iv),
             run_drift: said.drift,

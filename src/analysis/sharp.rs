@@ -1,6 +1,7 @@
 //! When an auto pilot (`run --sample-time auto`) may stop: the estimate its first run would
 //! give so far ([`super::pilot::predict`] on the run as it stands), judged sharp by
-//! [`super::pilot::PilotFit::is_sharp`], and the words said about it (the progress line, the
+//! [`super::pilot::PilotFit::is_settled`] (the interval's symmetric part within the target
+//! and growth resolved: seen, for the runs after to confirm, or ruled out), and the words said about it (the progress line, the
 //! line at the stop). Pure: the engine's watcher hands in the run so far and acts on the
 //! answer; what a check found is recorded as [`SampleStop`].
 
@@ -17,7 +18,7 @@ pub struct Check {
     /// The import's estimated seconds, and the fit behind it.
     pub estimate_s: f64,
     pub fit: PilotFit,
-    /// Both sides of the interval within the target.
+    /// Settled: the symmetric part within the target and growth resolved.
     pub sharp: bool,
 }
 
@@ -39,7 +40,7 @@ pub fn check(
         at_s,
         docs: run.record.docs_ok,
         estimate_s,
-        sharp: fit.is_sharp(target),
+        sharp: fit.is_settled(target),
         fit,
     })
 }
