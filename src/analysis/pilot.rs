@@ -153,6 +153,9 @@ pub struct PilotFit {
     pub rel_sym: f64,
     #[serde(default)]
     pub rel_growth: f64,
+    /// What the symmetric part is made of, to say what a longer pilot would make of it.
+    #[serde(skip)]
+    pub sym_parts: Option<SymParts>,
     /// What widens one side only, in words (empty: the interval is symmetric).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub one_sided: Vec<String>,
@@ -202,6 +205,29 @@ pub fn sides_text(fit: &PilotFit) -> String {
     )
 }
 
+/// The symmetric part's pieces (s²): the fit's variance, the import's own noise, the model
+/// error that does not fall with the pilot's length (relative²), with Student's t, the
+/// estimate (s) and the pilot's seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SymParts {
+    t975: f64,
+    var_fit: f64,
+    var_run: f64,
+    fixed: f64,
+    t: f64,
+    secs: f64,
+}
+
+impl SymParts {
+    /// The symmetric part (relative) for a pilot `k` times as long: the fit's variance falls
+    /// as 1/k, the swings' share of the model error as [`model_error_for`] says.
+    pub fn rel_at(&self, k: f64) -> f64 {
+        let k = k.max(1e-9);
+        let model2 = self.fixed + model_error_for(self.secs * k).powi(2);
+        self.t975 * (self.var_fit / k + self.var_run + model2 * self.t * self.t).sqrt() / self.t
+    }
+}
+
 impl PilotFit {
     /// Sharp enough: both sides of the interval within `target` (relative, e.g. 0.15), so a
     /// growth, a young server or a move the pilot could not rule out keeps it unsharp.
@@ -215,6 +241,15 @@ impl PilotFit {
     /// `target`. A young server's sides do not narrow with a longer pilot, so they do not
     /// keep it going; a server still warming does (its shorter side must be within `target`).
     pub fn is_settled(&self, target: f64) -> bool {
+        self.is_settled_after(target, 1)
+    }
+
+    /// [`Self::is_settled`] for the pilot this run's first of `runs` will make: each later
+    /// run as long again, so the symmetric part is the one of a pilot `runs` times as long.
+    pub fn is_settled_after(&self, target: f64, runs: u64) -> bool {
+        let sym = self
+            .sym_parts
+            .map_or(self.rel_sym, |p| p.rel_at(runs.max(1) as f64));
         let seen = matches!(self.growth_model.as_str(), "growing" | "carried" | "step");
         let growth = if seen { 0.0 } else { self.rel_growth };
         let warming = if self.growth_model == "warming" {
@@ -222,7 +257,7 @@ impl PilotFit {
         } else {
             0.0
         };
-        self.rel_sym.max(growth).max(warming) <= target
+        sym.max(growth).max(warming) <= target
     }
 }
 
@@ -1395,6 +1430,14 @@ pub fn predict(
             rel_lo: iv.lo / iv.t,
             rel_hi: iv.hi / iv.t,
             rel_sym: iv.sym / iv.t,
+            sym_parts: Some(SymParts {
+                t975: iv.t975,
+                var_fit: iv.var_fit,
+                var_run: iv.var_run,
+                fixed: (iv.model_error.powi(2) - iv.base_error.powi(2)).max(0.0),
+                t: iv.t,
+                secs: p.secs,
+            }),
             rel_growth: iv.growth_up,
             one_sided: iv.one_sided.clone(),
             narrowing: narrowing(&p, &iv),
@@ -1801,5 +1844,25 @@ mod tests {
         let line = pilot_run_with(1, 3000, |d| 0.001 * (1.0 + 1.33e-4 * d));
         let (_, _, lin) = predict(&[&line], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert_eq!(lin.growth_model, "growing", "{}", lin.evidence);
+    }
+
+    /// The first run of a pilot of two is judged as the pilot of both: its symmetric part
+    /// that of a pilot twice as long, narrower; growth it has not ruled out keeps it open.
+    #[test]
+    fn a_first_run_is_judged_as_the_pilot_of_all_its_runs() {
+        let a = pilot_run_with(1, 4000, |_| 0.01);
+        let (_, _, fit) = predict(&[&a], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        let parts = fit.sym_parts.unwrap();
+        assert!((parts.rel_at(1.0) - fit.rel_sym).abs() < 1e-9);
+        assert!(
+            parts.rel_at(2.0) < fit.rel_sym,
+            "{} {}",
+            parts.rel_at(2.0),
+            fit.rel_sym
+        );
+        let between = (parts.rel_at(2.0) + fit.rel_sym) / 2.0;
+        let open = fit.rel_growth > between;
+        assert!(!fit.is_settled(between));
+        assert_eq!(fit.is_settled_after(between, 2), !open, "{fit:?}");
     }
 }

@@ -23,7 +23,8 @@ pub struct Check {
 }
 
 /// The estimate `run` (the pilot's first run so far, `at_s` seconds in) gives of `work`,
-/// judged against `target` (relative, 0.15 = ±15 %); `None` while the run cannot be read as
+/// judged against `target` (relative, 0.15 = ±15 %) for the pilot of `runs` runs this one
+/// starts; `None` while the run cannot be read as
 /// a pilot yet (`pilot::is_pilot`) or the fit has too few windows.
 pub fn check(
     run: &CellRun,
@@ -31,6 +32,7 @@ pub fn check(
     work: &ImportWork,
     target: f64,
     at_s: f64,
+    runs: u64,
 ) -> Option<Check> {
     if !is_pilot(run) {
         return None;
@@ -40,7 +42,7 @@ pub fn check(
         at_s,
         docs: run.record.docs_ok,
         estimate_s,
-        sharp: fit.is_settled(target),
+        sharp: fit.is_settled_after(target, runs),
         fit,
     })
 }

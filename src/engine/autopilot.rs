@@ -159,7 +159,14 @@ async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
             return;
         }
         let (run, at_s) = w.so_far(now);
-        let Some(c) = sharp::check(&run, plan.protocol, &pilot.work, plan.target, at_s) else {
+        let Some(c) = sharp::check(
+            &run,
+            plan.protocol,
+            &pilot.work,
+            plan.target,
+            at_s,
+            plan.runs,
+        ) else {
             continue;
         };
         if let Ok(mut note) = w.live.note.lock() {

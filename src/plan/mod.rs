@@ -498,6 +498,9 @@ pub struct AutoPlan {
     /// The whole corpus, whose import is estimated (not the sample drawn from it).
     pub corpus: Arc<crate::corpus::CorpusDescription>,
     pub protocol: ProtocolKind,
+    /// The pilot's runs (`--runs`): the first stops where the pilot of all of them, each as
+    /// long as it, would be sharp.
+    pub runs: u64,
 }
 
 impl AutoPlan {
@@ -506,6 +509,7 @@ impl AutoPlan {
         measure: &MeasurePolicy,
         protocol: ProtocolKind,
         corpus: Option<Arc<crate::corpus::CorpusDescription>>,
+        runs: u64,
     ) -> Option<AutoPlan> {
         let auto = measure.auto_sample?;
         Some(AutoPlan {
@@ -513,6 +517,7 @@ impl AutoPlan {
             cap: Duration::from_secs_f64(auto.max_s),
             corpus: corpus?,
             protocol,
+            runs: runs.max(1),
         })
     }
 }
@@ -669,6 +674,7 @@ impl RunPlan {
             &common.measure,
             common.protocol,
             input.as_ref().and_then(|i| i.2.clone()),
+            u64::from(rec.runs),
         );
         let corpus = input.map(|(c, ..)| c);
         Ok(RunPlan {
@@ -763,7 +769,12 @@ impl TryFrom<&RunArgs> for RunPlan {
             },
             on_name_clash: a.on_name_clash,
             on_bad_name: a.on_bad_name,
-            auto: AutoPlan::of(&common.measure, common.protocol, described),
+            auto: AutoPlan::of(
+                &common.measure,
+                common.protocol,
+                described,
+                u64::from(a.runs),
+            ),
             common,
         })
     }
