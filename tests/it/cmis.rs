@@ -439,7 +439,8 @@ fn an_estimate_from_a_pilot_on_real_opencmis_is_inside_and_sharp() {
         let t = pilot_trial();
         assert!(t.half > 0.0, "an interval is stated");
         let inside = (t.lo..=t.hi).contains(&t.measured);
-        let sharp = (t.hi - t.predicted).max(t.predicted - t.lo) <= 0.45 * t.predicted;
+        // Sharp by the interval's half-width, the mean of its two sides (ci95_s).
+        let sharp = t.half <= 0.45 * t.predicted;
         if inside && sharp {
             return;
         }
