@@ -3,7 +3,7 @@
 //! handles badly as the protocol layer states it ([`crate::protocol::facts`], with the vendor
 //! sources each API's module cites). Pure functions of names and sizes: no I/O, nothing about
 //! where a name comes from. Every rule cites its source in [`Rule::source`]; the same
-//! citations are in docs/estimate.md#pre-flight-check.
+//! citations are in docs/corpus.md#pre-flight-check.
 
 use crate::protocol::facts::{self, Metadata};
 use crate::protocol_kind::ProtocolKind;
