@@ -245,19 +245,25 @@ impl PilotFit {
     }
 
     /// [`Self::is_settled`] for the pilot this run's first of `runs` will make: each later
-    /// run as long again, so the symmetric part is the one of a pilot `runs` times as long.
+    /// run as long again, so the symmetric part is the one of a pilot `runs` times as long,
+    /// and the growth's bound that of a pilot spanning `runs` times the objects (its standard
+    /// error as the span to the power 1.5). Both sides, as the estimate will combine them,
+    /// within `target`.
     pub fn is_settled_after(&self, target: f64, runs: u64) -> bool {
-        let sym = self
-            .sym_parts
-            .map_or(self.rel_sym, |p| p.rel_at(runs.max(1) as f64));
+        let k = runs.max(1) as f64;
+        let sym = self.sym_parts.map_or(self.rel_sym, |p| p.rel_at(k));
         let seen = matches!(self.growth_model.as_str(), "growing" | "carried" | "step");
-        let growth = if seen { 0.0 } else { self.rel_growth };
+        let growth = if seen {
+            0.0
+        } else {
+            self.rel_growth / k.powf(1.5)
+        };
         let warming = if self.growth_model == "warming" {
             self.rel_lo
         } else {
             0.0
         };
-        sym.max(growth).max(warming) <= target
+        sym.hypot(growth).max(warming) <= target
     }
 }
 
