@@ -1573,6 +1573,19 @@ mod tests {
         }
     }
 
+    /// A Java server process `age_s` seconds old, as the sampler reads it.
+    fn young_java(age_s: f64) -> crate::metrics::servers::ServerUsage {
+        crate::metrics::servers::ServerUsage {
+            name: "java (pid 7)".into(),
+            source: "proc".into(),
+            cpu_cores: None,
+            cpu_share: None,
+            memory_bytes: None,
+            age_s: Some(age_s),
+            error: None,
+        }
+    }
+
     const IMPORT: ImportWork = ImportWork {
         docs: 8000.0,
         folders: 0.0,
@@ -1713,15 +1726,7 @@ mod tests {
     fn a_pilot_on_a_server_just_started_says_so() {
         let (mut a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
         assert_eq!(young_server(&[&a, &b]), None);
-        a.record.servers = vec![crate::metrics::servers::ServerUsage {
-            name: "java (pid 7)".into(),
-            source: "proc".into(),
-            cpu_cores: None,
-            cpu_share: None,
-            memory_bytes: None,
-            age_s: Some(240.0),
-            error: None,
-        }];
+        a.record.servers = vec![young_java(240.0)];
         let said = young_server(&[&b, &a]).unwrap();
         assert!(said.contains("java (pid 7)) had run 240 s"), "{said}");
         a.record.servers[0].age_s = Some(900.0);
@@ -1801,15 +1806,7 @@ mod tests {
     fn a_young_server_widens_the_shorter_side_more() {
         let (mut a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
         let (_, _, old) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
-        a.record.servers = vec![crate::metrics::servers::ServerUsage {
-            name: "java (pid 7)".into(),
-            source: "proc".into(),
-            cpu_cores: None,
-            cpu_share: None,
-            memory_bytes: None,
-            age_s: Some(240.0),
-            error: None,
-        }];
+        a.record.servers = vec![young_java(240.0)];
         let (_, _, young) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert!(
             young.rel_lo > old.rel_lo + 0.1,

@@ -247,31 +247,18 @@ async fn corpus_target(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_the_pilot_crossed_is_carried_at_its_pace_after() {
     let _one = common::TIMED.lock().await;
-    let (_target, dir, url) = corpus_target(|c| {
-        c.perf.step_after = 480;
-        c.perf.step_extra = std::time::Duration::from_millis(6);
-    })
+    let (est, r) = pilot_then_import(
+        |c| {
+            c.perf.step_after = 480;
+            c.perf.step_extra = std::time::Duration::from_millis(6);
+        },
+        "750",
+        1,
+    )
     .await;
-    let (pw, root, results) = (
-        dir.path().join("password"),
-        dir.path().join("files"),
-        dir.path().join("results"),
-    );
-    let (outcome, pilot) =
-        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "750", "100", 1))
-            .await
-            .unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success);
-    let corpus = ingestbench::corpus::describe(&root).unwrap();
-    let sweeps =
-        vec![ingestbench::results::load_dir(&results.join(format!("run-{}", pilot.id))).unwrap()];
-    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
     let fit = est.pilot.as_ref().expect("the run is read as a pilot");
     assert_eq!(fit.growth_model, "step", "{}", fit.evidence);
     let o = &est.options[0];
-    let (_, r) = ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
-        .await
-        .unwrap();
     let (predicted, measured) = (o.duration_s, r.mean_duration_s);
     let (lo, hi) = o.bounds_s();
     eprintln!(
@@ -284,6 +271,37 @@ async fn a_step_the_pilot_crossed_is_carried_at_its_pace_after() {
         "predicted {predicted:.2} s ({lo:.2}-{hi:.2}) vs measured {measured:.2} s: {}",
         fit.evidence
     );
+}
+
+/// A pilot of `sample` files (`runs` runs, 100 warm-up documents) on the corpus target that
+/// `setup` shapes, its estimate, then the whole import (1,500 files) on top of it.
+async fn pilot_then_import(
+    setup: impl FnOnce(&mut ingestbench::emulator::EmulatorConfig),
+    sample: &str,
+    runs: u64,
+) -> (
+    ingestbench::analysis::estimate::Estimate,
+    ingestbench::report::result_json::RunResult,
+) {
+    let (_target, dir, url) = corpus_target(setup).await;
+    let (pw, root, results) = (
+        dir.path().join("password"),
+        dir.path().join("files"),
+        dir.path().join("results"),
+    );
+    let (outcome, pilot) =
+        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, sample, "100", runs))
+            .await
+            .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let corpus = ingestbench::corpus::describe(&root).unwrap();
+    let sweeps =
+        vec![ingestbench::results::load_dir(&results.join(format!("run-{}", pilot.id))).unwrap()];
+    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
+    let (_, r) = ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
+        .await
+        .unwrap();
+    (est, r)
 }
 
 /// `run --corpus ROOT --sample N` at 4 threads, `runs` times, into `results`.
@@ -333,31 +351,16 @@ fn corpus_run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn growth_a_two_run_pilot_confirms_is_carried_over_the_import() {
     let _one = common::TIMED.lock().await;
-    let (_target, dir, url) = corpus_target(|c| {
-        c.perf.growth_per_1000 = std::time::Duration::from_millis(6);
-    })
+    let (est, r) = pilot_then_import(
+        |c| c.perf.growth_per_1000 = std::time::Duration::from_millis(6),
+        "375",
+        2,
+    )
     .await;
-    let (pw, root, results) = (
-        dir.path().join("password"),
-        dir.path().join("files"),
-        dir.path().join("results"),
-    );
-    let (outcome, pilot) =
-        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "375", "100", 2))
-            .await
-            .unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success);
-    let corpus = ingestbench::corpus::describe(&root).unwrap();
-    let sweeps =
-        vec![ingestbench::results::load_dir(&results.join(format!("run-{}", pilot.id))).unwrap()];
-    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
     let fit = est.pilot.as_ref().expect("the run is read as a pilot");
     assert_eq!(fit.growth_model, "carried", "{}", fit.evidence);
     assert!(fit.run_drift.unwrap() > 0.05, "{:?}", fit.run_drift);
     let o = &est.options[0];
-    let (_, r) = ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
-        .await
-        .unwrap();
     let (predicted, half, measured) = (o.duration_s, o.ci95_s, r.mean_duration_s);
     let (lo, hi) = o.bounds_s();
     eprintln!(
