@@ -245,19 +245,15 @@ impl PilotFit {
     }
 
     /// [`Self::is_settled`] for the pilot this run's first of `runs` will make: each later
-    /// run as long again, so the symmetric part is the one of a pilot `runs` times as long,
-    /// and the growth's bound that of a pilot spanning `runs` times the objects (its standard
-    /// error as the span to the power 1.5). Both sides, as the estimate will combine them,
-    /// within `target`.
+    /// run as long again, so the symmetric part is the one of a pilot `runs` times as long;
+    /// the growth's bound is this run's own (the later runs import the same slice again:
+    /// they do not widen the span a run sees). Both sides, as the estimate will combine
+    /// them, within `target`.
     pub fn is_settled_after(&self, target: f64, runs: u64) -> bool {
         let k = runs.max(1) as f64;
         let sym = self.sym_parts.map_or(self.rel_sym, |p| p.rel_at(k));
         let seen = matches!(self.growth_model.as_str(), "growing" | "carried" | "step");
-        let growth = if seen {
-            0.0
-        } else {
-            self.rel_growth / k.powf(1.5)
-        };
+        let growth = if seen { 0.0 } else { self.rel_growth };
         let warming = if self.growth_model == "warming" {
             self.rel_lo
         } else {
@@ -1139,15 +1135,32 @@ fn one_sided(
     let (mut lo, mut hi): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let lever = (iv.import.fill - p.fill_mean).max(0.0);
     if !runs.confirmed {
-        let rise = if full.keep_g && runs.step.is_none() {
-            full.b[GROWTH].max(0.0)
-        } else {
-            0.0
+        // The growth and its standard error, relative per object. Beside a step, a line's
+        // after it, not the line the step would be mistaken for. With two runs or more, what
+        // each run shows on its own: a step between the runs is the server moving (its share
+        // of the interval is the drift's), not the repository filling (on the FileShare gate,
+        // 2026-11-27, runs +11 % apart, each flat: the fit over both said +1.95 % per 1,000,
+        // t = 3.1, and the import came at 0.995 of the pilot's level).
+        let (rise, se) = match (runs.step, runs.within) {
+            (Some(st), _) => (0.0, st.se_growth),
+            (None, Some((g, tw, _))) if tw.abs() > 1e-9 => (
+                if runs.within_rises {
+                    g.max(0.0) / a
+                } else {
+                    0.0
+                },
+                (g / tw).abs() / a,
+            ),
+            _ => (
+                if full.keep_g {
+                    full.b[GROWTH].max(0.0) / a
+                } else {
+                    0.0
+                },
+                full.se(GROWTH) / a,
+            ),
         };
-        // Beside a step, the growth the pilot cannot rule out is a line's after it, not the
-        // line the step would be mistaken for.
-        let se = runs.step.map_or(full.se(GROWTH) / a, |st| st.se_growth);
-        let up = (rise / a + t975(fin.df) * se) * lever;
+        let up = (rise + t975(fin.df) * se) * lever;
         if up > 0.005 {
             iv.growth_up = up;
             hi.push(up * t);
