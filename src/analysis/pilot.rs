@@ -147,8 +147,8 @@ pub struct PilotFit {
     pub rel_lo: f64,
     #[serde(default)]
     pub rel_hi: f64,
-    /// The symmetric part of the interval (relative), and the growth's share of the longer
-    /// side (its 95 % bound over the import's fill, relative).
+    /// The symmetric part of the interval (relative), and the growth's uncertainty over the
+    /// import's fill (its 95 % bound, relative; a carried growth's is in the symmetric part).
     #[serde(default)]
     pub rel_sym: f64,
     #[serde(default)]
@@ -236,9 +236,10 @@ impl PilotFit {
     }
 
     /// Settled enough to end a pilot's first run (`--sample-time auto`): the symmetric part
-    /// within `target`, and growth resolved over the import's fill: seen (significant, its
-    /// shape fitted; the runs after the first confirm it or not) or ruled out to within
-    /// `target`. A young server's sides do not narrow with a longer pilot, so they do not
+    /// within `target`, and growth resolved over the import's fill: its uncertainty there
+    /// within `target` too, seen or not (on the FileShare gate, 2026-11-27, a rise seen in a
+    /// first run of 10 s, then confirmed by a second as short, was carried and predicted
+    /// 3.2x the import). A young server's sides do not narrow with a longer pilot, so they do not
     /// keep it going; a server still warming does (its shorter side must be within `target`).
     pub fn is_settled(&self, target: f64) -> bool {
         self.is_settled_after(target, 1)
@@ -252,8 +253,7 @@ impl PilotFit {
     pub fn is_settled_after(&self, target: f64, runs: u64) -> bool {
         let k = runs.max(1) as f64;
         let sym = self.sym_parts.map_or(self.rel_sym, |p| p.rel_at(k));
-        let seen = matches!(self.growth_model.as_str(), "growing" | "carried" | "step");
-        let growth = if seen { 0.0 } else { self.rel_growth };
+        let growth = self.rel_growth;
         let warming = if self.growth_model == "warming" {
             self.rel_lo
         } else {
@@ -1013,6 +1013,9 @@ struct Interval {
     /// with a longer pilot) and the other one-sided risks (s: they do not).
     t975: f64,
     growth_up: f64,
+    /// The growth's uncertainty over the import's lever (relative, its 95 % bound): what a
+    /// longer pilot narrows, whether the rise is seen or not.
+    growth_unknown: f64,
     lo_rest: Vec<f64>,
     hi_rest: Vec<f64>,
 }
@@ -1100,6 +1103,7 @@ fn interval(p: &Pilot, runs: &RunsSay, fin: &FinalFit, work: &ImportWork, start:
         one_sided: Vec::new(),
         t975: t975(fin.df),
         growth_up: 0.0,
+        growth_unknown: 0.0,
         lo_rest: Vec::new(),
         hi_rest: Vec::new(),
     }
@@ -1161,6 +1165,7 @@ fn one_sided(
             ),
         };
         let up = (rise + t975(fin.df) * se) * lever;
+        iv.growth_unknown = t975(fin.df) * se * lever;
         if up > 0.005 {
             iv.growth_up = up;
             hi.push(up * t);
@@ -1457,7 +1462,7 @@ pub fn predict(
                 t: iv.t,
                 secs: p.secs,
             }),
-            rel_growth: iv.growth_up,
+            rel_growth: iv.growth_unknown,
             one_sided: iv.one_sided.clone(),
             narrowing: narrowing(&p, &iv),
             run_drift: said.drift,

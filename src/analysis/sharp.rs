@@ -1,7 +1,7 @@
 //! When an auto pilot (`run --sample-time auto`) may stop: the estimate its first run would
 //! give so far ([`super::pilot::predict`] on the run as it stands), judged sharp by
 //! [`super::pilot::PilotFit::is_settled`] (the interval's symmetric part within the target
-//! and growth resolved: seen, for the runs after to confirm, or ruled out), and the words said about it (the progress line, the
+//! and growth over the import's fill resolved to within it), and the words said about it (the progress line, the
 //! line at the stop). Pure: the engine's watcher hands in the run so far and acts on the
 //! answer; what a check found is recorded as [`SampleStop`].
 

@@ -114,8 +114,8 @@ pub struct RunArgs {
     /// starts the order again, into its own folder. The files drawn: --sample N of them
     /// (default: the whole corpus, read and hashed before the first upload). `auto`: the
     /// first run goes on until the estimate of importing the whole corpus is sharp (its 95 %
-    /// interval within --target-precision, a growth as the repository fills either seen,
-    /// for the later runs to confirm, or ruled out; checked every 2 s) and stops
+    /// interval within --target-precision, growth as the repository fills included, for the
+    /// pilot of all its runs; checked every 2 s) and stops
     /// there, early, as a deadline would; at the latest at --max-sample-time, or when the
     /// files run out (then it says what stayed unresolved). Later runs (--runs) import the
     /// same files for as long as the first run did.
@@ -128,7 +128,7 @@ pub struct RunArgs {
     pub max_sample_time: Option<String>,
 
     /// With --sample-time auto: the precision the pilot stops at: the estimate's 95 %
-    /// interval within ± this percentage, growth seen or ruled out to within it, more than 0
+    /// interval within ± this percentage, growth over the import's fill included, more than 0
     /// and below 100 (default 15).
     #[arg(long, value_name = "PCT")]
     pub target_precision: Option<String>,
