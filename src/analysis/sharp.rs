@@ -1,8 +1,8 @@
 //! When an auto pilot (`run --sample-time auto`) may stop: the estimate its first run would
 //! give so far ([`super::pilot::predict`] on the run as it stands), judged sharp by
 //! [`super::pilot::PilotFit::is_settled`] (the interval's symmetric part within the target
-//! and growth over the import's fill resolved to within it), and the words said about it (the progress line, the
-//! line at the stop). Pure: the engine's watcher hands in the run so far and acts on the
+//! and growth over the import's fill resolved to within it), and the words said about it
+//! (the progress line, the line at the stop). Pure: the engine's watcher hands in the run so far and acts on the
 //! answer; what a check found is recorded as [`SampleStop`].
 
 use super::pilot::{ImportWork, PilotFit, is_pilot, predict};
