@@ -12,7 +12,7 @@
 #   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
 #                                [--threads T] [--sample-pct P] [--warmup W] [--prewarm D]
 #                                [--pilot-runs N] [--sample-time T] [--reuse-lab] [--node-cpus C]
-#                                [--keep DIR] [DIR]
+#                                [--stop-at HH:MM] [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
 # --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
 #   corpus's files in one random order until T is up) instead of --sample-pct's share.
@@ -28,7 +28,14 @@
 #   trial of the case on it, as a repository in use: a fresh JVM per trial reached its speed
 #   after 50 s of load in one trial and after more than 130 s in another.
 #
-# --keep DIR keeps every trial's sweep, estimate and import under DIR/<case>-<trial>/.
+# --stop-at HH:MM: start no trial at or after this time of day (`date +%H:%M`); the trials
+#   already running finish, those not started are said and left out.
+# --keep DIR keeps every trial's sweep, estimate and import under DIR/<case>-<trial>/, with
+#   `load`: /proc/loadavg at the trial's start (this machine's 2 cores are shared).
+#
+# A trial is inside when duration_lo_s <= measured <= duration_hi_s (the interval's two sides;
+# duration_s ± ci95_s from an estimate without them). Each line gives the sides relative to
+# the estimate (pilot.rel_lo, rel_hi) and the load average at the trial's start.
 #
 # Cases (a fresh target each trial):
 #   linear    the embedded target, 2 slots x (8 ms + 20 ms/MiB): the estimate's own model. The
@@ -47,7 +54,7 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus=
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus= stop=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
     --sample-time) stime=$2; shift 2 ;;
     --reuse-lab) reuse=1; shift ;;
     --node-cpus) cpus=$2; shift 2 ;;
+    --stop-at) stop=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
@@ -72,6 +80,7 @@ if [ -n "$cpus" ]; then
   [[ "$cases" == *fileshare* ]] || { echo "estimate-accuracy.sh: --node-cpus $cpus caps the Java lab's nodes: give a fileshare case (--cases fileshare,fileshare-lb)" >&2; exit 2; }
   awk -v c="$cpus" 'BEGIN { exit !(c + 0 >= 0.01) }' || { echo "estimate-accuracy.sh: --node-cpus $cpus: give a number of CPUs of at least 0.01 (e.g. 0.3)" >&2; exit 2; }
 fi
+[ -z "$stop" ] || [[ "$stop" =~ ^[0-2][0-9]:[0-5][0-9]$ ]] || { echo "estimate-accuracy.sh: --stop-at $stop: give a time of day as HH:MM (e.g. 20:10)" >&2; exit 2; }
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 cargo build --release --locked --quiet
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
@@ -123,6 +132,7 @@ stop_target() { kill "$tpid" 2>/dev/null || true; wait "$tpid" 2>/dev/null || tr
 
 trial() { # case k
   local case=$1 k=$2
+  cut -d' ' -f1-3 /proc/loadavg > "$work/load"
   case $case in
     linear) start_target ;;
     growth) start_target --growth-ms-per-1000 0.4 ;;
@@ -172,21 +182,26 @@ trial() { # case k
     "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" "${pick[@]}" --threads "$threads" "${names[@]}" \
       --runs 1 "${proto[@]}" --results-dir "$work/after" >/dev/null 2>"$work/after.log" || true
   fi
-  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" <<'PY' | tee -a "$out"
+  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$(cut -d' ' -f1 "$work/load")" <<'PY' | tee -a "$out"
 import json, sys
 est, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-t, case, k = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+t, case, k, load = int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 existing = est.get("existing_docs", 0)
 o = next(o for o in est["options"] if o["threads"] == t)
 m = run["mean_duration_s"]
 p, h = o["duration_s"], o["ci95_s"]
 g = est.get("pilot") or est.get("growth") or {}
 g = {"model": g.get("growth_model", g.get("model", "-")), "per_1000_docs": g.get("growth_per_1000", g.get("per_1000_docs", 0))}
-inside = int(p - h <= m <= p + h)
-print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}")
+lo = o.get("duration_lo_s"); lo = max(p - h, 0.0) if lo is None else lo
+hi = o.get("duration_hi_s"); hi = p + h if hi is None else hi
+fit = est.get("pilot") or {}
+rel_lo, rel_hi = fit.get("rel_lo") or (p - lo) / p, fit.get("rel_hi") or (hi - p) / p
+inside = int(lo <= m <= hi)
+print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}"
+      f"\t{lo:.2f}\t{hi:.2f}\t{rel_lo:.3f}\t{rel_hi:.3f}\t{load}")
 PY
   if [ -n "$keep" ]; then
-    mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/estimate.txt" "$work/run.json" "$work/corpus.json" "$keep/$case-$k/"
+    mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/estimate.txt" "$work/run.json" "$work/corpus.json" "$work/load" "$keep/$case-$k/"
     [ -d "$work/after" ] && cp -r "$work/after" "$keep/$case-$k/"
   fi
   case $case in
@@ -196,10 +211,15 @@ PY
   esac
 }
 
-echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting"
+echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting\tlo_s\thi_s\trel_lo\trel_hi\tload1"
 IFS=, read -r -a C <<<"$cases"
 for c in "${C[@]}"; do
-  for k in $(seq 1 "$trials"); do trial "$c" "$k" || echo -e "$c\t$k\tfailed" >> "$out"; done
+  for k in $(seq 1 "$trials"); do
+    if [ -n "$stop" ] && [[ ! "$(date +%H:%M)" < "$stop" ]]; then
+      echo "$c: trial $k not started: it is $(date +%H:%M), --stop-at $stop" >&2; break
+    fi
+    trial "$c" "$k" || echo -e "$c\t$k\tfailed" >> "$out"
+  done
   if [ "${lab_up:-0}" = 1 ]; then scripts/lab.sh down --backend java >/dev/null 2>&1 || true; lab_up=0; fi
 done
 python3 - "$out" <<'PY'
@@ -214,9 +234,12 @@ for case in dict.fromkeys(r[0] for r in rows):
     inside = sum(int(r[6]) for r in ok)
     ratios = sorted(float(r[5]) for r in ok)
     widths = [float(r[3]) / float(r[2]) for r in ok if float(r[2]) > 0]
+    his = [float(r[13]) for r in ok if len(r) > 13]
+    los = [float(r[12]) for r in ok if len(r) > 12]
     q = statistics.quantiles(err, n=4) if len(err) > 1 else [err[0]] * 3
     print(f"{case}: {inside}/{len(ok)} inside the 95 % interval; |predicted/measured - 1| "
           f"median {statistics.median(err)*100:.1f} % (quartiles {q[0]*100:.1f}-{q[2]*100:.1f} %), max {err[-1]*100:.1f} %; "
           f"ratios {ratios[0]:.3f}..{ratios[-1]:.3f}; median half-width {statistics.median(widths)*100:.0f} %"
+          + (f", upper side +{statistics.median(his)*100:.0f} %, lower -{statistics.median(los)*100:.0f} %" if his else "")
           + (f"; {failed} trials failed" if failed else ""))
 PY
