@@ -206,6 +206,30 @@ pub struct EstimateArgs {
     /// with what the measurement left (printed); 0 for a repository of its own.
     #[arg(long, value_name = "N")]
     pub existing_docs: Option<u64>,
+
+    /// The team's window for the import: a length (`48h`, `2d`) or a start and end on the
+    /// weekly clock (`"Sat 06:00..Mon 06:00"`). Adds the cutover plan: for every option
+    /// measured, and with its bottleneck relieved where that is a conclusion, whether it
+    /// finishes inside the window, with what probability (from the interval), the margin,
+    /// and what to add first where it does not.
+    #[arg(long, value_name = "48h|\"Sat 06:00..Mon 06:00\"")]
+    pub window: Option<String>,
+
+    /// Office hours inside the window, when users keep working and the import must hold
+    /// their objective: `"Sat 08:00-12:00"`, `"Mon-Fri 08:00-18:00"` (comma-separated). The
+    /// import runs at --office-rate in them and at full speed outside.
+    #[arg(long, value_name = "DAYS HH:MM-HH:MM", requires_all = ["window", "office_rate"])]
+    pub office_hours: Option<String>,
+
+    /// The import's rate in office hours: documents per second, or a rates sweep's results
+    /// directory (`sweep --rates R1,R2 --readers N --reader-slo MS`), whose lowest rate that
+    /// held the readers' p99 is taken.
+    #[arg(
+        long,
+        value_name = "DOCS_PER_S|RATES_SWEEP_DIR",
+        requires = "office_hours"
+    )]
+    pub office_rate: Option<String>,
 }
 
 pub const COMPARE_HELP: &str = "\

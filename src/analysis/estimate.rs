@@ -163,6 +163,9 @@ pub struct Estimate {
     /// The pilot import's fit, when the estimate comes from one ([`super::pilot`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pilot: Option<super::pilot::PilotFit>,
+    /// The plan for the team's window (`estimate --window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<super::window::WindowPlan>,
 }
 
 /// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
@@ -852,6 +855,7 @@ fn estimate_sweeps(
         extra_requests,
         existing_docs_given: true,
         pilot: None,
+        window: None,
     }
 }
 

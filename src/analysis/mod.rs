@@ -4,7 +4,8 @@
 //! throughput bound, the bottleneck, the verdict and what a change would buy) and how a
 //! comparison reads, the import estimate with its growth model, when an auto pilot's
 //! estimate is sharp enough to stop (`sharp`), and the highest import rate whose readers
-//! stay under their latency objective (`slo`). Pure functions: values in, values out, no I/O (the readings come from `metrics::resources`, the words go to
+//! stay under their latency objective (`slo`), and whether the import fits the team's window
+//! (`window`). Pure functions: values in, values out, no I/O (the readings come from `metrics::resources`, the words go to
 //! `report`).
 
 pub mod demands;
@@ -19,3 +20,4 @@ pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod verdict;
+pub mod window;

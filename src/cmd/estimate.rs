@@ -24,7 +24,18 @@ pub fn estimate_command(a: &EstimateArgs) -> Result<Outcome> {
         }
         sweeps.push(crate::results::load_dir(d)?);
     }
-    let e = estimate_from(&corpus, &sweeps, a.existing_docs);
+    let window = match &a.window {
+        Some(w) => Some(crate::plan::window::parse_window(w)?),
+        None => None,
+    };
+    let office = match (&window, &a.office_hours, &a.office_rate) {
+        (Some(w), Some(h), Some(r)) => Some(crate::plan::window::office_hours(h, r, w)?),
+        _ => None,
+    };
+    let mut e = estimate_from(&corpus, &sweeps, a.existing_docs);
+    if let Some(w) = &window {
+        e.window = Some(crate::analysis::window::plan(&e, w, office.as_ref()));
+    }
     if e.options.is_empty() {
         bail!(
             "{}: {}{}",
@@ -99,6 +110,17 @@ pub fn table(e: &Estimate) -> String {
             x.per_doc_s,
             x.per_mib_s
         );
+    }
+    if let Some(w) = &e.window {
+        let _ = writeln!(o, "  window: {}", w.answer);
+        for r in &w.rows {
+            let _ = writeln!(
+                o,
+                "    {:<8} {}",
+                r.outcome,
+                crate::analysis::window::row_text(r)
+            );
+        }
     }
     for f in &e.findings {
         let _ = writeln!(o, "  {f}");

@@ -1,12 +1,14 @@
 //! Validated plans built from the options in one place (`TryFrom` of the clap structs in
 //! `options`, which `cli` takes as they are): every flag a user can get wrong is checked here
 //! with a message naming it. `run` becomes one `direct` access method and one cell here;
-//! `sweep` expands its axes, its schedule and its recorded plan here too.
+//! `sweep` expands its axes, its schedule and its recorded plan here too; `estimate --window`
+//! becomes the cutover plan's window and office hours (`window`).
 
 pub mod options;
 pub mod quota;
 pub mod schedule;
 pub mod sweep;
+pub mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;

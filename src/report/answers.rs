@@ -69,8 +69,19 @@ pub fn answers(s: &SweepSummary) -> Vec<Answer> {
             out.extend(what_would_help(s));
         }
     }
+    out.extend(window(s));
     out.push(unresolved(s));
     out
+}
+
+/// `estimate --window`: whether the import finishes inside the team's window, and what it
+/// takes where it does not (`analysis::window` words it).
+fn window(s: &SweepSummary) -> Option<Answer> {
+    let w = s.estimate.as_ref()?.window.as_ref()?;
+    Some(Answer {
+        question: format!("Does the import finish inside {}", w.window),
+        answer: w.answer.clone(),
+    })
 }
 
 /// `--rates` with `--readers`: the highest import rate whose readers' p99 stays under

@@ -171,6 +171,9 @@ impl Exporter for Markdown {
                 let _ = writeln!(o, "- {n}");
             }
         }
+        if let Some(t) = table::window(s) {
+            t.markdown(&mut o);
+        }
         o
     }
 }

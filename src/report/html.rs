@@ -275,6 +275,83 @@ fn estimate_chart(e: &crate::analysis::estimate::Estimate) -> String {
     o
 }
 
+/// The cutover plan against its window: one bar per configuration, its 95 % interval as a
+/// line with the point, and the window (the full-speed time it holds) as a vertical line.
+fn window_chart(w: &crate::analysis::window::WindowPlan) -> String {
+    let top = w
+        .rows
+        .iter()
+        .map(|r| r.duration_hi_s.max(r.window_s))
+        .fold(w.window_s, f64::max)
+        * 1.08;
+    let (unit, per_s) = if top >= 7200.0 {
+        ("hours", 1.0 / 3600.0)
+    } else if top >= 120.0 {
+        ("minutes", 1.0 / 60.0)
+    } else {
+        ("seconds", 1.0)
+    };
+    let (ml, mr, mt, row_h) = (330.0, 30.0, 40.0, 22.0);
+    let pw = 420.0;
+    let (wd, ht) = (ml + pw + mr, mt + row_h * w.rows.len() as f64 + 40.0);
+    let x = |s: f64| ml + pw * s / top;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg class="chart window" xmlns="http://www.w3.org/2000/svg" width="{wd}" height="{ht}" viewBox="0 0 {wd} {ht}" role="img" aria-label="import duration against the window">"#
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="{ml}" y="20" class="title">import duration ({unit}) against the window {}, 95 % interval</text>"#,
+        esc(&w.window)
+    );
+    for (i, r) in w.rows.iter().enumerate() {
+        let y = mt + row_h * (i as f64 + 0.5);
+        let color = match r.outcome.as_str() {
+            "meets" => "#2a7",
+            "misses" => "#c33",
+            _ => "#d90",
+        };
+        let label = match &r.what_if {
+            Some(c) => format!(
+                "{} {} ×{} + {}",
+                r.method,
+                r.connection,
+                r.threads,
+                crate::analysis::window::change_words(c)
+            ),
+            None => format!("{} {} ×{}", r.method, r.connection, r.threads),
+        };
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text><line x1="{:.1}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{color}" stroke-width="6" stroke-opacity="0.5"/><circle cx="{:.1}" cy="{y:.1}" r="4" fill="{color}"/><line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="2,2"/>"#,
+            ml - 8.0,
+            y + 4.0,
+            esc(&label),
+            x(r.duration_lo_s),
+            x(r.duration_hi_s),
+            x(r.duration_s),
+            x(r.window_s),
+            x(r.window_s),
+            y - 9.0,
+            y + 9.0
+        );
+    }
+    let (y0, y1) = (mt - 6.0, mt + row_h * w.rows.len() as f64);
+    let _ = writeln!(
+        o,
+        r##"<line x1="{ml}" x2="{ml}" y1="{y0}" y2="{y1}" stroke="#888"/><line x1="{:.1}" x2="{:.1}" y1="{y0}" y2="{y1}" stroke="#000" stroke-width="2"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">window {:.1}</text><text x="{ml}" y="{:.1}" font-size="11">0</text>"##,
+        x(w.window_s),
+        x(w.window_s),
+        x(w.window_s),
+        y1 + 16.0,
+        w.window_s * per_s,
+        y1 + 16.0
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
 /// The evidence for growth: every run's docs/sec relative to its cell's mean against the
 /// documents stored at its midpoint, the fitted model through them (solid where measured,
 /// dashed over the import's fill levels, where it is extrapolated).
@@ -471,6 +548,13 @@ svg .axis {{ font-size: 12px; fill: #333; }} svg .title {{ font-size: 14px; font
             let _ = writeln!(o, "<li>{}</li>", esc(&n));
         }
         o.push_str("</ul>\n");
+    }
+    if let (Some(w), Some(t)) = (
+        s.estimate.as_ref().and_then(|e| e.window.as_ref()),
+        table::window(s),
+    ) {
+        t.html(&mut o);
+        o.push_str(&window_chart(w));
     }
     o.push_str("</body></html>\n");
 

@@ -366,6 +366,45 @@ pub fn estimate(s: &SweepSummary) -> Option<Table> {
     Some(t)
 }
 
+/// The cutover plan (`estimate --window`): every configuration against the window.
+pub fn window(s: &SweepSummary) -> Option<Table> {
+    let w = s.estimate.as_ref()?.window.as_ref()?;
+    let h = |x: f64| crate::timefmt::human_hours(x / 3600.0);
+    let mut t = Table::keyed(
+        format!("Cutover plan: {}", w.window),
+        &["method", "connection", "threads"],
+        &[
+            ("with", Align::Left),
+            ("duration", Align::Right),
+            ("95 % interval", Align::Right),
+            ("P(finish)", Align::Right),
+            ("outcome", Align::Left),
+            ("margin", Align::Right),
+            ("add first", Align::Left),
+        ],
+    );
+    for r in &w.rows {
+        let row = t.row(&[&r.method, &r.connection, &r.threads]);
+        row.extend([
+            r.what_if
+                .as_deref()
+                .map(crate::analysis::window::change_words)
+                .unwrap_or_else(|| "as measured".into()),
+            h(r.duration_s),
+            format!("{} – {}", h(r.duration_lo_s), h(r.duration_hi_s)),
+            format!("{:.0} %", 100.0 * r.p_finish),
+            r.outcome.clone(),
+            if r.margin_s >= 0.0 {
+                h(r.margin_s)
+            } else {
+                format!("-{}", h(-r.margin_s))
+            },
+            r.add_first.clone().unwrap_or_default(),
+        ]);
+    }
+    Some(t)
+}
+
 /// What the estimate says, then its caveats and assumptions, one line each.
 pub fn estimate_notes(s: &SweepSummary) -> Vec<String> {
     let Some(e) = &s.estimate else {

@@ -1004,3 +1004,92 @@ async fn versioned_trial() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `estimate --window`: the cutover plan joins the estimate (JSON and the printed table),
+/// and windows or office hours it cannot read exit 2 naming the flag.
+#[test]
+fn a_window_is_planned_against_the_estimate_and_bad_windows_name_their_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("listing.csv");
+    listing(&csv, 2000);
+    let fixed = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixed-sweep");
+    let out = dir.path().join("estimate.json");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args(["estimate", "--corpus"])
+            .arg(&csv)
+            .arg(&fixed)
+            .arg("--output")
+            .arg(&out)
+            .args(extra)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--json", "--window", "Sat 06:00..Mon 06:00"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let e: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &e["window"];
+    assert_eq!(w["window_s"], 172_800.0);
+    let rows = w["rows"].as_array().unwrap();
+    assert!(rows.len() >= e["options"].as_array().unwrap().len(), "{w}");
+    assert!(
+        rows.iter().all(|r| r["p_finish"].as_f64().unwrap() > 0.99),
+        "{w}"
+    );
+    assert!(
+        w["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("finishes inside Sat 06:00..Mon 06:00: use "),
+        "{w}"
+    );
+    assert!(err.contains("  window: finishes inside"), "{err}");
+    for (args, flag) in [
+        (&["--window", "soon"][..], "--window \"soon\""),
+        (&["--window", "Sat 06:00..Mon 6"][..], "--window"),
+        (
+            &[
+                "--window",
+                "48h",
+                "--office-hours",
+                "Sat 08:00-12:00",
+                "--office-rate",
+                "40",
+            ][..],
+            "--office-hours needs a --window with a start",
+        ),
+        (
+            &[
+                "--window",
+                "Sat 06:00..Mon 06:00",
+                "--office-hours",
+                "Sat",
+                "--office-rate",
+                "40",
+            ][..],
+            "--office-hours \"Sat\"",
+        ),
+        (
+            &[
+                "--window",
+                "Sat 06:00..Mon 06:00",
+                "--office-hours",
+                "Sat 08:00-12:00",
+                "--office-rate",
+                "0",
+            ][..],
+            "--office-rate \"0\"",
+        ),
+        (
+            &["--window", "48h", "--office-hours", "Sat 08:00-12:00"][..],
+            "--office-rate",
+        ),
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
