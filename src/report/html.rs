@@ -293,7 +293,7 @@ fn window_chart(w: &crate::analysis::window::WindowPlan) -> String {
     };
     let (ml, mr, mt, row_h) = (330.0, 30.0, 40.0, 22.0);
     let pw = 420.0;
-    let (wd, ht) = (ml + pw + mr, mt + row_h * w.rows.len() as f64 + 40.0);
+    let (wd, ht) = (ml + pw + mr, mt + row_h * w.rows.len() as f64 + 50.0);
     let x = |s: f64| ml + pw * s / top;
     let mut o = String::new();
     let _ = writeln!(
@@ -302,7 +302,7 @@ fn window_chart(w: &crate::analysis::window::WindowPlan) -> String {
     );
     let _ = writeln!(
         o,
-        r#"<text x="{ml}" y="20" class="title">import duration ({unit}) against the window {}, 95 % interval</text>"#,
+        r#"<text x="10" y="20" class="title">import duration ({unit}, 95 % interval) against the window {}</text>"#,
         esc(&w.window)
     );
     for (i, r) in w.rows.iter().enumerate() {
@@ -348,6 +348,13 @@ fn window_chart(w: &crate::analysis::window::WindowPlan) -> String {
         w.window_s * per_s,
         y1 + 16.0
     );
+    if w.office_s > 0.0 {
+        let _ = writeln!(
+            o,
+            r#"<text x="10" y="{:.1}" font-size="11">dotted: the full-speed time the window holds for that row, its office hours at the readers' rate</text>"#,
+            y1 + 32.0
+        );
+    }
     o.push_str("</svg>\n");
     o
 }

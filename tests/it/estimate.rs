@@ -1046,6 +1046,36 @@ fn a_window_is_planned_against_the_estimate_and_bad_windows_name_their_flag() {
         "{w}"
     );
     assert!(err.contains("  window: finishes inside"), "{err}");
+    // Without --output the plan joins the results directory's reports: an answer, a table
+    // and a chart whose SVG parses.
+    let copy = dir.path().join("sweep");
+    std::fs::create_dir_all(copy.join("runs")).unwrap();
+    for f in ["plan.json"].into_iter().map(String::from).chain(
+        std::fs::read_dir(fixed.join("runs"))
+            .unwrap()
+            .map(|e| format!("runs/{}", e.unwrap().file_name().to_string_lossy())),
+    ) {
+        std::fs::copy(fixed.join(&f), copy.join(&f)).unwrap();
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args(["estimate", "--corpus"])
+        .arg(&csv)
+        .arg(&copy)
+        .args(["--window", "30m"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(copy.join("report.md")).unwrap();
+    assert!(
+        md.contains("Does the import finish inside 30m") && md.contains("## Cutover plan: 30m"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(copy.join("report.html")).unwrap();
+    let at = html
+        .find("<svg class=\"chart window\"")
+        .expect("the window chart");
+    let svg = &html[at..at + html[at..].find("</svg>").unwrap() + 6];
+    roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
     for (args, flag) in [
         (&["--window", "soon"][..], "--window \"soon\""),
         (&["--window", "Sat 06:00..Mon 6"][..], "--window"),
