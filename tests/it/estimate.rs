@@ -1123,3 +1123,110 @@ fn a_window_is_planned_against_the_estimate_and_bad_windows_name_their_flag() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+/// The cutover plan verified end to end: a sample of a corpus (`sweep --corpus`) at 1 and 4
+/// threads on a repository of 2 slots of 12 ms, a window between what the two would take,
+/// the plan's recommended configuration (the fewest threads that finish surely: 4), then the
+/// whole import at it. It finishes inside the window and inside the interval the plan stated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_with_a_window_plans_a_configuration_that_finishes_inside_it() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = corpus_target(|c| c.share_prefixes = true).await;
+    let (pw, root, results) = (
+        dir.path().join("password"),
+        dir.path().join("files"),
+        dir.path().join("results"),
+    );
+    let corpus_json = dir.path().join("corpus.json");
+    let Command::Corpus(ca) = cli(&[
+        "ingestbench",
+        "corpus",
+        root.to_str().unwrap(),
+        "--output",
+        corpus_json.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
+    let methods = crate::common::direct_method(dir.path(), &url);
+    let Command::Sweep(sa) = cli(&[
+        "ingestbench",
+        "sweep",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--corpus",
+        corpus_json.to_str().unwrap(),
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "1,4",
+        "--docs",
+        "150",
+        "--runs",
+        "3",
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let sweep_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
+    let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
+    let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
+    let at = |t: u64| {
+        est.options
+            .iter()
+            .find(|o| o.threads == t)
+            .unwrap()
+            .bounds_s()
+    };
+    let (one, four) = (at(1), at(4));
+    // A window the 1-thread import misses and the 4-thread one meets.
+    let w_s = (one.0 * four.1).sqrt();
+    assert!(
+        four.1 < w_s && w_s < one.0,
+        "1 thread {one:?}, 4 threads {four:?}"
+    );
+    let window = ingestbench::plan::window::parse_window(&format!("{w_s:.2}s")).unwrap();
+    let plan = ingestbench::analysis::window::plan(&est, &window, None);
+    eprintln!("plan: {}", plan.answer);
+    assert!(
+        plan.answer.contains("finishes inside") && plan.answer.contains("at 4 threads"),
+        "{}",
+        plan.answer
+    );
+    let row = plan
+        .rows
+        .iter()
+        .find(|r| r.threads == 4 && r.what_if.is_none())
+        .unwrap();
+    // The recommended configuration, run: the whole import at 4 threads.
+    let (outcome, r) =
+        ingestbench::run_command(&corpus_run(&url, &root, &pw, &results, "1500", "0", 1))
+            .await
+            .unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let measured = r.mean_duration_s;
+    eprintln!(
+        "window {w_s:.2} s: planned {:.2} s ({:.2}-{:.2}), measured {measured:.2} s",
+        row.duration_s, row.duration_lo_s, row.duration_hi_s
+    );
+    assert!(
+        measured <= w_s && (row.duration_lo_s..=row.duration_hi_s).contains(&measured),
+        "window {w_s:.2} s, planned {row:?}, measured {measured:.2} s"
+    );
+}
