@@ -28,6 +28,9 @@
 #   https-lb-2node  httpd HTTPS + mod_jk lb worker with both members                      B+447
 # (https-lb-1node and -2node differ only in the member list, so one sweep over both is the
 # seed's "one node against two" chart.)
+# With --nodes 3 or 4, node3 (HTTP B+101, AJP B+29) and node4 (B+111, B+39) join: https-lb,
+# http-lb and HAProxy balance over all of them, and https-lb-3node (B+448) and https-lb-4node
+# (B+449) are lb workers of 3 and 4 members, so "beyond two" has a truth to meet.
 #
 # Environment: LAB_JAVA_DIR (default .lab-java), LAB_JAVA_BASE_PORT (default 19000),
 # LAB_JAVA_METHODS_DIR (default access-methods/lab-java), LAB_JAVA_CACHE (downloads, default
@@ -50,7 +53,16 @@ MODJK=/usr/lib/apache2/modules/mod_jk.so
 J_HTTPS_LB=$((BASE + 443)) J_HTTP_LB=$((BASE + 80)) J_DIRECT=$((BASE + 81)) J_NODE2=$((BASE + 91))
 J_AJP1=$((BASE + 9)) J_AJP2=$((BASE + 19)) J_HTTPS_PROXY=$((BASE + 444)) J_HTTP_PROXY=$((BASE + 82))
 J_HA_HTTPS=$((BASE + 445)) J_HA_HTTP=$((BASE + 83)) J_LB1=$((BASE + 446)) J_LB2=$((BASE + 447))
+NODES=${NODES:-2}
+case "$NODES" in 2|3|4) ;; *) die "--nodes $NODES: the Java lab runs 2, 3 or 4 nodes" ;; esac
+# Node k's HTTP and AJP ports, and every node of this lab.
+node_http() { echo $((BASE + 71 + 10 * $1)); }
+node_ajp() { echo $((BASE - 1 + 10 * $1)); }
+NODE_NAMES=$(seq -f 'node%g' 1 "$NODES" | tr '\n' ' ')
+J_LB3=$((BASE + 448)) J_LB4=$((BASE + 449))
 HTTPD_PORTS="$J_HTTPS_LB $J_HTTP_LB $J_HTTPS_PROXY $J_HTTP_PROXY $J_LB1 $J_LB2"
+[ "$NODES" -ge 3 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB3"
+[ "$NODES" -ge 4 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB4"
 HAPROXY_PORTS="$J_HA_HTTPS $J_HA_HTTP"
 CMIS_PATH=/fileshare/browser
 
@@ -217,8 +229,11 @@ java_httpd_conf() {
   # mod_jk: an ajp13 worker per node, an lb worker over both (the seed's setup) and an lb
   # worker with node 1 only. Members of different lb workers are separate workers with the
   # same route. Default lb method (by requests); no sticky session is ever sent by the tool.
+  # With more nodes, `lball` (https-lb, http-lb) takes them all, and lb3/lb4 are workers of
+  # 3 and 4 members of their own (m3_1 … with the nodes' routes).
+  local k j all=lb2 list=lb2,lb1
+  [ "$NODES" -ge 3 ] && all=lball
   cat >"$LAB/httpd/workers.properties" <<PROPS
-worker.list=lb2,lb1
 worker.template.type=ajp13
 worker.template.host=127.0.0.1
 worker.node1.reference=worker.template
@@ -233,6 +248,33 @@ worker.lb2.balance_workers=node1,node2
 worker.lb1.type=lb
 worker.lb1.balance_workers=solo1
 PROPS
+  if [ "$NODES" -ge 3 ]; then
+    for k in $(seq 3 "$NODES") all; do
+      local n=$k members=""
+      [ "$k" = all ] && n=$NODES
+      for j in $(seq 1 "$n"); do
+        printf 'worker.m%s_%s.reference=worker.template\nworker.m%s_%s.port=%s\nworker.m%s_%s.route=node%s\n' \
+          "$k" "$j" "$k" "$j" "$(node_ajp "$j")" "$k" "$j" "$j" >>"$LAB/httpd/workers.properties"
+        members="$members${members:+,}m${k}_$j"
+      done
+      printf 'worker.lb%s.type=lb\nworker.lb%s.balance_workers=%s\n' "$k" "$k" "$members" >>"$LAB/httpd/workers.properties"
+      list="$list,lb$k"
+    done
+  fi
+  echo "worker.list=$list" >>"$LAB/httpd/workers.properties"
+  local lbn_listen="" lbn_hosts=""
+  for k in $(seq 3 "$NODES"); do
+    local port=$((BASE + 445 + k))
+    lbn_listen="${lbn_listen}Listen 127.0.0.1:$port https
+"
+    lbn_hosts="${lbn_hosts}<VirtualHost 127.0.0.1:$port>
+  SSLEngine on
+  SSLCertificateFile $LAB/tls/server.pem
+  SSLCertificateKeyFile $LAB/tls/server.key
+  JkMount /* lb$k
+</VirtualHost>
+"
+  done
   local tls="SSLEngine on
   SSLCertificateFile $LAB/tls/server.pem
   SSLCertificateKeyFile $LAB/tls/server.key"
@@ -275,14 +317,14 @@ Listen 127.0.0.1:$J_HTTPS_PROXY https
 Listen 127.0.0.1:$J_HTTP_PROXY http
 Listen 127.0.0.1:$J_LB1 https
 Listen 127.0.0.1:$J_LB2 https
-<VirtualHost 127.0.0.1:$J_HTTPS_LB>
+$lbn_listen<VirtualHost 127.0.0.1:$J_HTTPS_LB>
   $tls
-  JkMount /* lb2
+  JkMount /* $all
 </VirtualHost>
 <VirtualHost 127.0.0.1:$J_HTTP_LB>
-  JkMount /* lb2
+  JkMount /* $all
 </VirtualHost>
-<VirtualHost 127.0.0.1:$J_LB2>
+$lbn_hosts<VirtualHost 127.0.0.1:$J_LB2>
   $tls
   JkMount /* lb2
 </VirtualHost>
@@ -331,8 +373,7 @@ frontend fe_http
     default_backend nodes
 backend nodes
     balance roundrobin
-    server node1 127.0.0.1:$J_DIRECT
-    server node2 127.0.0.1:$J_NODE2
+$(for k in $(seq 1 "$NODES"); do echo "    server node$k 127.0.0.1:$(node_http "$k")"; done)
 CONF
 }
 
@@ -347,8 +388,8 @@ protocol = "cmis"
 url = "$3$CMIS_PATH"
 connection = "reuse"
 node_header = "x-ingestbench-node"
-# Both Tomcat nodes' CPU and memory are read over every run's measured window (the front end's from its port).
-server_pids = [$(cat "$LAB/run/node1.pid"), $(cat "$LAB/run/node2.pid")]$tls
+# Every Tomcat node's CPU and memory are read over every run's measured window (the front end's from its port).
+server_pids = [$(for n in $NODE_NAMES; do cat "$LAB/run/$n.pid"; done | paste -sd, | sed 's/,/, /g')]$tls
 TOML
 }
 
@@ -358,7 +399,7 @@ check_method() { # name url
   h=$(curl -s -D - -o /dev/null -u admin:admin --max-time 20 --cacert "$LAB/tls/ca.pem" "$2$CMIS_PATH") \
     || die "$1: no answer from $2$CMIS_PATH; see $LAB/logs/"
   echo "$h" | head -1 | grep -q ' 200' || die "$1: $2$CMIS_PATH answers '$(echo "$h" | head -1 | tr -d '\r')'; see $LAB/logs/"
-  echo "$h" | tr -d '\r' | grep -qi '^x-ingestbench-node: node[12]$' || die "$1: the answer through $2 names no node"
+  echo "$h" | tr -d '\r' | grep -qi '^x-ingestbench-node: node[1-4]$' || die "$1: the answer through $2 names no node"
 }
 
 up() {
@@ -375,7 +416,9 @@ up() {
   java_fetch
   # Every port of a part that is not running yet must be free before anything starts.
   local part port
-  for part in "node1:$J_DIRECT $J_AJP1" "node2:$J_NODE2 $J_AJP2" "httpd:$HTTPD_PORTS" "haproxy:$HAPROXY_PORTS"; do
+  local parts=("httpd:$HTTPD_PORTS" "haproxy:$HAPROXY_PORTS") k
+  for k in $(seq 1 "$NODES"); do parts+=("node$k:$(node_http "$k") $(node_ajp "$k")"); done
+  for part in "${parts[@]}"; do
     alive "$LAB/run/${part%%:*}.pid" && continue
     for port in ${part#*:}; do
       port_open "$port" && die "port $port (for ${part%%:*}) is in use; set LAB_JAVA_BASE_PORT to move the Java lab"
@@ -384,13 +427,10 @@ up() {
   tls
   java_webapp
   trap stop_started EXIT
-  start_tomcat node1 "$J_DIRECT" "$J_AJP1"
-  start_tomcat node2 "$J_NODE2" "$J_AJP2"
+  for k in $(seq 1 "$NODES"); do start_tomcat "node$k" "$(node_http "$k")" "$(node_ajp "$k")"; done
   # --node-cpus: each JVM under its own quota from its first instruction (JIT included).
-  cpu_quota node1 "$(cat "$LAB/run/node1.pid")"
-  cpu_quota node2 "$(cat "$LAB/run/node2.pid")"
-  wait_tomcat node1 "$J_DIRECT"
-  wait_tomcat node2 "$J_NODE2"
+  for k in $(seq 1 "$NODES"); do cpu_quota "node$k" "$(cat "$LAB/run/node$k.pid")"; done
+  for k in $(seq 1 "$NODES"); do wait_tomcat "node$k" "$(node_http "$k")"; done
   check_shared
   if ! alive "$LAB/run/httpd.pid"; then
     java_httpd_conf
@@ -411,20 +451,24 @@ up() {
   mkdir -p "$METHODS"
   cp "$LAB/tls/ca.pem" "$METHODS/ca.pem"
   local h=https://localhost p=http://127.0.0.1
-  java_method https-lb "HTTPS via Apache httpd + mod_jk (AJP) load balancer over 2 Tomcat nodes" "$h:$J_HTTPS_LB"
-  java_method http-lb "HTTP via Apache httpd + mod_jk (AJP) load balancer over 2 Tomcat nodes" "$p:$J_HTTP_LB"
+  java_method https-lb "HTTPS via Apache httpd + mod_jk (AJP) load balancer over $NODES Tomcat nodes" "$h:$J_HTTPS_LB"
+  java_method http-lb "HTTP via Apache httpd + mod_jk (AJP) load balancer over $NODES Tomcat nodes" "$p:$J_HTTP_LB"
   java_method direct "HTTP direct to Tomcat node 1's HTTP connector" "$p:$J_DIRECT"
   java_method https-proxy "HTTPS via Apache httpd mod_proxy to Tomcat node 1" "$h:$J_HTTPS_PROXY"
   java_method http-proxy "HTTP via Apache httpd mod_proxy to Tomcat node 1" "$p:$J_HTTP_PROXY"
-  java_method haproxy-https "HTTPS via HAProxy round robin over 2 Tomcat nodes" "$h:$J_HA_HTTPS"
-  java_method haproxy-http "HTTP via HAProxy round robin over 2 Tomcat nodes" "$p:$J_HA_HTTP"
+  java_method haproxy-https "HTTPS via HAProxy round robin over $NODES Tomcat nodes" "$h:$J_HA_HTTPS"
+  java_method haproxy-http "HTTP via HAProxy round robin over $NODES Tomcat nodes" "$p:$J_HA_HTTP"
   java_method https-lb-1node "HTTPS via httpd + mod_jk, lb worker with 1 member (node 1)" "$h:$J_LB1"
   java_method https-lb-2node "HTTPS via httpd + mod_jk, lb worker with 2 members" "$h:$J_LB2"
+  rm -f "$METHODS/https-lb-3node.toml" "$METHODS/https-lb-4node.toml"
+  for k in $(seq 3 "$NODES"); do
+    java_method "https-lb-${k}node" "HTTPS via httpd + mod_jk, lb worker with $k members" "$h:$((BASE + 445 + k))"
+  done
   for f in "$METHODS"/*.toml; do
     check_method "$(basename "$f" .toml)" "$(grep '^url' "$f" | cut -d'"' -f2 | sed "s|$CMIS_PATH\$||")"
   done
   trap - EXIT
-  echo "lab: up (Java: 2 Tomcat nodes with OpenCMIS FileShare, httpd mod_jk/mod_proxy, HAProxy); access methods in $METHODS:"
+  echo "lab: up (Java: $NODES Tomcat nodes with OpenCMIS FileShare, httpd mod_jk/mod_proxy, HAProxy); access methods in $METHODS:"
   for f in "$METHODS"/*.toml; do echo "  $(basename "$f" .toml): $(grep '^url' "$f" | cut -d'"' -f2)"; done
   echo "lab: try  INGESTBENCH_PASSWORD=admin ingestbench sweep --protocol cmis --profile opencmis --access-methods-dir $METHODS --threads 1,4 --sizes small --docs 100"
 }
@@ -433,10 +477,10 @@ down() {
   [ -d "$LAB/run" ] || { echo "lab: down"; return 0; }
   alive "$LAB/run/httpd.pid" && { apache2 -f "$LAB/httpd/httpd.conf" -k stop 2>/dev/null || true; }
   local p port
-  for p in haproxy httpd node1 node2; do
+  for p in haproxy httpd node1 node2 node3 node4; do
     if alive "$LAB/run/$p.pid"; then kill "$(cat "$LAB/run/$p.pid")" 2>/dev/null || true; fi
   done
-  for p in haproxy httpd node1 node2; do
+  for p in haproxy httpd node1 node2 node3 node4; do
     p="$LAB/run/$p.pid"
     [ -f "$p" ] || continue
     # Tomcat's shutdown hook undeploys the repository: give it up to 20 s.
@@ -446,7 +490,7 @@ down() {
     rm -f "$p"
   done
   # httpd children outlive the parent for a moment: wait until none holds a lab port.
-  for port in $HTTPD_PORTS $HAPROXY_PORTS $J_DIRECT $J_NODE2 $J_AJP1 $J_AJP2; do
+  for port in $HTTPD_PORTS $J_LB3 $J_LB4 $HAPROXY_PORTS $(for k in 1 2 3 4; do echo "$(node_http "$k") $(node_ajp "$k")"; done); do
     for _ in $(seq 100); do port_open "$port" || break; sleep 0.05; done
     port_open "$port" && die "something still listens on 127.0.0.1:$port"
   done
@@ -457,7 +501,7 @@ down() {
 status() {
   [ -d "$LAB/run" ] || { echo "lab: down (no $LAB)"; return 0; }
   local any=0 p
-  for p in node1 node2 httpd haproxy; do
+  for p in node1 node2 node3 node4 httpd haproxy; do
     [ -f "$LAB/run/$p.pid" ] || continue
     if alive "$LAB/run/$p.pid"; then echo "  $p: running, pid $(cat "$LAB/run/$p.pid")"; any=1
     else echo "  $p: not running (stale pid file)"; fi

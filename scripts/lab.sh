@@ -315,8 +315,8 @@ up() {
 
 CMD=${1:-}
 shift || true
-FRONTEND=nginx FRONTEND_SET="" BACKEND=embedded NODE_CPUS=
-USAGE="usage: scripts/lab.sh up|down|status [--frontend nginx|httpd] [--backend embedded|java] [--node-cpus CPUS] (java also: fetch)"
+FRONTEND=nginx FRONTEND_SET="" BACKEND=embedded NODE_CPUS= NODES=
+USAGE="usage: scripts/lab.sh up|down|status [--frontend nginx|httpd] [--backend embedded|java] [--node-cpus CPUS] (java also: fetch, --nodes 2|3|4)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --frontend) FRONTEND=${2:-}; FRONTEND_SET=1; shift 2 ;;
@@ -325,11 +325,15 @@ while [ $# -gt 0 ]; do
     --backend=*) BACKEND=${1#*=}; shift ;;
     --node-cpus) NODE_CPUS=${2:-}; shift 2 ;;
     --node-cpus=*) NODE_CPUS=${1#*=}; shift ;;
+    --nodes) NODES=${2:-}; shift 2 ;;
+    --nodes=*) NODES=${1#*=}; shift ;;
     *) die "unknown argument $1 ($USAGE)" ;;
   esac
 done
 case "$BACKEND" in
-  embedded) [ "$CMD" = fetch ] && die "fetch is for --backend java" ;;
+  embedded)
+    [ "$CMD" = fetch ] && die "fetch is for --backend java"
+    [ -n "$NODES" ] && die "--nodes is for --backend java (the embedded lab runs 2 nodes)" ;;
   # Two Tomcat nodes running OpenCMIS FileShare behind httpd mod_jk/mod_proxy and HAProxy:
   # its own directory, ports and methods; replaces up, down and status.
   java)
