@@ -508,3 +508,106 @@ fn an_estimate_from_a_pilot_on_fileshare_is_inside_and_within_30_percent() {
     }
     panic!("three trials in a row outside their 95 % intervals or wider than ±30 %: {misses:?}");
 }
+
+/// `--nodes 3`: a third Tomcat joins (a truth for "beyond two"): `https-lb-3node` and the
+/// balancers spread over three nodes, the method files list three server pids, and `down`
+/// stops all three.
+#[test]
+#[ignore = "needs apache2, libapache2-mod-jk, haproxy, a JDK, maven, unzip, curl, openssl (scripts/deps.sh installs them) and Tomcat + OpenCMIS FileShare from Maven Central; scripts/test.sh runs it"]
+fn lab_java_runs_three_nodes_behind_its_balancers() {
+    let _one = crate::common::TIMED.blocking_lock();
+    require_tools();
+    let base = 26000;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad = lab_with(d, base, &["up", "--nodes", "5"], "");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--nodes 5"));
+    let o = lab_with(d, base, &["up", "--nodes", "3"], "-XX:TieredStopAtLevel=1");
+    let out = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    let result = std::panic::catch_unwind(|| {
+        assert!(o.status.success(), "lab.sh up --nodes 3: {out}");
+        assert_eq!(pids(d).len(), 5, "three nodes, httpd and haproxy");
+        let toml = std::fs::read_to_string(d.join("methods/https-lb-3node.toml")).unwrap();
+        assert_eq!(
+            toml.lines()
+                .find(|l| l.starts_with("server_pids"))
+                .unwrap()
+                .matches(',')
+                .count(),
+            2,
+            "{toml}"
+        );
+        let methods = d.join("methods");
+        let (code, _, err) = ib(
+            d,
+            &[
+                "sweep",
+                "--quiet",
+                "--warmup",
+                "0",
+                "--protocol",
+                "cmis",
+                "--profile",
+                "opencmis",
+                "--access-methods-dir",
+                methods.to_str().unwrap(),
+                "--access-methods",
+                "https-lb-3node,haproxy-http,https-lb-2node",
+                "--baseline",
+                "https-lb-2node",
+                "--threads",
+                "6",
+                "--sizes",
+                "small",
+                "--docs",
+                "90",
+                "--runs",
+                "1",
+                "--results-dir",
+                "s",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let s: SweepSummary = serde_json::from_str(
+            &std::fs::read_to_string(only_dir(&d.join("s")).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        for c in &s.cells {
+            let n = |k: &str| *c.node_split.get(k).unwrap_or(&0) as f64;
+            let (a, b, t) = (n("node1"), n("node2"), n("node3"));
+            assert_eq!(
+                a + b + t,
+                90.0,
+                "{}: every answer names its node: {:?}",
+                c.method,
+                c.node_split
+            );
+            if c.method == "https-lb-2node" {
+                assert_eq!(t, 0.0, "{:?}", c.node_split);
+            } else {
+                for x in [a, b, t] {
+                    assert!(
+                        (x / 90.0 - 1.0 / 3.0).abs() <= 0.12,
+                        "{}: {:?}",
+                        c.method,
+                        c.node_split
+                    );
+                }
+            }
+        }
+    });
+    let all = pids(d);
+    let down = lab(d, base, "down");
+    for p in &all {
+        assert!(!pid_alive(p), "pid {p} still running after down");
+    }
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
