@@ -287,7 +287,12 @@ pub fn plan(e: &Estimate, w: &Window, office: Option<&OfficeHours>) -> WindowPla
             .iter()
             .filter_map(|o| relieved_row(o, e, w, office)),
     );
-    let answer = answer(&rows, w, office.map(|o| office_s(w, o)).unwrap_or(0.0));
+    let mut answer = answer(&rows, w, office.map(|o| office_s(w, o)).unwrap_or(0.0));
+    // At risk only because the interval is wide: say what evidence would narrow it.
+    let narrowing = e.pilot.as_ref().and_then(|p| p.narrowing.as_deref());
+    if let (Some(n), true) = (narrowing, answer.starts_with("at risk")) {
+        answer.push_str(&format!("; to tell whether it fits: {n}"));
+    }
     WindowPlan {
         window: w.label.clone(),
         window_s: w.seconds,
@@ -461,6 +466,39 @@ mod tests {
             "{}",
             p.answer
         );
+    }
+
+    #[test]
+    fn at_risk_from_a_wide_interval_says_what_pilot_would_tell() {
+        let mut e = estimate();
+        let mut pilot = serde_json::json!({"evidence": "", "growth_model": "flat", "sym_parts": null,
+            "narrowing": "a pilot about 3.0x as long (900 documents, 60 s) would narrow it to ±20 %"});
+        for k in ["docs", "versions", "folders", "bytes", "windows"] {
+            pilot[k] = 0.into();
+        }
+        for k in [
+            "duration_s",
+            "df",
+            "per_version",
+            "per_folder",
+            "s_per_request",
+            "se_s_per_request",
+            "s_per_mib",
+            "se_s_per_mib",
+            "growth_per_1000",
+            "se_growth_per_1000",
+            "fill_pilot_mean",
+            "fill_import_start",
+            "overhead_s",
+            "rel_half_width",
+        ] {
+            pilot[k] = 0.0.into();
+        }
+        e.pilot = Some(serde_json::from_value(pilot).unwrap());
+        let p = plan(&e, &window(11.0), None);
+        assert!(p.answer.ends_with("; to tell whether it fits: a pilot about 3.0x as long (900 documents, 60 s) would narrow it to ±20 %"), "{}", p.answer);
+        let p = plan(&e, &window(48.0), None);
+        assert!(!p.answer.contains("to tell whether"), "{}", p.answer);
     }
 
     #[test]
