@@ -424,6 +424,21 @@ async fn a_rates_sweep_has_a_cell_per_rate_and_a_readers_alone_baseline_first() 
             None => panic!("every cell of a rates sweep has a rate"),
         }
     }
+    // The sweep as `estimate --office-rate`: its highest rate meeting the objective, against
+    // its own closed-loop rate (the readers-alone cell's seeding import).
+    let w = ingestbench::plan::window::parse_window("Sat 06:00..Mon 06:00").unwrap();
+    let oh = ingestbench::plan::window::office_hours("Sat 08:00-12:00", d.to_str().unwrap(), &w)
+        .unwrap();
+    assert_eq!(oh.rate_per_s, 40.0);
+    assert_eq!(
+        oh.full_rate_per_s,
+        a.baseline.as_ref().map(|b| b.achieved_per_s)
+    );
+    assert!(
+        oh.rate_source.contains("readers' p99 under 500 ms"),
+        "{}",
+        oh.rate_source
+    );
     let v = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
         .env("INGESTBENCH_PASSWORD", "admin")
         .arg("verify")
