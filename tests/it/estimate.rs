@@ -457,55 +457,10 @@ async fn sample_predicts_the_import(growth_ms_per_1000: f64) {
     listing(&csv, 1500);
     let root = dir.path().join("files");
     files_of(&csv, &root, 1500);
-    let corpus_json = dir.path().join("corpus.json");
-    let Command::Corpus(ca) = cli(&[
-        "ingestbench",
-        "corpus",
-        root.to_str().unwrap(),
-        "--output",
-        corpus_json.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
-    let methods = crate::common::direct_method(dir.path(), &target.http_url().unwrap());
-    let results = dir.path().join("results");
     // The sample: 150 documents per run (10 % of 1500), three sizes, two thread counts.
-    let Command::Sweep(sa) = cli(&[
-        "ingestbench",
-        "sweep",
-        "--warmup",
-        "0",
-        "--quiet",
-        "--corpus",
-        corpus_json.to_str().unwrap(),
-        "--access-methods",
-        "direct",
-        "--access-methods-dir",
-        methods.to_str().unwrap(),
-        "--threads",
-        "4,8",
-        "--docs",
-        "150",
-        "--runs",
-        "3",
-        "--profile",
-        "basic",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success);
-    let sweep_dir = std::fs::read_dir(&results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let (corpus_json, sweep_dir) =
+        sample_sweep(dir.path(), &target.http_url().unwrap(), &root, &pw, "4,8").await;
+    let results = dir.path().join("results");
     let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
     let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
     // The import goes on top of what the sample stored.
@@ -1137,53 +1092,7 @@ async fn an_estimate_with_a_window_plans_a_configuration_that_finishes_inside_it
         dir.path().join("files"),
         dir.path().join("results"),
     );
-    let corpus_json = dir.path().join("corpus.json");
-    let Command::Corpus(ca) = cli(&[
-        "ingestbench",
-        "corpus",
-        root.to_str().unwrap(),
-        "--output",
-        corpus_json.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
-    let methods = crate::common::direct_method(dir.path(), &url);
-    let Command::Sweep(sa) = cli(&[
-        "ingestbench",
-        "sweep",
-        "--warmup",
-        "0",
-        "--quiet",
-        "--corpus",
-        corpus_json.to_str().unwrap(),
-        "--access-methods",
-        "direct",
-        "--access-methods-dir",
-        methods.to_str().unwrap(),
-        "--threads",
-        "1,4",
-        "--docs",
-        "150",
-        "--runs",
-        "3",
-        "--profile",
-        "basic",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]) else {
-        unreachable!()
-    };
-    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
-    assert_eq!(outcome, ingestbench::Outcome::Success);
-    let sweep_dir = std::fs::read_dir(&results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let (corpus_json, sweep_dir) = sample_sweep(dir.path(), &url, &root, &pw, "1,4").await;
     let corpus = ingestbench::corpus::CorpusDescription::load(&corpus_json).unwrap();
     let sweeps = vec![ingestbench::results::load_dir(&sweep_dir).unwrap()];
     let est = ingestbench::analysis::estimate::estimate_from(&corpus, &sweeps, None);
@@ -1229,4 +1138,65 @@ async fn an_estimate_with_a_window_plans_a_configuration_that_finishes_inside_it
         measured <= w_s && (row.duration_lo_s..=row.duration_hi_s).contains(&measured),
         "window {w_s:.2} s, planned {row:?}, measured {measured:.2} s"
     );
+}
+
+/// `corpus ROOT` into `dir/corpus.json`, then the size-class sample of it (`sweep --corpus`,
+/// 150 documents per run, 3 runs, at `threads`) on `url` into `dir/results`: the corpus
+/// description's path and the sweep's directory.
+async fn sample_sweep(
+    dir: &Path,
+    url: &str,
+    root: &Path,
+    pw: &Path,
+    threads: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let corpus_json = dir.join("corpus.json");
+    let Command::Corpus(ca) = cli(&[
+        "ingestbench",
+        "corpus",
+        root.to_str().unwrap(),
+        "--output",
+        corpus_json.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    ingestbench::cmd::corpus::corpus_command(&ca).unwrap();
+    let methods = crate::common::direct_method(dir, url);
+    let results = dir.join("results");
+    let Command::Sweep(sa) = cli(&[
+        "ingestbench",
+        "sweep",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--corpus",
+        corpus_json.to_str().unwrap(),
+        "--access-methods",
+        "direct",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        threads,
+        "--docs",
+        "150",
+        "--runs",
+        "3",
+        "--profile",
+        "basic",
+        "--password-file",
+        pw.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]) else {
+        unreachable!()
+    };
+    let (outcome, _) = ingestbench::sweep_command(&sa).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    let sweep_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    (corpus_json, sweep_dir)
 }
