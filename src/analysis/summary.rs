@@ -185,7 +185,9 @@ pub struct SweepSummary {
 
 impl SweepSummary {
     /// "30 of 30 runs done", or, when `--budget` or `--precision` added runs, "119 runs done
-    /// (72 planned, 47 more where intervals were still too wide)".
+    /// (72 planned, 47 more where intervals were still too wide)" (with `--budget`, the runs
+    /// at the thread counts in between after the first count among those more: they narrow
+    /// the curve's intervals).
     pub fn runs_text(&self) -> String {
         if self.runs_done > self.runs_planned {
             format!(
@@ -225,7 +227,7 @@ pub fn summarize(plan: &PlanRecord, runs: &[CellRun]) -> SweepSummary {
             runs.len()
         ));
     }
-    warnings.extend(budget_warning(plan, &relative, runs.len() as u64));
+    warnings.extend(budget_warning(plan, &relative, runs));
     SweepSummary {
         schema_version: SCHEMA_VERSION,
         plan: plan.clone(),
@@ -377,18 +379,38 @@ fn scaling_unreliable(
 /// With `--budget`: what the extra runs bought, and the comparisons still open when the time
 /// was spent, each with its difference and interval (the interval wider than the difference
 /// and than ±5 % is why it is open).
-fn budget_warning(plan: &PlanRecord, relative: &[Relative], done: u64) -> Option<String> {
+fn budget_warning(plan: &PlanRecord, relative: &[Relative], runs: &[CellRun]) -> Option<String> {
     let budget = plan.measure.budget_s?;
     let open: Vec<&Relative> = relative
         .iter()
         .filter(|r| r.verdict == crate::analysis::limits::Verdict::TooNoisy)
         .collect();
-    let extra = done.saturating_sub(plan.runs_planned());
-    let spent = format!(
+    let extra = (runs.len() as u64).saturating_sub(plan.runs_planned());
+    let mut spent = format!(
         "--budget {budget:.0} s: {extra} run{} beyond the {} planned",
         plural(extra),
         plan.runs_planned()
     );
+    let deferred = plan.runs_deferred();
+    if deferred > 0 {
+        let given = runs
+            .iter()
+            .filter(|r| plan.budget_defers(r.cell.threads, r.record.run))
+            .count();
+        let (lo, hi) = (plan.threads.iter().min(), plan.threads.iter().max());
+        let between: Vec<String> = plan
+            .threads
+            .iter()
+            .filter(|t| Some(*t) != lo && Some(*t) != hi)
+            .map(u64::to_string)
+            .collect();
+        spent.push_str(&format!(
+            ", {given} of them the {deferred} at {} threads after the first of each cell (they come after the comparisons at {} and {} threads)",
+            between.join(", "),
+            lo.copied().unwrap_or(0),
+            hi.copied().unwrap_or(0)
+        ));
+    }
     if open.is_empty() {
         return Some(format!(
             "{spent}; every comparison with {} answered",

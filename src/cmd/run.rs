@@ -189,6 +189,7 @@ async fn measure(
         history: super::sweep::history(start.done),
         baseline: None,
         paired: false,
+        deferred: &[],
         auto: plan.auto.clone().map(|a| {
             crate::engine::AutoPilot::new(a, crate::engine::autopilot::chosen_window(start.done))
         }),

@@ -150,6 +150,12 @@ fn print_plan(p: &Prepared, pending: &[(CellKey, u32)]) {
             human_secs(b),
             m.max_runs
         ));
+        let later = plan.runs_deferred();
+        if later > 0 {
+            how.push_str(&format!(
+                " (first those at the fewest and the most threads; then the {later} runs in between after the first, then the rest)"
+            ));
+        }
     }
     eprintln!("{how}");
 }
@@ -221,11 +227,14 @@ pub(super) fn history(done: &[CellRun]) -> HashMap<CellKey, Vec<(u32, f64)>> {
     h
 }
 
-/// Runs the pending schedule through the engine.
+/// `(cell, run)`s, in schedule order.
+type Runs<'a> = &'a [(CellKey, u32)];
+
+/// Runs the pending schedule, then (`--budget`) the deferred runs, through the engine.
 async fn execute(
     p: &Prepared,
     session: &Session,
-    pending: &[(CellKey, u32)],
+    (pending, deferred): (Runs<'_>, Runs<'_>),
     (earlier, attempt): (&[ManifestEntry], u32),
     manifest: &Manifest,
     live: &Arc<LiveCounters>,
@@ -258,6 +267,7 @@ async fn execute(
         history: history(&p.done),
         baseline: Some(p.spec.baseline.clone()),
         paired: p.spec.paired(),
+        deferred,
         auto: None,
     };
     let job = SweepJob::new(work, c, session, manifest, live.clone(), &mut sidecars);
@@ -278,6 +288,7 @@ async fn execute(
 pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let p = prepare(a).await?;
     let pending = p.spec.pending(&p.done);
+    let deferred = p.spec.deferred(&p.done);
     if !p.spec.common.quiet || a.dry_run {
         print_plan(&p, &pending);
     }
@@ -300,7 +311,8 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let max_threads = *p.spec.threads.iter().max().unwrap_or(&1) as usize;
     let session = Session::open(
         &p.spec.common,
-        &p.spec.pairs(&pending),
+        &p.spec
+            .pairs(&[pending.as_slice(), deferred.as_slice()].concat()),
         &secret,
         a.target_data_dir.as_deref(),
         max_threads,
@@ -326,7 +338,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     let end = execute(
         &p,
         &session,
-        &pending,
+        (&pending, &deferred),
         (&earlier, attempt),
         &manifest,
         &live,

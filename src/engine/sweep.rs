@@ -4,8 +4,10 @@
 //! spent over its window (`sampler`), and is handed to the [`RunObserver`] the moment it ends, so results reach the disk run by
 //! run. With `--precision`, cells whose docs/sec is not yet precise enough get further
 //! rounds of runs (interleaved the same way) up to `--max-runs`; with `--budget`, the cells
-//! of comparisons still open, while the time lasts (`budget`). Stops after an interrupt, a
-//! rejection of the documents outright, or a manifest that can no longer be written.
+//! of comparisons still open, while the time lasts (`budget`), the runs it defers (those at
+//! the thread counts in between after the first) once the comparisons the answers state are
+//! closed. Stops after an interrupt, a rejection of the documents outright, or a manifest
+//! that can no longer be written.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -57,6 +59,9 @@ pub struct JobSpec<'a> {
     /// Comparisons pair runs of the same number (an interleaved sweep runs them back to back;
     /// see `analysis::stats::compare_runs`); `--budget` then adds runs in pairs.
     pub paired: bool,
+    /// `--budget`: the runs at the thread counts in between that come after the comparisons
+    /// the answers state, while the time lasts (`results::budget_defers`), in schedule order.
+    pub deferred: &'a [(CellKey, u32)],
     /// `run --sample-time auto`: the first run stops when its estimate is sharp, the later
     /// ones last as long (`autopilot`).
     pub auto: Option<Arc<super::autopilot::AutoPilot>>,
@@ -390,41 +395,31 @@ impl SweepJob<'_> {
     }
 
     /// With `--budget`: one more run (paired: a pair) for each comparison still open (see
-    /// `budget`), in order while they fit in the time left, judged by each cell's mean
-    /// wall-clock time per run so far; never past `--max-runs` runs of a cell.
+    /// `budget`; never past `--max-runs` runs of a cell), but the deferred runs (taken off
+    /// `deferred`) once no comparison the answers state is open; in order while they fit in
+    /// the time left, judged by each cell's latest run. Not its mean: a cell's first run
+    /// carries the warm-up until steady (5-7 s on the quick start, ten times the run), which
+    /// no further run repeats.
     fn budget_round(
         &self,
         rates: &HashMap<CellKey, Vec<(u32, f64)>>,
-        walls: &HashMap<CellKey, (f64, u32)>,
+        walls: &HashMap<CellKey, f64>,
+        deferred: &mut Vec<(CellKey, u32)>,
         elapsed_s: f64,
     ) -> Vec<(CellKey, u32)> {
         let (Some(budget), Some(base)) = (self.measure.budget_s, &self.work.baseline) else {
             return Vec::new();
         };
-        let open = super::budget::open(rates, base, self.measure.precision_pct, self.work.paired);
-        let mut left = budget - elapsed_s;
-        let mut out = Vec::new();
-        for group in super::budget::round(rates, &open, self.work.paired) {
-            let mut wall = 0.0;
-            for (c, _) in &group {
-                wall += walls
-                    .get(c)
-                    .map_or(f64::INFINITY, |(s, n)| s / f64::from(*n));
-            }
-            // In order, whole groups only: a pair cut in half would leave its runs
-            // numbered apart from then on.
-            if wall > left {
-                break;
-            }
-            let capped = group
-                .iter()
-                .any(|(c, _)| rates.get(c).map_or(0, Vec::len) as u32 >= self.measure.max_runs);
-            if !capped {
-                left -= wall;
-                out.extend(group);
-            }
+        let m = &self.measure;
+        let open = super::budget::open(rates, base, m.precision_pct, self.work.paired, m.max_runs);
+        let left = budget - elapsed_s;
+        if !deferred.is_empty() && !open.iter().any(|o| o.stated) {
+            let runs = super::budget::fit(super::budget::pairs(deferred), walls, left);
+            *deferred = deferred.split_off(runs.len());
+            return runs;
         }
-        out
+        let groups = super::budget::round(rates, &open, self.work.paired);
+        super::budget::fit(groups, walls, left)
     }
 }
 
@@ -447,6 +442,7 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
         }
     }
     let mut rates = job.work.history.clone();
+    let mut deferred = job.work.deferred.to_vec();
     let known: Arc<HashSet<String>> = Arc::new(
         job.work
             .earlier
@@ -458,7 +454,8 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
     // Access methods whose server a warm-up until steady has warmed in this invocation.
     let mut warmed: HashSet<String> = HashSet::new();
     let started = std::time::Instant::now();
-    let mut walls: HashMap<CellKey, (f64, u32)> = HashMap::new();
+    // Each cell's latest run, wall-clock seconds (what `--budget` expects a further one to take).
+    let mut walls: HashMap<CellKey, f64> = HashMap::new();
     let mut k = 0;
     loop {
         while k < schedule.len() {
@@ -484,13 +481,16 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
             if end.fatal.is_some() || job.live.interrupted.load(Ordering::Relaxed) {
                 return Ok(end);
             }
-            let w = walls.entry(cell.clone()).or_default();
-            w.0 += t0.elapsed().as_secs_f64();
-            w.1 += 1;
+            walls.insert(cell.clone(), t0.elapsed().as_secs_f64());
             rates.entry(cell).or_default().push((run, rate));
         }
         let more = if job.measure.budget_s.is_some() {
-            job.budget_round(&rates, &walls, started.elapsed().as_secs_f64())
+            job.budget_round(
+                &rates,
+                &walls,
+                &mut deferred,
+                started.elapsed().as_secs_f64(),
+            )
         } else {
             job.another_round(&order, &rates)
         };

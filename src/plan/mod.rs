@@ -182,11 +182,12 @@ fn parse_warmup(s: &str) -> Result<Warmup> {
 
 /// `--max-runs` when not given: with `--precision`.
 pub(crate) const MAX_RUNS_PRECISION: u32 = 10;
-/// `--max-runs` when not given, with `sweep --budget`: the time budget is the real bound, and
-/// a comparison whose effect is near zero needs ~10-15 pairs at the quick start's noise (a
-/// pair's CV ~7 %) to show "no difference" within ±5 %; at 10 it stopped at ±5.1-5.3 % in 2
-/// of 6 fresh-clone quick starts while the budget went to comparisons of lower priority.
-pub(crate) const MAX_RUNS_BUDGET: u32 = 30;
+/// `--max-runs` when not given, with `sweep --budget`: the time budget is the real bound. A
+/// comparison whose effect is near zero needs ~10-15 pairs to show "no difference" within
+/// ±5 % when a pair's log-ratio scatters by ~7 %, and ~40 at ~15 % (a quick start on a
+/// loaded 2-core machine: small at 1 thread); at 30 it stopped there at ±8 % with a tenth
+/// of the budget unspent. 60 is more than the quick start's budget can buy one comparison.
+pub(crate) const MAX_RUNS_BUDGET: u32 = 60;
 
 /// The measurement flags, checked.
 fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
@@ -244,6 +245,7 @@ fn measure_policy(a: &CommonArgs) -> Result<MeasurePolicy> {
         precision_pct,
         max_runs: a.max_runs.unwrap_or(MAX_RUNS_PRECISION),
         budget_s: None,
+        defer_between: false,
         rate_per_s,
         readers,
         reader_slo_ms,

@@ -329,8 +329,8 @@ pub struct CommonArgs {
     pub precision: Option<String>,
 
     /// The most runs of one cell: with --precision (default 10), and with `sweep --budget`
-    /// (default 30: the budget is what bounds it; a cell whose effect is near zero needs
-    /// ~10-15 pairs to show "no difference" within +-5 %).
+    /// (default 60: the budget is what bounds it; a cell whose effect is near zero needs
+    /// 10-40 pairs to show "no difference" within +-5 %, as the machine is quiet or not).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_runs: Option<u32>,
 

@@ -176,6 +176,7 @@ impl SweepPlan {
             if a.common.max_runs.is_none() {
                 common.measure.max_runs = super::MAX_RUNS_BUDGET;
             }
+            common.measure.defer_between = true;
         }
         let mut sizes = a.sizes.clone();
         sizes.dedup();
@@ -374,10 +375,26 @@ impl SweepPlan {
         })
     }
 
-    /// The runs still to do, in schedule order: every `(cell, run)` not in `done`.
+    /// The planned runs still to do, in schedule order: every `(cell, run)` not in `done`,
+    /// but those `--budget` gives only if its time allows ([`Self::deferred`]).
     pub fn pending(&self, done: &[CellRun]) -> Vec<(CellKey, u32)> {
+        self.todo(done, false)
+    }
+
+    /// With `--budget`: the runs at the thread counts in between not yet done, in schedule
+    /// order, that the budget gives after the comparisons the answers state
+    /// (`results::budget_defers`).
+    pub fn deferred(&self, done: &[CellRun]) -> Vec<(CellKey, u32)> {
+        self.todo(done, true)
+    }
+
+    fn todo(&self, done: &[CellRun], deferred: bool) -> Vec<(CellKey, u32)> {
+        let compared = self.common.measure.defer_between && self.methods.len() > 1;
         super::schedule::schedule(&self.cells(), self.runs, self.order, self.common.seed)
             .into_iter()
+            .filter(|(c, r)| {
+                crate::results::budget_defers(compared, &self.threads, c.threads, *r) == deferred
+            })
             .filter(|(c, r)| !done.iter().any(|d| &d.cell == c && d.record.run == *r))
             .collect()
     }

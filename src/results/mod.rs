@@ -21,7 +21,7 @@ pub(crate) use record::is_zero;
 pub use record::{
     AutoSample, CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord,
     RunRecord, SCHEMA_VERSION, SampleStop, SampleStopReason, ShardRecord, TimelinePoint, Tool,
-    Warmup, WarmupRule,
+    Warmup, WarmupRule, budget_defers,
 };
 
 use std::path::{Path, PathBuf};

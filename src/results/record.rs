@@ -246,6 +246,11 @@ pub struct MeasurePolicy {
     /// ones go to the comparisons still open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// `sweep --budget`: the runs at the thread counts in between after the first were the
+    /// budget's, after the comparisons the answers state ([`budget_defers`]; absent: every
+    /// run was planned, as before they were).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_between: bool,
     /// `--rate`: an open-model, paced import at this many documents per second (absent:
     /// closed loop, as fast as the workers go).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -339,6 +344,7 @@ impl Default for MeasurePolicy {
             precision_pct: None,
             max_runs: 0,
             budget_s: None,
+            defer_between: false,
             rate_per_s: None,
             readers: None,
             reader_slo_ms: None,
@@ -538,16 +544,77 @@ impl PlanRecord {
         }
     }
 
-    /// Runs the plan asks for: every method × its connection policies × sizes × threads × runs.
+    /// Runs the plan asks for: every method × its connection policies × sizes × threads × runs,
+    /// less those `sweep --budget` gives only if its time allows ([`budget_defers`]).
     pub fn runs_planned(&self) -> u64 {
+        self.runs_per_thread_count()
+            * self
+                .threads
+                .iter()
+                .map(|t| {
+                    (1..=self.runs)
+                        .filter(|r| !self.budget_defers(*t, *r))
+                        .count() as u64
+                })
+                .sum::<u64>()
+    }
+
+    /// The runs at the thread counts in between that `sweep --budget` gives only if its time
+    /// allows, after the comparisons the answers state; the report says how many it gave.
+    pub fn runs_deferred(&self) -> u64 {
+        self.runs_per_thread_count() * self.threads.len() as u64 * u64::from(self.runs)
+            - self.runs_planned()
+    }
+
+    /// Whether run `run` at `threads` threads is one of [`Self::runs_deferred`].
+    pub fn budget_defers(&self, threads: u64, run: u32) -> bool {
+        let compared = self.measure.defer_between && self.methods.len() > 1;
+        budget_defers(compared, &self.threads, threads, run)
+    }
+
+    /// Every method × its connection policies × sizes × rates: the runs of one thread count
+    /// and run number.
+    fn runs_per_thread_count(&self) -> u64 {
         self.methods
             .iter()
             .map(|m| self.connections_of(m).len() as u64)
             .sum::<u64>()
             * self.sizes.len() as u64
-            * self.threads.len() as u64
             * self.rates.len().max(1) as u64
-            * u64::from(self.runs)
+    }
+}
+
+/// `sweep --budget` with methods to compare: whether run `run` at `threads` (of the plan's
+/// thread counts `all`) comes after the comparisons the answers state, and only while the
+/// time lasts. The runs at the fewest and the most threads are planned, as is the first run
+/// at every count in between (every point of the curve is measured); the others at the counts
+/// in between are only needed for the curve's intervals and their own comparisons, which the
+/// answers do not state: on the quick start they were 21 of the 100 s, spent before the
+/// comparisons at 1 and 8 threads got a single run more.
+pub fn budget_defers(compared: bool, all: &[u64], threads: u64, run: u32) -> bool {
+    let (Some(lo), Some(hi)) = (all.iter().min(), all.iter().max()) else {
+        return false;
+    };
+    compared && run > 1 && threads != *lo && threads != *hi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::budget_defers;
+
+    /// Only runs after the first, only at the counts in between, only with comparisons.
+    #[test]
+    fn the_budget_defers_the_inner_thread_counts_runs_after_the_first() {
+        let all = [1, 2, 4, 8];
+        let deferred: Vec<(u64, u32)> = all
+            .iter()
+            .flat_map(|t| (1..=3).map(move |r| (*t, r)))
+            .filter(|(t, r)| budget_defers(true, &all, *t, *r))
+            .collect();
+        assert_eq!(deferred, vec![(2, 2), (2, 3), (4, 2), (4, 3)]);
+        assert!(!budget_defers(false, &all, 2, 2), "nothing compared");
+        assert!(!budget_defers(true, &[1, 8], 8, 3), "no count in between");
+        assert!(!budget_defers(true, &[], 2, 2));
     }
 }
 

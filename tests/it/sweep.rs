@@ -176,6 +176,82 @@ async fn a_budget_spends_its_runs_on_open_comparisons_and_the_report_answers_fir
     assert!(md.contains(&format!("{:.1} % ± {:.1} %", r.diff_pct.abs(), r.ci95_pct)));
 }
 
+/// `--budget` with thread counts in between: their runs after the first wait until the
+/// comparisons at the fewest and the most threads are closed (answered or at `--max-runs`),
+/// and come before any run of a comparison in between; the report counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_runs_the_counts_in_between_after_the_stated_comparisons() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let methods = Path::new(env!("CARGO_MANIFEST_DIR")).join("access-methods");
+    let cli = Cli::try_parse_from([
+        "ingestbench",
+        "sweep",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--access-methods",
+        "embedded-http,embedded-https",
+        "--access-methods-dir",
+        methods.to_str().unwrap(),
+        "--threads",
+        "1,2,4",
+        "--sizes",
+        "small",
+        "--docs",
+        "30",
+        "--runs",
+        "3",
+        "--budget",
+        "20s",
+        "--max-runs",
+        "5",
+        "--baseline",
+        "embedded-http",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ])
+    .unwrap();
+    let Cmd::Sweep(args) = cli.command else {
+        unreachable!()
+    };
+    let (outcome, summary) = ingestbench::sweep_command(&args).await.unwrap();
+    assert_eq!(outcome, ingestbench::Outcome::Success);
+    // 2 methods x (3 runs at 1 and at 4 threads + the first at 2).
+    assert_eq!(summary.runs_planned, 14);
+    let (_, runs) = ingestbench::results::load_dir(&only_dir(&results)).unwrap();
+    let start = |r: &ingestbench::results::CellRun| r.record.started_unix_ms;
+    let last_stated = runs
+        .iter()
+        .filter(|r| r.cell.threads != 2)
+        .map(start)
+        .max()
+        .unwrap();
+    let later: Vec<_> = runs
+        .iter()
+        .filter(|r| r.cell.threads == 2 && r.record.run > 1)
+        .collect();
+    assert!(
+        later.iter().all(|r| r.record.started_unix_ms > last_stated),
+        "a run at 2 threads after the first came before a run at 1 or 4 threads"
+    );
+    // 20 s is far more than 5 runs of 30 documents per cell take: every run was given.
+    assert!(
+        later.len() >= 4,
+        "the runs at 2 threads after the first were given: {}",
+        later.len()
+    );
+    let budget = summary
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("--budget 20 s"))
+        .expect("the budget is reported");
+    assert!(
+        budget.contains("of them the 4 at 2 threads after the first of each cell"),
+        "{budget}"
+    );
+}
+
 /// A malformed or combined `--budget` is a usage error naming the flag.
 #[test]
 fn a_bad_budget_exits_2_naming_the_flag() {
