@@ -49,7 +49,17 @@ async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_resul
     let dir = tempfile::tempdir().unwrap();
     // 1,000 documents paced at 200/s: about 5 s of uploads, a snapshot a second.
     let mut child = bin()
-        .args(["run", "--warmup", "0", "--docs", "1000", "--threads", "4"])
+        .args([
+            "run",
+            "--warmup",
+            "0",
+            "--docs",
+            "1000",
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+        ])
         .args([
             "--rate",
             "200",
@@ -64,6 +74,13 @@ async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_resul
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Read as it comes: a result larger than the pipe would otherwise hold the run.
+    let mut stdout = child.stdout.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+        v
+    });
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
@@ -122,12 +139,12 @@ async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_resul
     let report = client.get(format!("{url}report")).send().await.unwrap();
     assert_eq!(report.status(), 200);
     assert!(report.text().await.unwrap().contains("<html"));
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
         .await
         .unwrap();
     let err = reader.join().unwrap();
-    assert!(out.status.success(), "{err}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out_reader.join().unwrap()).unwrap();
     let bytes_ok: u64 = r["runs"]
         .as_array()
         .unwrap()
