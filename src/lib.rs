@@ -27,8 +27,9 @@
 //! 11. `threshold`: `--fail-if` against results or a comparison;
 //! 12. `plan`: validated plans from the options of `run` and `sweep`;
 //! 13. `engine`: sessions, sweeps, cells, workers and their sidecars;
-//! 14. `report`: the exporters;
-//! 15. `cli`, `cmd`: the command line, and one file per command wiring the rest.
+//! 14. `dashboard`: the live page (`--dashboard`) over the engine's live counters;
+//! 15. `report`: the exporters;
+//! 16. `cli`, `cmd`: the command line, and one file per command wiring the rest.
 //!
 //! The crate root declares the modules and re-exports the entry points, nothing else
 //! (`scripts/modgraph.py --check` holds every import to the order above).
@@ -41,6 +42,7 @@ pub mod cli;
 pub mod cmd;
 pub mod compare;
 pub mod corpus;
+pub mod dashboard;
 pub mod emulator;
 pub mod engine;
 pub mod fixtures;

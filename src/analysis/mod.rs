@@ -4,12 +4,14 @@
 //! throughput bound, the bottleneck, the verdict and what a change would buy) and how a
 //! comparison reads, the import estimate with its growth model, when an auto pilot's
 //! estimate is sharp enough to stop (`sharp`), and the highest import rate whose readers
-//! stay under their latency objective (`slo`), and whether the import fits the team's window
-//! (`window`). Pure functions: values in, values out, no I/O (the readings come from `metrics::resources`, the words go to
+//! stay under their latency objective (`slo`), whether the import fits the team's window
+//! (`window`), and when long work will end, with its interval (`eta`). Pure functions: values
+//! in, values out, no I/O (the readings come from `metrics::resources`, the words go to
 //! `report`).
 
 pub mod demands;
 pub mod estimate;
+pub mod eta;
 pub mod growth;
 pub mod limits;
 pub mod pilot;

@@ -108,6 +108,11 @@ struct Runs<'a> {
 }
 
 impl RunObserver for Runs<'_> {
+    fn starting(&mut self, k: usize, n: usize, _cell: &crate::results::CellKey, run: u32) {
+        self.progress
+            .set_stage(format!("[{}/{n}] run {run}", k + 1));
+    }
+
     fn finished(
         &mut self,
         cell: &crate::results::CellKey,
@@ -381,6 +386,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
     let mut sidecars = super::start_sidecars(&plan.common).await?;
+    let dashboard = super::start_dashboard(&plan.common, &sidecars).await?;
     let (record, done) = match &resumed {
         Some(r) => rewrite_resumed(&plan, &results, r)?,
         None => {
@@ -413,6 +419,9 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
         &crate::report::result_json::run_result(&record, &done, pending),
     )?;
     let live = Arc::new(LiveCounters::default());
+    if let Some(d) = &dashboard {
+        d.watch(live.clone());
+    }
     sidecars.rendezvous = crate::engine::join_rendezvous(shard.as_ref(), resumed.is_some()).await?;
     let start = Start {
         done: &done,
@@ -451,6 +460,11 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     let result = crate::report::result_json::run_result(&record, &runs, extras);
     let crossed = crate::threshold::check_results(&plan.common.thresholds, &record, &runs);
     let result_path = write_result(&plan, &results, &result)?;
+    if let Some(d) = &dashboard {
+        let report = results.join("report.html");
+        d.finish(&live, Some(report), plan.common.dashboard_hold)
+            .await;
+    }
     drop(session);
     let (outcome, result) = finish(&plan, &results, &result_path, &manifest, &live, result)?;
     Ok((super::gate(outcome, &crossed), result))

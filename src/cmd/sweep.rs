@@ -305,6 +305,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
     let mut sidecars = super::start_sidecars(&p.spec.common).await?;
+    let dashboard = super::start_dashboard(&p.spec.common, &sidecars).await?;
     if a.resume.is_none() {
         results::create_dir(&p.dir, &p.plan, &p.spec.methods)?;
     }
@@ -333,6 +334,9 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     };
     let manifest = Manifest::create(&p.dir.join("manifest.jsonl"))?;
     let live = Arc::new(LiveCounters::default());
+    if let Some(d) = &dashboard {
+        d.watch(live.clone());
+    }
     sidecars.rendezvous =
         crate::engine::join_rendezvous(p.spec.common.shard.as_ref(), a.resume.is_some()).await?;
     let end = execute(
@@ -346,7 +350,12 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     )
     .await?;
     drop(session);
-    let (outcome, summary) = report(&p, end, &manifest, &live)?;
+    let reported = report(&p, end, &manifest, &live);
+    if let Some(d) = &dashboard {
+        let hold = p.spec.common.dashboard_hold;
+        d.finish(&live, Some(p.dir.join("report.html")), hold).await;
+    }
+    let (outcome, summary) = reported?;
     let (_, runs) = results::load_dir(&p.dir)?;
     let crossed = crate::threshold::check_results(&p.spec.common.thresholds, &p.plan, &runs);
     Ok((super::gate(outcome, &crossed), summary))

@@ -24,11 +24,12 @@ use crate::metrics::ErrorClass;
 use crate::results::CellKey;
 
 /// Upper bounds of the latency buckets, seconds (+Inf implied).
-const BOUNDS: [f64; 15] = [
+pub const BOUNDS: [f64; 15] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
 
-const CLASSES: [ErrorClass; 7] = [
+/// The error classes counted, in the order of [`CellReading::failed`].
+pub const CLASSES: [ErrorClass; 7] = [
     ErrorClass::Connect,
     ErrorClass::Tls,
     ErrorClass::Timeout,
@@ -74,6 +75,31 @@ impl CellCounters {
     }
 }
 
+/// What a cell's counters held when read (on a timer, never per upload).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CellReading {
+    pub ok: u64,
+    /// By [`CLASSES`].
+    pub failed: [u64; 7],
+    pub bytes: u64,
+    /// Per bucket of [`BOUNDS`] (not cumulative); the last is +Inf.
+    pub buckets: [u64; 16],
+    pub in_flight: i64,
+}
+
+impl CellCounters {
+    /// The counters now.
+    pub fn read(&self) -> CellReading {
+        CellReading {
+            ok: self.ok.load(Ordering::Relaxed),
+            failed: std::array::from_fn(|k| self.failed[k].load(Ordering::Relaxed)),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            buckets: std::array::from_fn(|k| self.buckets[k].load(Ordering::Relaxed)),
+            in_flight: self.in_flight.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// Every cell's counters, by cell.
 #[derive(Debug, Default)]
 pub struct LiveMetrics {
@@ -102,6 +128,12 @@ impl LiveMetrics {
     pub fn cell(&self, cell: &CellKey) -> Arc<CellCounters> {
         let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
         cells.entry(cell.clone()).or_default().clone()
+    }
+
+    /// Every cell's counters now (the table is locked once, to copy it).
+    pub fn readings(&self) -> Vec<(CellKey, CellReading)> {
+        let cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        cells.iter().map(|(k, c)| (k.clone(), c.read())).collect()
     }
 
     /// The OpenMetrics text of every cell's counters.
@@ -186,6 +218,23 @@ impl prometheus_client::collector::Collector for LiveMetrics {
     }
 }
 
+/// The `/metrics` response: the OpenMetrics text (or the error, 500).
+pub fn metrics_response(
+    metrics: &Arc<LiveMetrics>,
+) -> hyper::http::Result<hyper::Response<http_body_util::Full<bytes::Bytes>>> {
+    let (status, body) = match metrics.render() {
+        Ok(text) => (200, text),
+        Err(e) => (500, format!("{e:#}\n")),
+    };
+    hyper::Response::builder()
+        .status(status)
+        .header(
+            "content-type",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+}
+
 /// Serves `/metrics` (and `/`) on `addr` until the returned task is aborted.
 pub async fn serve(addr: &str, metrics: Arc<LiveMetrics>) -> Result<tokio::task::JoinHandle<()>> {
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
@@ -200,19 +249,7 @@ pub async fn serve(addr: &str, metrics: Arc<LiveMetrics>) -> Result<tokio::task:
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |_req| {
                     let metrics = metrics.clone();
-                    async move {
-                        let (status, body) = match metrics.render() {
-                            Ok(text) => (200, text),
-                            Err(e) => (500, format!("{e:#}\n")),
-                        };
-                        hyper::Response::builder()
-                            .status(status)
-                            .header(
-                                "content-type",
-                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                            )
-                            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
-                    }
+                    async move { metrics_response(&metrics) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)

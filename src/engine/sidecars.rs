@@ -1,6 +1,7 @@
 //! What goes alongside a measured job, written once for `run` and `sweep`: the JTL file, the
-//! live metrics endpoint and a shard's place at the rendezvous, set up before the first run
-//! and finished whatever stopped them. The job itself is
+//! live counters and their metrics endpoint (the live page, `--dashboard`, reads the same
+//! counters and is started by the commands) and a shard's place at the rendezvous, set up
+//! before the first run and finished whatever stopped them. The job itself is
 //! [`SweepJob::new`](super::SweepJob::new); the commands add their progress display.
 
 use std::time::Duration;
@@ -33,9 +34,11 @@ pub async fn join_rendezvous(
 pub struct Sidecars {
     pub rendezvous: Option<crate::engine::rendezvous::Rendezvous>,
     jtl: Option<crate::metrics::jtl::Jtl>,
+    /// The live counters (with `--metrics-listen` or `--dashboard`) and the `/metrics`
+    /// server of their own (none when the dashboard's listener serves `/metrics`).
     metrics: Option<(
         std::sync::Arc<crate::engine::live::LiveMetrics>,
-        tokio::task::JoinHandle<()>,
+        Option<tokio::task::JoinHandle<()>>,
     )>,
     hold: Duration,
 }
@@ -47,13 +50,18 @@ impl Sidecars {
             .as_deref()
             .map(crate::metrics::jtl::Jtl::create)
             .transpose()?;
-        let metrics = match &common.metrics_listen {
-            Some(addr) => {
+        let metrics = match (&common.metrics_listen, common.dashboard) {
+            (None, None) => None,
+            (listen, _) => {
                 let m = std::sync::Arc::new(crate::engine::live::LiveMetrics::default());
-                let task = crate::engine::live::serve(addr, m.clone()).await?;
+                let task = match listen {
+                    Some(addr) if !common.metrics_on_dashboard() => {
+                        Some(crate::engine::live::serve(addr, m.clone()).await?)
+                    }
+                    _ => None,
+                };
                 Some((m, task))
             }
-            None => None,
         };
         Ok(Sidecars {
             rendezvous: None,
@@ -75,7 +83,7 @@ impl Sidecars {
     /// `--metrics-hold` more (not after an interrupt), then stops.
     pub async fn finish(self, interrupted: bool) -> Result<()> {
         let written = self.jtl.map_or(Ok(()), crate::metrics::jtl::Jtl::finish);
-        if let Some((_, task)) = self.metrics {
+        if let Some((_, Some(task))) = self.metrics {
             if !interrupted {
                 tokio::time::sleep(self.hold).await;
             }

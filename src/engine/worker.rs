@@ -30,6 +30,10 @@ pub struct LiveCounters {
     /// What the progress line adds (an auto pilot's estimate so far); set every few
     /// seconds, read on the progress timer.
     pub note: std::sync::Mutex<Option<String>>,
+    /// Measured documents planned (0: not known in advance), for an ETA; set once.
+    pub total: AtomicU64,
+    /// Which cell and run is under way (set between runs, read on a timer by the live page).
+    pub stage: std::sync::Mutex<String>,
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only

@@ -47,6 +47,9 @@ pub struct CommonPlan {
     /// `--metrics-listen HOST:PORT` and `--metrics-hold`.
     pub metrics_listen: Option<String>,
     pub metrics_hold: Duration,
+    /// `--dashboard [ADDR]` (resolved) and `--dashboard-hold`.
+    pub dashboard: Option<std::net::SocketAddr>,
+    pub dashboard_hold: Duration,
     /// Warm-up, steady state, precision.
     pub measure: MeasurePolicy,
     /// Servers to read CPU and memory of, as given (`--server-metrics`, `--server-pid`).
@@ -85,6 +88,18 @@ pub fn metrics_hold(secs: f64) -> Result<Duration> {
         bail!("--metrics-hold {secs}: give seconds from 0 to 3600, e.g. 5");
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// `--dashboard ADDR`, resolved to the one address the page is served on (a name that
+/// resolves to several takes the first, as a listener would).
+pub fn dashboard_addr(addr: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let mut found = addr.to_socket_addrs().with_context(|| {
+        format!("--dashboard {addr}: not a HOST:PORT address (e.g. 127.0.0.1:0 for a free port on loopback, 0.0.0.0:8088 for every interface)")
+    })?;
+    found
+        .next()
+        .with_context(|| format!("--dashboard {addr}: the name resolves to no address"))
 }
 
 /// `--shard`, `--shard-index-env`, `--shards`, `--plan-id`, `--rendezvous`, checked.
@@ -372,6 +387,13 @@ impl TryFrom<&CommonArgs> for CommonPlan {
             jtl: a.jtl.clone(),
             metrics_listen: a.metrics_listen.clone(),
             metrics_hold: metrics_hold(a.metrics_hold)?,
+            dashboard: a.dashboard.as_deref().map(dashboard_addr).transpose()?,
+            dashboard_hold: metrics_hold(a.dashboard_hold).map_err(|_| {
+                anyhow::anyhow!(
+                    "--dashboard-hold {}: give seconds from 0 to 3600, e.g. 600",
+                    a.dashboard_hold
+                )
+            })?,
             measure,
             probes: probes(a)?,
             shard,
@@ -381,6 +403,14 @@ impl TryFrom<&CommonArgs> for CommonPlan {
 }
 
 impl CommonPlan {
+    /// `--metrics-listen` names the dashboard's own address: one listener serves both.
+    pub fn metrics_on_dashboard(&self) -> bool {
+        match (&self.metrics_listen, self.dashboard) {
+            (Some(m), Some(d)) => dashboard_addr(m).is_ok_and(|m| m == d && d.port() != 0),
+            _ => false,
+        }
+    }
+
     /// What every `plan.json` records of these options (no secrets), under `id`; a `run` or a
     /// `sweep` adds its cells.
     pub fn record(&self, id: &str, kind: crate::results::PlanKind) -> PlanRecord {

@@ -259,6 +259,31 @@ pub struct CommonArgs {
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_listen: Option<String>,
 
+    /// Serve a live page on ADDR while running (default 127.0.0.1:0: loopback, a free port;
+    /// the URL is printed on stderr): docs/s now and moving, MB/s, latency percentiles,
+    /// errors by class, the cell and run under way, and the ETA with its 95 % interval, from
+    /// the start (a page opened late or reloaded shows everything); at the end it links the
+    /// report. Give another address (e.g. 0.0.0.0:8088) to watch from another machine: the
+    /// page carries no URL, user or password, as /metrics does not. Given the same HOST:PORT
+    /// as --metrics-listen, one listener serves both (/metrics there too).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:0"
+    )]
+    pub dashboard: Option<String>,
+
+    /// With --dashboard: keep serving the page (and its link to the report) this many
+    /// seconds after the end.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SECONDS",
+        requires = "dashboard"
+    )]
+    pub dashboard_hold: f64,
+
     /// With --metrics-listen: keep serving this many seconds after the last run, so a
     /// scraper reads the final counts.
     #[arg(

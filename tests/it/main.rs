@@ -8,6 +8,7 @@ mod cmis;
 mod common;
 mod compare;
 mod contract;
+mod dashboard;
 mod docs;
 mod e2e;
 mod estimate;

@@ -1,0 +1,516 @@
+//! When long work will end: an ETA with a 95 % interval from the progress so far, for the
+//! terminal progress line and the live page (`--dashboard`). Pure: the caller reads its
+//! counters on a timer and passes what it saw; nothing here reads a clock.
+//!
+//! The model: the time left is the work left over a rate. Which rate holds for the rest is
+//! what is uncertain, and the interval says so from three sources, never fewer:
+//!
+//! - **drift**: the moving rate (the last `window_s`, e.g. 30 s) and the whole-run rate are
+//!   both candidates; the interval spans the time left at each, so a rate that changed
+//!   mid-run widens it until the whole-run rate has caught up;
+//! - **evidence**: a rate counted over `n` completions is known to about `1/√n` (counting
+//!   noise), and the rest of the work may run differently from what was seen: a horizon
+//!   term `HORIZON · √(left / done)` that is wide early (10 % done: the time left ×/÷ 1.8)
+//!   and shrinks as the work is done (half done: ×/÷ 1.22; 90 % done: ×/÷ 1.07);
+//! - **stall**: no completion for `s` seconds (well past the gap the rate predicts) means the
+//!   stall may go on: by Gott's rule a pause that has lasted `s` lasts between `s/39` and
+//!   `39 s` more with 95 % odds, so the upper bound grows by `39 s` and the point by `s`.
+//!
+//! The three spreads add in log space (a rate is multiplicative); the bound is the time left
+//! at either rate times `exp(±1.96 σ)`. A prior rate (an estimate the team made) narrows the
+//! rate while little is done and counts for less as the measured completions grow
+//! (inverse-variance weighting in log space). With no completion yet there is no ETA.
+//!
+//! For a sweep, [`sweep_eta`] gives the runs left times the runs' durations so far, with the
+//! spread of those durations, capped by `--budget`.
+
+/// z of a two-sided 95 % interval.
+const Z95: f64 = 1.96;
+
+/// How much of the work left may run differently from the work seen, per `√(left/done)`
+/// (relative spread of the rate, 1 sd in log space). Not yet calibrated against imports
+/// (issue #56's campaign of 20 imports is still to run): a guess that errs wide.
+const HORIZON: f64 = 0.1;
+
+/// Gott's 95 % factor: a pause that has lasted `s` lasts at most `39 s` more.
+const GOTT95: f64 = 39.0;
+
+/// Completions a moving window needs before its rate is trusted for the point estimate.
+const MIN_WINDOW_DOCS: f64 = 20.0;
+
+/// One measure of the work (documents, or bytes for a corpus import).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    pub done: f64,
+    pub total: f64,
+}
+
+/// What a progress timer saw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observed {
+    /// Documents.
+    pub docs: Work,
+    /// Bytes, when the work is a corpus whose sizes are known.
+    pub bytes: Option<Work>,
+    /// Seconds since the work started.
+    pub elapsed_s: f64,
+    /// Documents completed in the last `window_s` seconds.
+    pub window_docs: f64,
+    /// The moving window's length, seconds (shorter than `elapsed_s` early on).
+    pub window_s: f64,
+    /// Seconds since the last completion.
+    pub since_last_s: f64,
+    /// A prior rate, documents per second, and its relative spread (1 sd, log scale), e.g.
+    /// from `estimate.json`.
+    pub prior: Option<(f64, f64)>,
+}
+
+/// Seconds left, with a 95 % interval, and the two rates it came from.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Eta {
+    pub left_s: f64,
+    pub low_s: f64,
+    pub high_s: f64,
+    /// Documents per second over the moving window (None: too few completions in it).
+    pub moving_per_s: Option<f64>,
+    /// Documents per second since the start.
+    pub overall_per_s: f64,
+    /// Seconds without a completion, counted as a stall (0: none).
+    pub stalled_s: f64,
+}
+
+impl Eta {
+    /// The interval's half-width relative to the point, the larger side.
+    pub fn rel_half_width(&self) -> f64 {
+        if self.left_s <= 0.0 {
+            return 0.0;
+        }
+        ((self.high_s - self.left_s).max(self.left_s - self.low_s)) / self.left_s
+    }
+}
+
+/// The ETA of `o`, or None before the first completion (nothing to extrapolate from).
+pub fn eta(o: &Observed) -> Option<Eta> {
+    let done = o.docs.done;
+    if done <= 0.0 || o.elapsed_s <= 0.0 || !o.docs.total.is_finite() {
+        return None;
+    }
+    let overall = done / o.elapsed_s;
+    let moving =
+        (o.window_docs >= MIN_WINDOW_DOCS && o.window_s > 0.0).then(|| o.window_docs / o.window_s);
+    let stalled_s = stall(o, moving.unwrap_or(overall));
+    // Each measure of the work gives a fraction left; the slower-looking one is not assumed
+    // away: both bound the interval.
+    let mut fractions = vec![left_fraction(o.docs)];
+    if let Some(b) = o.bytes.filter(|b| b.total > 0.0) {
+        fractions.push(left_fraction(b));
+    }
+    let (fmin, fmax) = min_max(&fractions);
+    if fmax <= 0.0 {
+        return Some(Eta {
+            left_s: 0.0,
+            low_s: 0.0,
+            high_s: 0.0,
+            moving_per_s: moving,
+            overall_per_s: overall,
+            stalled_s,
+        });
+    }
+    let total = o.docs.total;
+    // Rates in documents per second of the whole work's documents.
+    let mut rates = vec![overall];
+    rates.extend(moving);
+    let spread_sq = evidence_sq(done, o.window_docs, fmax);
+    let (rates, spread_sq) = with_prior(rates, spread_sq, o.prior, done);
+    let (rmin, rmax) = min_max(&rates);
+    let point_rate = rates.last().copied().unwrap_or(overall);
+    let k = (Z95 * spread_sq.sqrt()).exp();
+    let left_s = fmax * total / point_rate + stalled_s;
+    let low_s = fmin * total / rmax / k;
+    let high_s = fmax * total / rmin * k + GOTT95 * stalled_s;
+    Some(Eta {
+        left_s,
+        low_s: low_s.min(left_s),
+        high_s: high_s.max(left_s),
+        moving_per_s: moving,
+        overall_per_s: overall,
+        stalled_s,
+    })
+}
+
+fn left_fraction(w: Work) -> f64 {
+    if w.total <= 0.0 {
+        return 0.0;
+    }
+    ((w.total - w.done) / w.total).clamp(0.0, 1.0)
+}
+
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(*x), b.max(*x))
+        })
+}
+
+/// The squared relative spread (log scale) of the rate from the evidence: counting noise of
+/// the whole run and of the window, and the horizon still to run.
+fn evidence_sq(done: f64, window_docs: f64, left_fraction: f64) -> f64 {
+    let counting = 1.0 / done
+        + if window_docs > 0.0 {
+            1.0 / window_docs
+        } else {
+            0.0
+        };
+    let done_fraction = (1.0 - left_fraction).max(1e-9);
+    let horizon = HORIZON * HORIZON * left_fraction / done_fraction;
+    counting + horizon
+}
+
+/// A prior rate joins the measured ones, weighted against the measured spread; the point
+/// rate (the last) becomes their inverse-variance mean in log space.
+fn with_prior(
+    mut rates: Vec<f64>,
+    measured_sq: f64,
+    prior: Option<(f64, f64)>,
+    done: f64,
+) -> (Vec<f64>, f64) {
+    let Some((rate, sd)) = prior.filter(|(r, sd)| *r > 0.0 && *sd > 0.0 && done > 0.0) else {
+        return (rates, measured_sq);
+    };
+    let point = *rates.last().expect("a measured rate");
+    let (wp, wm) = (1.0 / (sd * sd), 1.0 / measured_sq);
+    let mean = (wp * rate.ln() + wm * point.ln()) / (wp + wm);
+    // The prior narrows the spread, but a measured rate far from it keeps the interval
+    // spanning both (as drift does).
+    let blended = mean.exp();
+    rates.retain(|r| (r.ln() - mean).abs() * wm.sqrt() > 0.5);
+    rates.push(blended);
+    (rates, 1.0 / (wp + wm))
+}
+
+/// Seconds counted as a stall: the time since the last completion beyond what the rate
+/// explains (ten expected gaps, and at least 2 s), else 0.
+fn stall(o: &Observed, rate: f64) -> f64 {
+    let expected_gap = if rate > 0.0 {
+        1.0 / rate
+    } else {
+        f64::INFINITY
+    };
+    let grace = (10.0 * expected_gap).max(2.0);
+    if o.since_last_s > grace {
+        o.since_last_s
+    } else {
+        0.0
+    }
+}
+
+/// What a progress timer keeps to fill [`Observed`]: a sample of the documents done about
+/// once a second over the moving window, when the work started (the last time nothing was
+/// done) and when the count last moved. Times are seconds on the caller's clock.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    window_s: f64,
+    started: f64,
+    last_change: f64,
+    last_done: f64,
+    samples: std::collections::VecDeque<(f64, f64)>,
+}
+
+impl Tracker {
+    /// A tracker with a moving window of `window_s` seconds, started at `t`.
+    pub fn new(window_s: f64, t: f64) -> Tracker {
+        Tracker {
+            window_s,
+            started: t,
+            last_change: t,
+            last_done: 0.0,
+            samples: std::collections::VecDeque::with_capacity(window_s as usize + 2),
+        }
+    }
+
+    /// The count `done` seen at `t` (call it on a timer; one sample a second is kept).
+    pub fn observe(&mut self, t: f64, done: f64) {
+        if done <= 0.0 {
+            self.started = t;
+        }
+        if done != self.last_done {
+            self.last_change = t;
+            self.last_done = done;
+        }
+        if self.samples.back().is_none_or(|(bt, _)| t - bt >= 1.0) {
+            self.samples.push_back((t, done));
+        }
+        // The oldest sample kept is the last one at or before the window's start.
+        while self.samples.len() > 1 && self.samples[1].0 <= t - self.window_s {
+            self.samples.pop_front();
+        }
+    }
+
+    /// What was seen by `t`, against `total` documents (and `bytes`, when known).
+    pub fn observed(&self, t: f64, total: f64, bytes: Option<Work>) -> Observed {
+        let (ft, fd) = self.samples.front().copied().unwrap_or((self.started, 0.0));
+        let ft = ft.max(self.started);
+        Observed {
+            docs: Work {
+                done: self.last_done,
+                total,
+            },
+            bytes,
+            elapsed_s: t - self.started,
+            window_docs: (self.last_done - fd).max(0.0),
+            window_s: t - ft,
+            since_last_s: t - self.last_change,
+            prior: None,
+        }
+    }
+}
+
+/// `ETA 3m10s (2m40s–3m55s)`, or `ETA ?` before the first completion.
+pub fn eta_text(e: Option<&Eta>) -> String {
+    match e {
+        Some(e) => format!(
+            "ETA {} ({}–{})",
+            short_duration(e.left_s),
+            short_duration(e.low_s),
+            short_duration(e.high_s)
+        ),
+        None => "ETA ?".into(),
+    }
+}
+
+/// A sweep's ETA: the runs left times the finished runs' mean duration, plus what is left of
+/// the current run, with the spread of the durations seen (and the evidence term of
+/// [`eta`]); the upper bound never passes what is left of `--budget`. None before the first
+/// run has finished.
+pub fn sweep_eta(
+    run_durations_s: &[f64],
+    runs_left: usize,
+    current_elapsed_s: f64,
+    budget_left_s: Option<f64>,
+) -> Option<Eta> {
+    let n = run_durations_s.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = run_durations_s.iter().sum::<f64>() / n as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    let sd = if n > 1 {
+        (run_durations_s
+            .iter()
+            .map(|d| (d - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1) as f64)
+            .sqrt()
+    } else {
+        mean * 0.5
+    };
+    let current_left = (mean - current_elapsed_s).max(0.0);
+    let left = runs_left.saturating_sub(1) as f64 * mean + current_left;
+    let runs = runs_left.max(1) as f64;
+    // The sum of `runs` durations: sd √runs; and the horizon term over runs done vs left.
+    let rel = ((sd / mean).powi(2) / runs + HORIZON * HORIZON * runs / n as f64).sqrt();
+    let k = (Z95 * rel).exp();
+    let mut high = left * k;
+    let mut left_s = left;
+    if let Some(b) = budget_left_s {
+        high = high.min(b.max(0.0));
+        left_s = left_s.min(high);
+    }
+    Some(Eta {
+        left_s,
+        low_s: (left / k).min(left_s),
+        high_s: high.max(left_s),
+        moving_per_s: None,
+        overall_per_s: n as f64 / run_durations_s.iter().sum::<f64>(),
+        stalled_s: 0.0,
+    })
+}
+
+/// `3m10s`, `45s`, `2h05m`: seconds the way a progress line shows them.
+pub fn short_duration(s: f64) -> String {
+    if !s.is_finite() {
+        return "?".into();
+    }
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a timer sees at `t` of work arriving at `rate(t)` docs/s, total `total`.
+    fn seen(total: f64, t: f64, rate: impl Fn(f64) -> f64) -> (Observed, f64) {
+        let dt = 0.1;
+        let (mut done, mut window) = (0.0, 0.0);
+        for i in 0..(t / dt).round() as u64 {
+            let tt = i as f64 * dt;
+            let d = rate(tt) * dt;
+            done += d;
+            if tt >= t - 30.0 {
+                window += d;
+            }
+        }
+        // The true end from here at the rate that holds from now on.
+        // (At most a million steps: a rate of 0 has no end.)
+        let (mut left, mut end) = (total - done, t);
+        for _ in 0..1_000_000 {
+            if left <= 0.0 {
+                break;
+            }
+            left -= rate(end) * dt;
+            end += dt;
+        }
+        (
+            Observed {
+                docs: Work {
+                    done: done.round(),
+                    total,
+                },
+                bytes: None,
+                elapsed_s: t,
+                window_docs: window.round(),
+                window_s: t.min(30.0),
+                since_last_s: 0.1,
+                prior: None,
+            },
+            end - t,
+        )
+    }
+
+    fn covers(e: &Eta, truth: f64) -> bool {
+        e.low_s <= truth && truth <= e.high_s
+    }
+
+    #[test]
+    fn a_constant_rate_narrows_and_covers() {
+        let mut widths = Vec::new();
+        for frac in [0.05, 0.1, 0.25, 0.5, 0.9] {
+            let t = frac * 10_000.0 / 40.0;
+            let (o, truth) = seen(10_000.0, t, |_| 40.0);
+            let e = eta(&o).unwrap();
+            assert!(covers(&e, truth), "{frac}: {e:?} vs {truth}");
+            assert!((e.left_s - truth).abs() / truth < 0.02, "{e:?} vs {truth}");
+            widths.push(e.rel_half_width());
+        }
+        assert!(widths.windows(2).all(|w| w[1] < w[0]), "{widths:?}");
+        // Early: wide; late: narrow.
+        assert!(widths[0] > 0.5, "{widths:?}");
+        assert!(widths[4] < 0.2, "{widths:?}");
+    }
+
+    #[test]
+    fn a_rate_that_halves_widens_and_covers_the_new_end() {
+        let total = 20_000.0;
+        let (steady, _) = seen(total, 250.0, |_| 40.0);
+        let before = eta(&steady).unwrap().rel_half_width();
+        let halved = |t: f64| if t < 200.0 { 40.0 } else { 20.0 };
+        let (o, truth) = seen(total, 250.0, halved);
+        let e = eta(&o).unwrap();
+        assert!(covers(&e, truth), "{e:?} vs {truth}");
+        assert!(e.rel_half_width() > before, "{e:?} vs {before}");
+        assert!(e.moving_per_s.unwrap() < e.overall_per_s);
+    }
+
+    #[test]
+    fn a_stall_widens_and_the_end_moves_out() {
+        let (mut o, _) = seen(10_000.0, 125.0, |_| 40.0);
+        let flowing = eta(&o).unwrap();
+        assert_eq!(flowing.stalled_s, 0.0);
+        o.since_last_s = 20.0;
+        o.window_docs = (o.window_docs * 10.0 / 30.0).round();
+        let stalled = eta(&o).unwrap();
+        assert_eq!(stalled.stalled_s, 20.0);
+        assert!(stalled.high_s > flowing.high_s + 39.0 * 19.0, "{stalled:?}");
+        assert!(stalled.left_s > flowing.left_s, "{stalled:?}");
+        assert!(stalled.rel_half_width() > flowing.rel_half_width());
+    }
+
+    #[test]
+    fn nothing_done_gives_no_eta_and_done_gives_zero() {
+        let (mut o, _) = seen(1_000.0, 10.0, |_| 0.0);
+        assert_eq!(eta(&o), None);
+        o.docs.done = 1_000.0;
+        assert_eq!(eta(&o).unwrap().high_s, 0.0);
+    }
+
+    #[test]
+    fn bytes_left_that_lag_the_documents_widen_the_interval() {
+        let (mut o, truth) = seen(10_000.0, 100.0, |_| 40.0);
+        let docs_only = eta(&o).unwrap();
+        // The big files are still to come: 40 % of the documents, 10 % of the bytes done.
+        o.bytes = Some(Work {
+            done: 1e9,
+            total: 1e10,
+        });
+        let e = eta(&o).unwrap();
+        assert!(e.high_s > docs_only.high_s);
+        assert!(covers(&e, truth));
+    }
+
+    #[test]
+    fn a_prior_narrows_early_and_matters_less_later() {
+        let (mut early, _) = seen(10_000.0, 25.0, |_| 40.0);
+        let without = eta(&early).unwrap().rel_half_width();
+        early.prior = Some((40.0, 0.1));
+        let with = eta(&early).unwrap().rel_half_width();
+        assert!(with < without, "{with} vs {without}");
+        let (mut late, _) = seen(10_000.0, 200.0, |_| 40.0);
+        let late_without = eta(&late).unwrap().rel_half_width();
+        late.prior = Some((40.0, 0.1));
+        let late_with = eta(&late).unwrap().rel_half_width();
+        assert!(
+            (late_without - late_with) / late_without < (without - with) / without,
+            "{late_with} {late_without} {with} {without}"
+        );
+    }
+
+    #[test]
+    fn a_sweep_counts_its_runs_and_its_budget_caps_the_end() {
+        let e = sweep_eta(&[60.0, 62.0, 58.0], 3, 10.0, None).unwrap();
+        assert!((e.left_s - (2.0 * 60.0 + 50.0)).abs() < 1e-9, "{e:?}");
+        assert!(e.low_s < e.left_s && e.left_s < e.high_s);
+        let capped = sweep_eta(&[60.0, 62.0, 58.0], 3, 10.0, Some(100.0)).unwrap();
+        assert_eq!(capped.high_s, 100.0);
+        assert!(capped.left_s <= 100.0);
+        assert_eq!(sweep_eta(&[], 3, 0.0, None), None);
+    }
+
+    #[test]
+    fn a_tracker_keeps_the_window_and_the_start() {
+        let mut tr = Tracker::new(30.0, 0.0);
+        // Setup for 5 s, then 10 docs/s; sampled every 100 ms.
+        for i in 0..=650 {
+            let t = i as f64 / 10.0;
+            tr.observe(t, ((t - 5.0).max(0.0) * 10.0).floor());
+        }
+        let o = tr.observed(65.0, 1_000.0, None);
+        assert!((o.elapsed_s - 60.0).abs() <= 0.11, "{o:?}");
+        assert!((o.window_s - 30.0).abs() <= 1.0, "{o:?}");
+        assert!((o.window_docs / o.window_s - 10.0).abs() < 0.5, "{o:?}");
+        assert!(o.since_last_s < 0.2);
+        assert!(tr.samples.len() <= 32);
+        let e = eta(&o).unwrap();
+        assert!((e.left_s - 40.0).abs() < 2.0, "{e:?}");
+        assert!(
+            eta_text(Some(&e)).starts_with("ETA 4"),
+            "{}",
+            eta_text(Some(&e))
+        );
+        assert_eq!(eta_text(None), "ETA ?");
+    }
+
+    #[test]
+    fn durations_read_short() {
+        assert_eq!(short_duration(45.4), "45s");
+        assert_eq!(short_duration(190.0), "3m10s");
+        assert_eq!(short_duration(7_500.0), "2h05m");
+        assert_eq!(short_duration(f64::INFINITY), "?");
+    }
+}

@@ -1,0 +1,263 @@
+//! `--dashboard`: the real binary serves its live page on a free loopback port while a paced
+//! import runs against the embedded target; what `/events` carried ends at the result's
+//! numbers, a browser that connects late gets the history from the first snapshot, the
+//! report is served at the end, and a taken port or a bad address exits 2 before any upload.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cli::{bin, text};
+
+/// Reads `/events` until a snapshot says the job finished, or `deadline`; returns the
+/// snapshots in order.
+async fn events(client: &reqwest::Client, url: &str, deadline: Instant) -> Vec<Value> {
+    let mut r = client
+        .get(format!("{url}events"))
+        .send()
+        .await
+        .expect("/events answers");
+    assert_eq!(
+        r.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let (mut buf, mut out) = (String::new(), Vec::<Value>::new());
+    while Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(Ok(Some(chunk))) = tokio::time::timeout(left, r.chunk()).await else {
+            break;
+        };
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let ev: String = buf.drain(..end + 2).collect();
+            if let Some(data) = ev.lines().find_map(|l| l.strip_prefix("data: ")) {
+                out.push(serde_json::from_str(data).expect("a snapshot is JSON"));
+            }
+        }
+        if out.last().is_some_and(|s| s["finished"] == true) {
+            break;
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_result() {
+    let _one = crate::common::TIMED.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    // 1,000 documents paced at 200/s: about 5 s of uploads, a snapshot a second.
+    let mut child = bin()
+        .args([
+            "run",
+            "--warmup",
+            "0",
+            "--docs",
+            "1000",
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+        ])
+        .args([
+            "--rate",
+            "200",
+            "--quiet",
+            "--json",
+            "--dashboard",
+            "127.0.0.1:0",
+        ])
+        .args(["--dashboard-hold", "3", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read as it comes: a result larger than the pipe would otherwise hold the run.
+    let mut stdout = child.stdout.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+        v
+    });
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.trim().strip_prefix("live page: ") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the live page's URL on stderr");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
+    let client = ingestbench::reqwest_builder().build().unwrap();
+    let page = client.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("EventSource(\"/events\")"), "the page");
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "nothing fetched from elsewhere"
+    );
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let early = {
+        let (client, url) = (client.clone(), url.clone());
+        tokio::spawn(async move { events(&client, &url, deadline).await })
+    };
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let late = events(&client, &url, deadline).await;
+    let early = early.await.unwrap();
+    for (who, snaps) in [("early", &early), ("late", &late)] {
+        assert!(snaps.len() >= 3, "{who}: {snaps:?}");
+        let seqs: Vec<u64> = snaps.iter().map(|s| s["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs[0], 1, "{who}: from the first snapshot");
+        assert!(
+            seqs.windows(2).all(|w| w[1] == w[0] + 1),
+            "{who}: every snapshot once, in order: {seqs:?}"
+        );
+    }
+    assert_eq!(
+        early, late,
+        "a late browser sees the same history as one there from the start"
+    );
+    let last = late.last().unwrap();
+    assert_eq!(last["finished"], true, "{last}");
+    assert_eq!(last["report"], true, "{last}");
+    assert!(
+        late.iter().any(|s| s["eta"].is_object()),
+        "an ETA while running"
+    );
+    let report = client.get(format!("{url}report")).send().await.unwrap();
+    assert_eq!(report.status(), 200);
+    assert!(report.text().await.unwrap().contains("<html"));
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    let err = reader.join().unwrap();
+    assert!(status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out_reader.join().unwrap()).unwrap();
+    let bytes_ok: u64 = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bytes_ok"].as_u64().unwrap())
+        .sum();
+    assert_eq!(last["docs_ok"], r["docs_ok"], "{last}");
+    assert_eq!(last["docs_failed"], r["docs_failed"], "{last}");
+    assert_eq!(last["bytes_ok"].as_u64(), Some(bytes_ok), "{last}");
+    assert_eq!(last["done"], 1000);
+    assert_eq!(last["total"], 1000);
+    // The counts only grow.
+    let oks: Vec<u64> = late
+        .iter()
+        .map(|s| s["docs_ok"].as_u64().unwrap())
+        .collect();
+    assert!(oks.windows(2).all(|w| w[0] <= w[1]), "{oks:?}");
+    // No URL, user or password on the page or in its stream.
+    let stream = serde_json::to_string(&late).unwrap();
+    for secret in ["admin", "http://127.0.0.1"] {
+        assert!(
+            !stream.contains(secret) && !page.contains(secret),
+            "{secret}"
+        );
+    }
+}
+
+#[test]
+fn a_taken_port_or_a_bad_address_exits_2_before_any_upload() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for bad in [addr.as_str(), "not-an-address"] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = bin()
+            .args(["run", "--warmup", "0", "--docs", "20", "--dashboard", bad])
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains(&format!("--dashboard {bad}")),
+            "{bad}: names the flag and the address: {err}"
+        );
+        let runs = std::fs::read_dir(dir.path().join("results"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(runs, 0, "{bad}: nothing written, nothing uploaded");
+    }
+}
+
+#[test]
+#[ignore = "needs chromium (scripts/deps.sh installs it); scripts/test.sh runs it"]
+fn the_live_page_draws_in_headless_chromium_with_no_console_errors() {
+    let browser = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium is missing: install the Debian package chromium (scripts/deps.sh does, as root)");
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["run", "--warmup", "0", "--docs", "600", "--threads", "2"])
+        .args(["--rate", "200", "--quiet", "--dashboard", "127.0.0.1:0"])
+        .args(["--dashboard-hold", "30", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .take(50)
+        .map_while(Result::ok)
+        .find_map(|l| l.trim().strip_prefix("live page: ").map(str::to_string))
+        .expect("the live page's URL on stderr");
+    // Opened after the run (3 s of uploads) has ended: the history draws the charts and
+    // the page says it finished.
+    std::thread::sleep(Duration::from_secs(6));
+    let profile = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=4000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let console: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught")))
+        .collect();
+    assert!(console.is_empty(), "console errors: {console:?}");
+    assert!(dom.contains("Finished at"), "{dom}");
+    assert!(dom.contains("href=\"/report\""), "{dom}");
+    assert!(dom.matches("<polyline").count() >= 5, "{dom}");
+}
