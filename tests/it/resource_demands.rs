@@ -519,7 +519,10 @@ async fn a_host_full_of_another_tenants_work_is_a_caution() {
         v.text,
         host.utilization * 100.0
     );
-    assert!(host.utilization >= 0.9, "{host:?}");
+    // The host is full: the documents' share and the other tenant's (kept apart) together.
+    let other = host.other_cores.expect("the other load is recorded") / host.capacity;
+    assert!(host.utilization + other >= 0.9, "{host:?}");
+    assert!(other >= 0.25, "{host:?}");
     // The benchmark's processes waited for a core longer than they ran: the shared host is
     // what limits them, and the verdict says whose work fills it.
     assert_eq!(v.kind, "host_cpu", "{}", v.text);
