@@ -2,8 +2,10 @@
 //! (the utilization law, D = U / X = busy / documents), its utilization against its capacity,
 //! the throughput bound it implies (X ≤ c / D), and which resource binds first (the
 //! bottleneck: the largest demand per unit of capacity). A Little's-law check says whether
-//! the threads spent their time inside the measured requests. Pure functions over the runs'
-//! `metrics::resources` readings; no I/O.
+//! the threads spent their time inside the measured requests. This host's CPU spent by other
+//! processes (its `other_busy_s`: a build, another tenant) is no document's: it is kept out
+//! of the host's demand and utilization and carried apart (`other_cores`). Pure functions
+//! over the runs' `metrics::resources` readings; no I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +44,14 @@ pub struct Demand {
     /// Kernel CPU (system + irq + softirq) per document, ms (host CPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_ms: Option<f64>,
+    /// This host's CPU: cores kept busy outside the path on average over the windows (other
+    /// processes: a build, a backup, another tenant), kept out of `demand_ms` and
+    /// `utilization`; absent in older results (whose demand includes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_cores: Option<f64>,
+    /// The niced part of `other_cores` (work that yields the cores to the path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_niced_cores: Option<f64>,
     /// Bytes read / written (received / sent: network) per document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_bytes_per_doc: Option<f64>,
@@ -118,6 +128,8 @@ pub fn demands(runs: &[RunInput<'_>]) -> Vec<Demand> {
         util: Vec<f64>,
         delay: Vec<f64>,
         kernel: Vec<f64>,
+        other: Vec<f64>,
+        niced: Vec<f64>,
         rd: Vec<f64>,
         wr: Vec<f64>,
     }
@@ -144,6 +156,8 @@ pub fn demands(runs: &[RunInput<'_>]) -> Vec<Demand> {
                             bound_docs_per_sec: None,
                             run_delay_ms: None,
                             kernel_ms: None,
+                            other_cores: None,
+                            other_niced_cores: None,
                             read_bytes_per_doc: None,
                             write_bytes_per_doc: None,
                             error: None,
@@ -152,6 +166,8 @@ pub fn demands(runs: &[RunInput<'_>]) -> Vec<Demand> {
                         util: Vec::new(),
                         delay: Vec::new(),
                         kernel: Vec::new(),
+                        other: Vec::new(),
+                        niced: Vec::new(),
                         rd: Vec::new(),
                         wr: Vec::new(),
                     });
@@ -165,10 +181,18 @@ pub fn demands(runs: &[RunInput<'_>]) -> Vec<Demand> {
                 }
                 continue;
             }
-            a.ms.push(u.busy_s * 1000.0 / docs);
+            // Another process's work on this host is not the documents': out of the demand
+            // and the utilization, named apart.
+            let window = r.resources.window_s.max(1e-3);
+            let other = u.other_busy_s.unwrap_or(0.0).min(u.busy_s);
+            let busy = u.busy_s - other;
+            if let Some(o) = u.other_busy_s {
+                a.other.push(o / window);
+                a.niced.push(u.other_niced_s.unwrap_or(0.0).min(o) / window);
+            }
+            a.ms.push(busy * 1000.0 / docs);
             if u.capacity > 0.0 {
-                a.util
-                    .push(u.busy_s / (r.resources.window_s.max(1e-3) * u.capacity));
+                a.util.push(busy / (window * u.capacity));
             }
             if let Some(v) = u.run_delay_s {
                 a.delay.push(v * 1000.0 / docs);
@@ -197,6 +221,8 @@ pub fn demands(runs: &[RunInput<'_>]) -> Vec<Demand> {
                 .then(|| r4(d.capacity * 1000.0 / d.demand_ms));
             d.run_delay_ms = mean(&a.delay).map(r4);
             d.kernel_ms = mean(&a.kernel).map(r4);
+            d.other_cores = mean(&a.other).map(r4);
+            d.other_niced_cores = mean(&a.niced).map(r4);
             d.read_bytes_per_doc = mean(&a.rd).map(r4);
             d.write_bytes_per_doc = mean(&a.wr).map(r4);
             d
@@ -262,6 +288,9 @@ mod tests {
             run_delay_s: Some(0.1),
             kernel_s: None,
             steal_s: None,
+            irq_s: None,
+            other_busy_s: None,
+            other_niced_s: None,
             read_bytes: Some(1000),
             write_bytes: Some(2000),
             error: None,
@@ -313,6 +342,49 @@ mod tests {
             "{b:?}"
         );
         assert_eq!(knee_threads(100.0, 20.0), Some(2.0));
+    }
+
+    #[test]
+    fn another_process_on_the_host_is_kept_out_of_the_documents_demand() {
+        // 10 s windows, 1000 docs, a 2-core host: the path spent 3 s of the host's CPU; a
+        // nice-19 build 8 s more (0.8 cores), a normal-priority one 8 s, or nobody.
+        let run = |other: Option<f64>, niced: f64| {
+            let mut host = use_of("this host's CPU", Kind::HostCpu, Role::Host, 3.0, 2.0);
+            host.busy_s += other.unwrap_or(0.0);
+            host.other_busy_s = other;
+            host.other_niced_s = other.map(|_| niced);
+            RunResources {
+                window_s: 10.0,
+                resources: vec![host],
+            }
+        };
+        let demand = |r: &RunResources| {
+            demands(&[RunInput {
+                docs_ok: 1000,
+                resources: r,
+            }])
+            .remove(0)
+        };
+        for (r, niced) in [
+            (run(Some(8.0), 8.0), 0.8),
+            (run(Some(8.0), 0.0), 0.0),
+            (run(Some(0.0), 0.0), 0.0),
+        ] {
+            let d = demand(&r);
+            assert!((d.demand_ms - 3.0).abs() < 1e-9, "{d:?}");
+            assert!((d.utilization - 0.15).abs() < 1e-9, "{d:?}");
+            assert_eq!(d.bound_docs_per_sec, Some(666.6667));
+            let other = r.resources[0].other_busy_s.unwrap() / 10.0;
+            assert_eq!(d.other_cores, Some(other));
+            assert_eq!(d.other_niced_cores, Some(niced));
+        }
+        // An older result (no other load recorded): everything busy is the documents'.
+        let mut old = run(Some(8.0), 8.0);
+        old.resources[0].other_busy_s = None;
+        old.resources[0].other_niced_s = None;
+        let d = demand(&old);
+        assert!((d.demand_ms - 11.0).abs() < 1e-9, "{d:?}");
+        assert_eq!(d.other_cores, None);
     }
 
     #[test]

@@ -663,6 +663,36 @@ fn cell_summary(key: &CellKey, runs: &[&CellRun], cpus: usize) -> CellSummary {
     c
 }
 
+/// The scaling row's USL fit when it determines where scaling stops: 4 thread counts or more,
+/// and the fit follows the points (R² ≥ 0.9, or within ±5 % RMS of them: a flat curve has
+/// little variance to explain). Points measured once each are allowed: the fit's residuals
+/// over the curve are the evidence, where one point's interval is not. Else why not.
+fn determined_fit(row: &ScalingRow, points: &[(u64, f64)]) -> Result<Usl, String> {
+    let Some(u) = row.usl.as_ref() else {
+        return Err("no fit".into());
+    };
+    if points.len() < 4 {
+        return Err(format!("only {} thread counts", points.len()));
+    }
+    let rel: Vec<f64> = points
+        .iter()
+        .map(|&(n, x)| {
+            let p = u.predict(n as f64);
+            if p > 0.0 { x / p - 1.0 } else { 1.0 }
+        })
+        .collect();
+    let rms = (rel.iter().map(|e| e * e).sum::<f64>() / rel.len() as f64).sqrt();
+    if u.r_squared >= 0.9 || rms <= 0.05 {
+        Ok(u.clone())
+    } else {
+        Err(format!(
+            "the fit misses the points (R² {:.2}, ±{:.0} % RMS)",
+            u.r_squared,
+            rms * 100.0
+        ))
+    }
+}
+
 /// Judges every cell of a sweep against its method and size's scaling row, and makes each
 /// cell's `bottleneck` say the verdict.
 fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
@@ -681,7 +711,15 @@ fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
                 .min_by_key(|x| x.threads)
                 .map(|x| x.latency_ms.mean)
                 .filter(|m| *m > 0.0);
-            let usl = row.usl.as_ref().filter(|_| row.unreliable.is_none());
+            let points: Vec<(u64, f64)> = group
+                .clone()
+                .filter(|x| !x.is_paced())
+                .map(|x| (x.threads, x.docs_per_sec))
+                .collect();
+            let (usl, undetermined) = match determined_fit(row, &points) {
+                Ok(u) => (Some(u), None),
+                Err(why) => (None, Some(why)),
+            };
             // Fewer than three thread counts say nothing about where scaling stops.
             (group.clone().count() >= 3).then_some(crate::analysis::verdict::ScalingEvidence {
                 threads: c.threads,
@@ -689,8 +727,8 @@ fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
                 peak_threads: row.scaling.peak_threads,
                 knee_threads: row.scaling.knee_threads,
                 degrades: row.scaling.degrades_after_threads.is_some(),
-                usl_sigma: usl.map(|u| u.sigma),
-                usl_peak: usl.and_then(|u| u.peak_concurrency),
+                usl,
+                undetermined,
                 r0_ms,
             })
         })

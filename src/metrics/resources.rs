@@ -12,7 +12,8 @@
 //! `cpu.cfs_period_us`, v2 `cpu.max`, the tightest on the path to the root), the affinity
 //! mask (`Cpus_allowed_list`), else the host's cores. Per host: `/proc/stat` (kernel time,
 //! irq, softirq and steal included: loopback networking and TLS in the kernel belong to no
-//! process), `/proc/diskstats` busy time and bytes per device (capacity: 100 % busy),
+//! process; the busy time no process of the path spent, other processes', apart with its
+//! niced part), `/proc/diskstats` busy time and bytes per device (capacity: 100 % busy),
 //! `/proc/net/dev` bytes per interface. Remote hosts through node_exporter. A source that
 //! cannot be read is named with why, never fatal.
 
@@ -75,6 +76,20 @@ pub struct ResourceUse {
     /// Steal time of a host's CPU (a hypervisor ran someone else), seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_s: Option<f64>,
+    /// irq + softirq of a host's CPU (inside `kernel_s`), seconds: kernel work that belongs
+    /// to no process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_s: Option<f64>,
+    /// This host's CPU: seconds busy outside the path (other processes: a build, a backup,
+    /// another tenant): busy − steal − irq − softirq − the client's and the local servers'
+    /// CPU. Kept out of the documents' demand (`analysis::demands`). Absent in older results
+    /// and where a process of the path could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_busy_s: Option<f64>,
+    /// The niced part of `other_busy_s` (`/proc/stat`'s nice column, at most the other load):
+    /// work that yields the cores to the path when it wants them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_niced_s: Option<f64>,
     /// Bytes read from / written to storage (processes, disks) or received / sent (network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_bytes: Option<u64>,
@@ -119,6 +134,10 @@ pub struct HostCpu {
     pub busy_s: f64,
     pub kernel_s: f64,
     pub steal_s: f64,
+    /// User time of niced processes (already inside `busy_s`).
+    pub nice_s: f64,
+    /// irq + softirq: the kernel's work that belongs to no process (inside `kernel_s`).
+    pub irq_s: f64,
     pub cores: f64,
 }
 
@@ -263,7 +282,14 @@ pub fn between(src: &Sources, caps: &[CpuCapacity], a: &Snapshot, b: &Snapshot) 
         out.push(process_use(p, &caps[i], &a.procs[i], &b.procs[i]));
     }
     match (&a.host, &b.host) {
-        (Ok(x), Ok(y)) => out.push(host_cpu_use("this host's CPU", Role::Host, x, y)),
+        (Ok(x), Ok(y)) => {
+            let mut u = host_cpu_use("this host's CPU", Role::Host, x, y);
+            if let Some((other, niced)) = other_load(&out, &u, y.nice_s - x.nice_s) {
+                u.other_busy_s = Some(round6(other));
+                u.other_niced_s = Some(round6(niced));
+            }
+            out.push(u);
+        }
         (Err(e), _) | (_, Err(e)) => out.push(unread_cpu(
             "this host's CPU".into(),
             Role::Host,
@@ -299,6 +325,27 @@ pub fn between(src: &Sources, caps: &[CpuCapacity], a: &Snapshot, b: &Snapshot) 
         window_s: round6(window_s),
         resources: out,
     }
+}
+
+/// This host's CPU spent outside the path, and its niced part, from the host's reading
+/// (`host`, with its irq + softirq in the window) and the processes already read (`procs`:
+/// the client and the local servers), `nice_s` the window's niced seconds. The kernel's irq
+/// and softirq are charged to the path (loopback networking, TLS and disk completions of the
+/// documents run there and belong to no process), steal to the hypervisor; the rest of the
+/// host's busy time that no process of the path spent is someone else's. `None` when a
+/// process of the path could not be read (its CPU would be counted as someone else's).
+fn other_load(procs: &[ResourceUse], host: &ResourceUse, nice_s: f64) -> Option<(f64, f64)> {
+    if procs.iter().any(|p| p.error.is_some()) {
+        return None;
+    }
+    let ours: f64 = procs
+        .iter()
+        .filter(|p| p.kind == Kind::ProcessCpu)
+        .map(|p| p.busy_s)
+        .sum();
+    let irq = host.irq_s.unwrap_or(0.0);
+    let other = (host.busy_s - host.steal_s.unwrap_or(0.0) - irq - ours).max(0.0);
+    Some((other, nice_s.clamp(0.0, other)))
 }
 
 /// One process's CPU, run delay and storage I/O between two readings.
@@ -351,6 +398,9 @@ impl ResourceUse {
             run_delay_s: None,
             kernel_s: None,
             steal_s: None,
+            irq_s: None,
+            other_busy_s: None,
+            other_niced_s: None,
             read_bytes: None,
             write_bytes: None,
             error: None,
@@ -372,6 +422,7 @@ fn host_cpu_use(name: &str, role: Role, x: &HostCpu, y: &HostCpu) -> ResourceUse
     u.busy_s = round6((y.busy_s - x.busy_s).max(0.0));
     u.kernel_s = Some(round6((y.kernel_s - x.kernel_s).max(0.0)));
     u.steal_s = Some(round6((y.steal_s - x.steal_s).max(0.0)));
+    u.irq_s = Some(round6((y.irq_s - x.irq_s).max(0.0)));
     u
 }
 
@@ -460,7 +511,8 @@ pub fn parse_io(text: &str) -> (u64, u64) {
 }
 
 /// `/proc/stat`'s aggregate `cpu` line: busy = all but idle and iowait (kernel and steal
-/// included), kernel = system + irq + softirq; cores = the `cpuN` lines.
+/// included), kernel = system + irq + softirq, nice (niced processes' user time), irq =
+/// irq + softirq; cores = the `cpuN` lines.
 pub fn parse_proc_stat(text: &str) -> Option<HostCpu> {
     let mut h = HostCpu::default();
     let mut seen = false;
@@ -474,6 +526,8 @@ pub fn parse_proc_stat(text: &str) -> Option<HostCpu> {
             h.busy_s = g(0) + g(1) + g(2) + g(5) + g(6) + g(7);
             h.kernel_s = g(2) + g(5) + g(6);
             h.steal_s = g(7);
+            h.nice_s = g(1);
+            h.irq_s = g(5) + g(6);
             seen = true;
         } else if head.starts_with("cpu") {
             h.cores += 1.0;
@@ -546,6 +600,12 @@ pub fn parse_node_exporter(text: &str) -> Result<RemoteCounters, String> {
                 }
                 if matches!(mode, "system" | "irq" | "softirq") {
                     r.cpu.kernel_s += v;
+                }
+                if matches!(mode, "irq" | "softirq") {
+                    r.cpu.irq_s += v;
+                }
+                if mode == "nice" {
+                    r.cpu.nice_s += v;
                 }
                 if mode == "steal" {
                     r.cpu.steal_s += v;
@@ -684,6 +744,109 @@ intr 123
         assert!((h.kernel_s - (6921.0 + 137.0) / 100.0).abs() < 1e-9);
         assert!((h.steal_s - 6.38).abs() < 1e-9);
         assert!(parse_proc_stat("intr 1\n").is_none());
+    }
+
+    /// A `/proc/stat` of a 2-core host: the `cpu` line from ticks (user nice system idle
+    /// iowait irq softirq steal), two `cpuN` lines.
+    fn stat(t: [u64; 8]) -> String {
+        let l: Vec<String> = t.iter().map(u64::to_string).collect();
+        format!("cpu  {} 0 0\ncpu0 0 0 0 0\ncpu1 0 0 0 0\n", l.join(" "))
+    }
+
+    /// The client and the embedded target spent 1 s and 5 s of a 10 s window on a 2-core
+    /// host, the kernel 0.5 s of softirq for them; `user` and `nice` are someone else's work
+    /// (ticks of user and of nice time).
+    fn window(user: u64, nice: u64) -> RunResources {
+        let src = Sources::of(vec![Probe::EmbeddedThreads], 2.0);
+        let caps = vec![
+            CpuCapacity {
+                cores: 2.0,
+                from: "host cores".into(),
+            };
+            2
+        ];
+        let at = Instant::now();
+        let snap = |at, client: f64, target: f64, host: [u64; 8]| Snapshot {
+            at,
+            procs: vec![
+                Ok(TaskCounters {
+                    cpu_s: client,
+                    ..TaskCounters::default()
+                }),
+                Ok(TaskCounters {
+                    cpu_s: target,
+                    ..TaskCounters::default()
+                }),
+            ],
+            host: Ok(parse_proc_stat(&stat(host)).unwrap()),
+            disks: BTreeMap::new(),
+            net: BTreeMap::new(),
+            remote: Vec::new(),
+        };
+        let a = snap(at, 10.0, 20.0, [1000, 500, 300, 9000, 0, 0, 100, 0]);
+        // The path: 6 s of process CPU (450 user + 150 system ticks) and 50 softirq ticks.
+        let b = snap(
+            at + std::time::Duration::from_secs(10),
+            11.0,
+            25.0,
+            [
+                1450 + user,
+                500 + nice,
+                450,
+                9000 + 2000 - 650 - user - nice,
+                0,
+                0,
+                150,
+                0,
+            ],
+        );
+        between(&src, &caps, &a, &b)
+    }
+
+    #[test]
+    fn the_host_s_other_load_is_what_the_path_did_not_spend_and_niced_time_is_apart() {
+        let host = |r: &RunResources| {
+            r.resources
+                .iter()
+                .find(|u| u.kind == Kind::HostCpu)
+                .unwrap()
+                .clone()
+        };
+        // Nothing else: the host's busy time is the path's.
+        let quiet = host(&window(0, 0));
+        assert!((quiet.busy_s - 6.5).abs() < 1e-9, "{quiet:?}");
+        assert_eq!(quiet.irq_s, Some(0.5));
+        assert_eq!(quiet.other_busy_s, Some(0.0));
+        assert_eq!(quiet.other_niced_s, Some(0.0));
+        // A nice-19 build on 0.8 cores: all of it niced.
+        let niced = host(&window(0, 800));
+        assert_eq!(niced.other_busy_s, Some(8.0));
+        assert_eq!(niced.other_niced_s, Some(8.0));
+        // The same at normal priority: other load, none of it niced.
+        let normal = host(&window(800, 0));
+        assert_eq!(normal.other_busy_s, Some(8.0));
+        assert_eq!(normal.other_niced_s, Some(0.0));
+        // A process of the path that could not be read: the other load is not known.
+        let src = Sources::of(vec![Probe::EmbeddedThreads], 2.0);
+        let mut a = Snapshot {
+            at: Instant::now(),
+            procs: vec![Ok(TaskCounters::default()), Err("gone".into())],
+            host: Ok(parse_proc_stat(&stat([0; 8])).unwrap()),
+            disks: BTreeMap::new(),
+            net: BTreeMap::new(),
+            remote: Vec::new(),
+        };
+        let caps = vec![
+            CpuCapacity {
+                cores: 2.0,
+                from: "host cores".into(),
+            };
+            2
+        ];
+        let b = a.clone();
+        a.host = Ok(HostCpu::default());
+        let r = between(&src, &caps, &a, &b);
+        assert_eq!(host(&r).other_busy_s, None);
     }
 
     #[test]

@@ -215,9 +215,13 @@ async fn a_target_under_a_cpu_quota_is_named_at_its_quota() {
         r.docs_per_sec
     );
     // A second node raises the bound until this host's CPU (shared: client, front end,
-    // kernel, anyone else) binds: on a quiet host, by twice; on a loaded one, less.
+    // kernel) binds: on a quiet host, by twice; on a loaded one, less; where other work at
+    // normal priority shared the cores, it cannot tell how much is left and says so.
     let two = v.what_if.iter().find(|w| w.change == "two_nodes").unwrap();
-    assert!(two.bound_to_docs_per_sec > b.docs_per_sec, "{two:?}");
+    assert!(
+        two.bound_to_docs_per_sec > b.docs_per_sec || two.text.contains("cannot tell"),
+        "{two:?}"
+    );
 }
 
 async fn sweep(
@@ -332,6 +336,132 @@ async fn contention_is_serializing_and_a_slow_server_with_slots_is_latency_bound
     assert!(v.text.contains("more threads help"), "{}", v.text);
 }
 
+/// The embedded target serializing with USL contention 0.4 (`--contention 0.4`, 64 slots,
+/// resources idle), swept at 1–16 threads: 16 threads reach 91 % of the asymptote, so the
+/// fastest cell is serializing by the fit, however the curve's last step came out (it still
+/// grew at 16 threads in 2 of 5 sweeps when the verdict followed the last step).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serializing_target_is_serializing_by_the_fit_even_while_docs_per_sec_creep_up() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, dir) = target_with(|c| {
+        c.perf = PerfModel {
+            service_time: Duration::from_millis(10),
+            contention: 0.4,
+            max_concurrent: 64,
+            ..PerfModel::default()
+        };
+        c.share_prefixes = true;
+    })
+    .await;
+    let s = sweep(dir.path(), &t.http_url().unwrap(), "1,2,4,8,16", "120").await;
+    eprintln!("contention 0.4:\n{}\nload {}", show(&s), load());
+    let v = fastest(&s).verdict.as_ref().unwrap();
+    assert_eq!(v.kind, "serializing", "{}", v.text);
+    assert!(
+        v.text.contains("of its ceiling") && v.text.contains("USL σ"),
+        "{}",
+        v.text
+    );
+    // Two threads are far from the ceiling: the fit leaves room, and says how much (unless
+    // another tenant at normal priority starved the cell: then the shared host is named).
+    let two = s.cells.iter().find(|c| c.threads == 2).unwrap();
+    let v2 = two.verdict.as_ref().unwrap();
+    if v2.kind != "host_cpu" {
+        assert_eq!(v2.kind, "latency", "{}", v2.text);
+        assert!(v2.text.contains("the fit allows up to +"), "{}", v2.text);
+    }
+}
+
+/// A busy loop at nice 19, killed when dropped and bounded by `timeout` should the test
+/// process die first.
+struct NicedLoop(Child);
+
+impl NicedLoop {
+    fn start() -> NicedLoop {
+        NicedLoop(
+            Proc::new("timeout")
+                .args(["60", "nice", "-n", "19", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("timeout, nice and sh (coreutils, a shell) on PATH"),
+        )
+    }
+}
+
+impl Drop for NicedLoop {
+    fn drop(&mut self) {
+        // SIGTERM: `timeout` passes it on to the loop.
+        let _ = Proc::new("kill").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A nice-19 busy loop beside a short run is someone else's work: named in the verdict,
+/// recorded as the host's other load, and kept out of the documents' demand of this host's
+/// CPU (within a tolerance of the same run without it, where charging the loop to the
+/// documents would add ms per document).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_niced_busy_loop_beside_a_run_is_named_and_kept_out_of_the_host_demand() {
+    let _one = crate::common::TIMED.lock().await;
+    let (t, dir) = target_with(|c| {
+        c.perf = PerfModel {
+            service_time: Duration::from_millis(10),
+            max_concurrent: 64,
+            ..PerfModel::default()
+        };
+        c.share_prefixes = true;
+    })
+    .await;
+    let url = t.http_url().unwrap();
+    let host = |r: &ingestbench::report::RunResult| {
+        r.demands
+            .iter()
+            .find(|d| d.role == Role::Host && d.name == "this host's CPU")
+            .cloned()
+            .unwrap_or_else(|| panic!("no host demand: {:?}", r.demands))
+    };
+    let quiet = run(&url, dir.path(), 2, 300).await;
+    let busy = {
+        let _spin = NicedLoop::start();
+        run(&url, dir.path(), 2, 300).await
+    };
+    let (q, b) = (host(&quiet), host(&busy));
+    let v = busy.verdict.as_ref().unwrap();
+    eprintln!(
+        "quiet: host {:.3} ms/doc, other {:?} cores ({:?} niced) at {:.0} docs/s; busy: host {:.3} ms/doc, other {:?} cores ({:?} niced) at {:.0} docs/s; verdict {}; load {}",
+        q.demand_ms,
+        q.other_cores,
+        q.other_niced_cores,
+        quiet.docs_per_sec,
+        b.demand_ms,
+        b.other_cores,
+        b.other_niced_cores,
+        busy.docs_per_sec,
+        v.text,
+        load()
+    );
+    // The loop (and whatever else ran) is the host's other load, the loop's share niced.
+    let other = b.other_cores.expect("the other load is recorded");
+    assert!(other >= 0.5, "{b:?}");
+    assert!(b.other_niced_cores.unwrap_or(0.0) > 0.0, "{b:?}");
+    assert!(
+        v.text.contains("measured on a busy host") && v.text.contains("another process used"),
+        "{}",
+        v.text
+    );
+    // Charged to the documents, the other load would add this much per document.
+    let charged_ms = other * 1000.0 / busy.docs_per_sec;
+    assert!(
+        b.demand_ms <= q.demand_ms * 1.5 + 0.3,
+        "host demand {:.3} ms/doc beside the loop against {:.3} without it (the other load would have added {charged_ms:.2})",
+        b.demand_ms,
+        q.demand_ms
+    );
+    assert!(
+        charged_ms > q.demand_ms * 0.5 + 0.3,
+        "the loop must weigh: {charged_ms:.2} ms/doc"
+    );
+}
+
 /// A target spending CPU on every document, sweeping threads, is CPU-bound: its own CPU or
 /// this host's CPU as a whole is named, never latency or serialization.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -389,7 +519,10 @@ async fn a_host_full_of_another_tenants_work_is_a_caution() {
         v.text,
         host.utilization * 100.0
     );
-    assert!(host.utilization >= 0.9, "{host:?}");
+    // The host is full: the documents' share and the other tenant's (kept apart) together.
+    let other = host.other_cores.expect("the other load is recorded") / host.capacity;
+    assert!(host.utilization + other >= 0.9, "{host:?}");
+    assert!(other >= 0.25, "{host:?}");
     // The benchmark's processes waited for a core longer than they ran: the shared host is
     // what limits them, and the verdict says whose work fills it.
     assert_eq!(v.kind, "host_cpu", "{}", v.text);
