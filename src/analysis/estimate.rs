@@ -165,7 +165,55 @@ pub struct Estimate {
     pub pilot: Option<super::pilot::PilotFit>,
     /// The plan for the team's window (`estimate --window`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window: Option<super::window::WindowPlan>,
+    pub window: Option<WindowPlan>,
+}
+
+/// One configuration against the window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WindowRow {
+    pub method: String,
+    pub connection: String,
+    pub threads: u64,
+    /// The what-if applied (`two_nodes`, `client_on_its_own_host`, …); absent: as measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<String>,
+    /// Predicted duration and its 95 % interval, s.
+    pub duration_s: f64,
+    pub duration_lo_s: f64,
+    pub duration_hi_s: f64,
+    /// Full-speed time the window holds for this configuration (the window less what office
+    /// hours take), s.
+    pub window_s: f64,
+    /// Probability of finishing inside the window, 0–1.
+    pub p_finish: f64,
+    /// `meets`, `at risk` or `misses`.
+    pub outcome: String,
+    /// Window less the interval's upper bound, s (negative: short by that much).
+    pub margin_s: f64,
+    /// What to add first: the change that relieves what limited the measured runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_first: Option<String>,
+}
+
+/// `estimate.json`'s `window`: the plan for the team's window (`analysis::window` makes it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WindowPlan {
+    /// The window as given, and its length, s.
+    pub window: String,
+    pub window_s: f64,
+    /// Office hours inside the window, their total, s, and the import's rate in them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub office_hours: Option<String>,
+    #[serde(default)]
+    pub office_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub office_rate_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub office_rate_source: Option<String>,
+    /// Every configuration, measured first (fastest first), then the what-ifs.
+    pub rows: Vec<WindowRow>,
+    /// The plan in one sentence.
+    pub answer: String,
 }
 
 /// What the import asks of the repository: (requests, bytes) counted as `a` and `c` costs.
