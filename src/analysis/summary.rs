@@ -405,7 +405,7 @@ fn budget_warning(plan: &PlanRecord, relative: &[Relative], runs: &[CellRun]) ->
             .map(u64::to_string)
             .collect();
         spent.push_str(&format!(
-            ", {given} of them the {deferred} at {} threads after the first of each cell (they come after the comparisons at {} and {} threads)",
+            ", {given} of them at {} threads (there, the {deferred} planned runs after each cell's first waited for the comparisons at {} and {} threads)",
             between.join(", "),
             lo.copied().unwrap_or(0),
             hi.copied().unwrap_or(0)

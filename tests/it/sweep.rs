@@ -247,7 +247,7 @@ async fn a_budget_runs_the_counts_in_between_after_the_stated_comparisons() {
         .find(|w| w.starts_with("--budget 20 s"))
         .expect("the budget is reported");
     assert!(
-        budget.contains("of them the 4 at 2 threads after the first of each cell"),
+        budget.contains("of them at 2 threads (there, the 4 planned runs after each cell's first waited for the comparisons at 1 and 4 threads)"),
         "{budget}"
     );
 }
