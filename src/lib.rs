@@ -27,7 +27,8 @@
 //! 11. `threshold`: `--fail-if` against results or a comparison;
 //! 12. `plan`: validated plans from the options of `run` and `sweep`;
 //! 13. `engine`: sessions, sweeps, cells, workers and their sidecars;
-//! 14. `dashboard`: the live page (`--dashboard`) over the engine's live counters;
+//! 14. `progress`, `dashboard`: watching long work, over the engine's live counters: the
+//!     terminal's progress bar with its ETA, and the live page (`--dashboard`);
 //! 15. `report`: the exporters;
 //! 16. `cli`, `cmd`: the command line, and one file per command wiring the rest.
 //!
@@ -49,6 +50,7 @@ pub mod fixtures;
 pub mod host;
 pub mod metrics;
 pub mod plan;
+pub mod progress;
 pub mod protocol;
 pub mod protocol_kind;
 pub mod report;

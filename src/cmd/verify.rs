@@ -133,7 +133,7 @@ pub async fn verify_command(a: &VerifyArgs) -> Result<Outcome> {
     let (repo, rec, profile) = connect(&a.results, a.concurrency).await?;
     let dir = &a.results.dir;
     let entries = Manifest::read(&dir.join("manifest.jsonl"))?;
-    let bar = super::bar(entries.len() as u64, a.quiet, "verifying");
+    let bar = crate::progress::bar(entries.len() as u64, a.quiet, "verifying");
     let repos = HashMap::from([(String::new(), Arc::new(repo))]);
     let report = verify(
         repos,

@@ -193,6 +193,26 @@ impl Shared {
     }
 }
 
+/// `--dashboard`: the live page, bound before anything is written (a taken port fails
+/// first, exit 2); its URL goes to stderr even with --quiet (it is how a free port is found).
+/// `None` without `--dashboard`.
+pub async fn start(
+    common: &crate::plan::CommonPlan,
+    sidecars: &crate::engine::Sidecars,
+) -> Result<Option<Dashboard>> {
+    let (Some(addr), Some(metrics)) = (common.dashboard, sidecars.metrics()) else {
+        return Ok(None);
+    };
+    let d = Dashboard::bind(addr, metrics, common.metrics_on_dashboard()).await?;
+    eprintln!("  live page: {}", d.url());
+    if !addr.ip().is_loopback() && !common.quiet {
+        eprintln!(
+            "  (open to whoever reaches {addr}: the page shows the numbers, never the URL, user or password)"
+        );
+    }
+    Ok(Some(d))
+}
+
 impl Dashboard {
     /// Listens on `addr` (before any upload: a taken port or an address not of this host
     /// fails here, naming `--dashboard`) and serves the page.
