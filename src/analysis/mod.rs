@@ -13,6 +13,7 @@ pub mod busy_host;
 pub mod demands;
 pub mod estimate;
 pub mod eta;
+pub mod eta_fit;
 pub mod growth;
 pub mod limits;
 pub mod pilot;

@@ -10,11 +10,12 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Progress, password, rand_u64, write_file};
+use super::{password, rand_u64, write_file};
 use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepJob};
 use crate::plan::RunPlan;
 use crate::plan::options::RunArgs;
+use crate::progress::Progress;
 use crate::report::result_json::RunResult;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
@@ -207,7 +208,12 @@ async fn measure(
         live.clone(),
         &mut sidecars,
     );
-    let progress = Progress::start(job.docs_to_do(), plan.common.quiet, live.clone());
+    let progress = Progress::start(
+        job.docs_to_do(),
+        job.work_to_do(),
+        plan.common.quiet,
+        live.clone(),
+    );
     let mut runs = Runs {
         dir,
         partial: None,
@@ -232,7 +238,7 @@ async fn verify_now(
         seed: plan.common.seed,
         hard_stopped: false,
     });
-    let bar = super::bar(entries.len() as u64, plan.common.quiet, "verifying");
+    let bar = crate::progress::bar(entries.len() as u64, plan.common.quiet, "verifying");
     let repos = HashMap::from([(String::new(), repo)]);
     Ok(crate::verify::verify(
         repos,
@@ -386,7 +392,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
     let mut sidecars = super::start_sidecars(&plan.common).await?;
-    let dashboard = super::start_dashboard(&plan.common, &sidecars).await?;
+    let dashboard = crate::dashboard::start(&plan.common, &sidecars).await?;
     let (record, done) = match &resumed {
         Some(r) => rewrite_resumed(&plan, &results, r)?,
         None => {

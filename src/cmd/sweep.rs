@@ -11,13 +11,14 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Result, bail};
 
-use super::{Progress, password, rand_u64};
+use super::{password, rand_u64};
 use crate::analysis::summary::{SweepSummary, summarize};
 use crate::cmd::Outcome;
 use crate::engine::{Folders, JobSpec, LiveCounters, RunObserver, Session, SweepEnd, SweepJob};
 use crate::fixtures::Fixtures;
 use crate::plan::options::SweepArgs;
 use crate::plan::sweep::{SweepPlan, method_record};
+use crate::progress::Progress;
 use crate::report::lines;
 use crate::results::RunMeasurement;
 use crate::results::manifest::{Manifest, ManifestEntry};
@@ -271,7 +272,7 @@ async fn execute(
         auto: None,
     };
     let job = SweepJob::new(work, c, session, manifest, live.clone(), &mut sidecars);
-    let progress = Progress::start(job.docs_to_do(), c.quiet, live.clone());
+    let progress = Progress::start(job.docs_to_do(), job.work_to_do(), c.quiet, live.clone());
     let mut rec = Recorder {
         dir: &p.dir,
         progress: &progress,
@@ -305,7 +306,7 @@ pub async fn sweep_command(a: &SweepArgs) -> Result<(Outcome, SweepSummary)> {
     // A --jtl file or --metrics-listen address that cannot be used fails before anything
     // is written.
     let mut sidecars = super::start_sidecars(&p.spec.common).await?;
-    let dashboard = super::start_dashboard(&p.spec.common, &sidecars).await?;
+    let dashboard = crate::dashboard::start(&p.spec.common, &sidecars).await?;
     if a.resume.is_none() {
         results::create_dir(&p.dir, &p.plan, &p.spec.methods)?;
     }

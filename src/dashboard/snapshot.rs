@@ -67,6 +67,8 @@ pub struct Sampler {
     last_t: f64,
     last: CellReading,
     tracker: Tracker,
+    /// The tracker follows a corpus import's work (documents, folders, bytes).
+    costed: bool,
     cell: Option<String>,
 }
 
@@ -130,6 +132,7 @@ impl Sampler {
             last_t: 0.0,
             last: CellReading::default(),
             tracker: Tracker::new(30.0, 0.0),
+            costed: false,
             cell: None,
         }
     }
@@ -164,8 +167,22 @@ impl Sampler {
             .collect();
         let done = live.done.load(Relaxed);
         let planned = live.total.load(Relaxed);
-        self.tracker.observe(t, done as f64);
-        let seen = self.tracker.observed(t, planned as f64, None);
+        let work = live.work();
+        // The import's tally starts after its warm-up: the ETA starts again there.
+        if work.is_some() != self.costed {
+            self.costed = work.is_some();
+            self.tracker = Tracker::new(30.0, t);
+        }
+        let seen = match work {
+            Some((c, total)) => {
+                self.tracker.observe_counts(t, c);
+                self.tracker.observed_work(t, total)
+            }
+            None => {
+                self.tracker.observe(t, done as f64);
+                self.tracker.observed(t, planned as f64, None)
+            }
+        };
         let eta = (planned > 0).then(|| eta::eta(&seen)).flatten();
         self.seq += 1;
         let snap = Snapshot {

@@ -247,6 +247,9 @@ pub async fn run_cell<P: Protocol>(
     let opened = shared.open_window(plan, part_workers, &live).await?;
     let started = opened.started;
     let ticker = super::timeline::Ticker::start(shared.tally.clone(), started);
+    if let Ok(mut w) = live.work_done.lock() {
+        *w = Some(shared.tally.clone());
+    }
     let watch = shared.watch(plan, &ticker, &live, failed0, opened.started_unix_ms);
     if let Some(p) = &shared.pace {
         p.origin();

@@ -123,6 +123,22 @@ impl<'a> SweepJob<'a> {
         }
     }
 
+    /// The whole work of a corpus import (one run of one cell over a corpus sample):
+    /// documents with their versions, folders, bytes, for the ETA to cost what is left
+    /// (`analysis::eta`). None otherwise (generated documents, several runs, no total known).
+    pub fn work_to_do(&self) -> Option<crate::analysis::eta::Counts> {
+        let docs = self.docs_to_do();
+        if docs == 0 || self.work.schedule.len() != 1 || self.work.fixtures.len() != 1 {
+            return None;
+        }
+        let (requests, folders, bytes) = self.work.fixtures.values().next()?.corpus_work(docs)?;
+        Some(crate::analysis::eta::Counts {
+            docs: requests as f64,
+            folders: folders as f64,
+            bytes: bytes as f64,
+        })
+    }
+
     /// Measured documents left to upload, for a progress bar's length; 0 when that is not
     /// known in advance (steady-state runs, `--precision`, `--budget`, a shard).
     pub fn docs_to_do(&self) -> u64 {

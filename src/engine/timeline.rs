@@ -36,6 +36,16 @@ impl Tally {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// The counts as the ETA reads them: documents with their versions, folders, bytes.
+    pub fn counts(&self) -> crate::analysis::eta::Counts {
+        crate::analysis::eta::Counts {
+            docs: (self.docs.load(Ordering::Relaxed) + self.versions.load(Ordering::Relaxed))
+                as f64,
+            folders: self.folders.load(Ordering::Relaxed) as f64,
+            bytes: self.bytes.load(Ordering::Relaxed) as f64,
+        }
+    }
+
     fn point(&self, t: f64) -> TimelinePoint {
         TimelinePoint {
             t_s: (t * 1e4).round() / 1e4,

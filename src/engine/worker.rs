@@ -34,6 +34,20 @@ pub struct LiveCounters {
     pub total: AtomicU64,
     /// Which cell and run is under way (set between runs, read on a timer by the live page).
     pub stage: std::sync::Mutex<String>,
+    /// A corpus import's whole work (documents with versions, folders, bytes), set once,
+    /// and the running run's tally of it (set at its start): the ETA costs what is left.
+    pub work_total: std::sync::Mutex<Option<crate::analysis::eta::Counts>>,
+    pub work_done: std::sync::Mutex<Option<Arc<super::timeline::Tally>>>,
+}
+
+impl LiveCounters {
+    /// What the corpus import has done so far and its whole work, when both are known (read
+    /// on a timer, never per upload).
+    pub fn work(&self) -> Option<(crate::analysis::eta::Counts, crate::analysis::eta::Counts)> {
+        let total = (*self.work_total.lock().ok()?)?;
+        let tally = self.work_done.lock().ok()?.clone()?;
+        Some((tally.counts(), total))
+    }
 }
 
 /// When each tenth of a run's documents completed: one atomic add per upload, a lock only
