@@ -12,10 +12,11 @@
 #   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
 #                                [--threads T] [--sample-pct P] [--warmup W] [--prewarm D]
 #                                [--pilot-runs N] [--sample-time T] [--reuse-lab] [--node-cpus C]
-#                                [--stop-at HH:MM] [--keep DIR] [DIR]
+#                                [--max-sample-time T] [--stop-at HH:MM] [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
 # --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
 #   corpus's files in one random order until T is up) instead of --sample-pct's share.
+# --max-sample-time T: with --sample-time auto, the pilot's cap (the tool's default: 10m).
 # --pilot-runs N: the pilot imports its slice N times, each into a folder of its own (default 2, as docs/estimate.md advises; 1 before 2026-11-26 (4));
 #   with 2 the estimate sees whether the server held still between them (docs/estimate.md).
 # --prewarm D: before the pilot, the freshly started server (real cases) works for D (for
@@ -54,7 +55,7 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus= stop=
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus= stop= maxst=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -66,6 +67,7 @@ while [ $# -gt 0 ]; do
     --reuse-lab) reuse=1; shift ;;
     --node-cpus) cpus=$2; shift 2 ;;
     --stop-at) stop=$2; shift 2 ;;
+    --max-sample-time) maxst=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
@@ -82,8 +84,14 @@ if [ -n "$cpus" ]; then
 fi
 [ -z "$stop" ] || [[ "$stop" =~ ^[0-2][0-9]:[0-5][0-9]$ ]] || { echo "estimate-accuracy.sh: --stop-at $stop: give a time of day as HH:MM (e.g. 20:10)" >&2; exit 2; }
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
-cargo build --release --locked --quiet
-bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
+# INGESTBENCH_BIN: a binary built beforehand (a campaign that must not rebuild while the
+# source changes under it), as scripts/lab.sh takes it.
+if [ -n "${INGESTBENCH_BIN:-}" ]; then
+  bin=$(realpath "$INGESTBENCH_BIN")
+else
+  cargo build --release --locked --quiet
+  bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
+fi
 work=$(mktemp -d)
 tpid=""
 cleanup() {
@@ -108,7 +116,7 @@ export INGESTBENCH_PASSWORD=admin
 "$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
 sample=$(( docs * pct / 100 ))
-pick=(--sample "$sample"); [ -n "$stime" ] && pick=(--sample-time "$stime")
+pick=(--sample "$sample"); [ -n "$stime" ] && pick=(--sample-time "$stime" ${maxst:+--max-sample-time "$maxst"})
 case $method in
   pilot) echo "corpus $dir: $docs documents; pilot import: ${stime:-$sample documents ($pct %)}, $threads threads" ;;
   sizes) echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads" ;;
@@ -177,14 +185,19 @@ trial() { # case k
     || { echo "import failed: $(tail -n3 "$work/run.log")" >&2; return 1; }
   # The pilot again, after the import (kept with --keep, not scored): a pilot that ran slower
   # than this one met a server still warming; one as slow, a slice that is not the import.
-  if [ "$method" = pilot ] && [ -n "$keep" ]; then
+  # Not after an auto pilot: it would go on for minutes more.
+  if [ "$method" = pilot ] && [ -n "$keep" ] && [ "$stime" != auto ]; then
     rm -rf "$work/after"
     "$bin" run --quiet --warmup 0 --url "$url" --corpus "$dir" "${pick[@]}" --threads "$threads" "${names[@]}" \
       --runs 1 "${proto[@]}" --results-dir "$work/after" >/dev/null 2>"$work/after.log" || true
   fi
-  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$(cut -d' ' -f1 "$work/load")" <<'PY' | tee -a "$out"
-import json, sys
+  python3 - "$work/estimate.json" "$work/run.json" "$threads" "$case" "$k" "$(cut -d' ' -f1 "$work/load")" "$sweep" <<'PY' | tee -a "$out"
+import glob, json, sys
 est, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+# The pilot: its seconds (all its runs) and its documents as a share of the import's.
+pilot = [json.load(open(f)) for f in glob.glob(sys.argv[7] + "/result.json")]
+pilot_s = sum(r.get("duration_s", 0) for p in pilot for r in p.get("runs", []))
+pilot_docs = sum(p.get("docs_ok", 0) for p in pilot)
 t, case, k, load = int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 existing = est.get("existing_docs", 0)
 o = next(o for o in est["options"] if o["threads"] == t)
@@ -198,7 +211,7 @@ fit = est.get("pilot") or {}
 rel_lo, rel_hi = fit.get("rel_lo") or (p - lo) / p, fit.get("rel_hi") or (hi - p) / p
 inside = int(lo <= m <= hi)
 print(f"{case}\t{k}\t{p:.2f}\t{h:.2f}\t{m:.2f}\t{p/m:.3f}\t{inside}\t{g.get('model','-')}\t{g.get('per_1000_docs',0):.4f}\t{existing}"
-      f"\t{lo:.2f}\t{hi:.2f}\t{rel_lo:.3f}\t{rel_hi:.3f}\t{load}")
+      f"\t{lo:.2f}\t{hi:.2f}\t{rel_lo:.3f}\t{rel_hi:.3f}\t{load}\t{pilot_s:.1f}\t{pilot_docs / max(run['docs_ok'], 1):.3f}")
 PY
   if [ -n "$keep" ]; then
     mkdir -p "$keep/$case-$k"; cp -r "$work/results" "$work/estimate.json" "$work/estimate.txt" "$work/run.json" "$work/corpus.json" "$work/load" "$keep/$case-$k/"
@@ -211,7 +224,7 @@ PY
   esac
 }
 
-echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting\tlo_s\thi_s\trel_lo\trel_hi\tload1"
+echo -e "case\ttrial\tpredicted_s\tci95_s\tmeasured_s\tratio\tinside\tgrowth\tper_1000\texisting\tlo_s\thi_s\trel_lo\trel_hi\tload1\tpilot_s\tpilot_share"
 IFS=, read -r -a C <<<"$cases"
 for c in "${C[@]}"; do
   for k in $(seq 1 "$trials"); do
@@ -241,5 +254,8 @@ for case in dict.fromkeys(r[0] for r in rows):
           f"median {statistics.median(err)*100:.1f} % (quartiles {q[0]*100:.1f}-{q[2]*100:.1f} %), max {err[-1]*100:.1f} %; "
           f"ratios {ratios[0]:.3f}..{ratios[-1]:.3f}; median half-width {statistics.median(widths)*100:.0f} %"
           + (f", upper side +{statistics.median(his)*100:.0f} %, lower -{statistics.median(los)*100:.0f} %" if his else "")
+          + (f"; pilot median {statistics.median(float(r[15]) for r in ok):.0f} s, "
+             f"{statistics.median(float(r[16]) for r in ok)*100:.1f} % of the import's documents"
+             if all(len(r) > 16 for r in ok) else "")
           + (f"; {failed} trials failed" if failed else ""))
 PY
