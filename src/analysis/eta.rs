@@ -185,7 +185,7 @@ fn costed(
     let stops = fit.seconds(left) + fit.growth * left.docs * (seen.docs - fit.docs_mid);
     let p = grows;
     let now = grows * fit.level_now;
-    let times = vec![grows, stops * fit.level_now, now];
+    let times = [grows, stops * fit.level_now, now];
     let done_fraction = fit.work_done_s / (fit.work_done_s + p).max(1e-9);
     let spread_sq = evidence_sq(o.docs.done, o.window_docs, 1.0 - done_fraction);
     // A prior rate (documents per second) as a time for the documents left.

@@ -113,7 +113,7 @@ pub fn fit(
         0.0
     };
     // Per 1,000 documents held: the normal equations stay well conditioned.
-    let mut terms = vec![true, folders, bytes, true];
+    let mut terms = [true, folders, bytes, true];
     let coef = loop {
         let cols: Vec<usize> = (0..4).filter(|&i| terms[i]).collect();
         let x = |c: &Counts, mid: f64, i: usize| match i {
@@ -268,11 +268,12 @@ fn solve(mut m: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         m.swap(c, p);
-        for r in 0..k {
+        let pivot = m[c].clone();
+        for (r, row) in m.iter_mut().enumerate() {
             if r != c {
-                let f = m[r][c] / m[c][c];
-                for j in c..=k {
-                    m[r][j] -= f * m[c][j];
+                let f = row[c] / pivot[c];
+                for (v, p) in row.iter_mut().zip(&pivot).skip(c) {
+                    *v -= f * p;
                 }
             }
         }
