@@ -153,14 +153,30 @@ pub fn eta(o: &Observed) -> Option<Eta> {
     let left_s = fmax * total / point_rate + stalled_s;
     let low_s = fmin * total / rmax / k;
     let high_s = fmax * total / rmin * k + GOTT95 * stalled_s;
-    Some(Eta {
-        left_s,
-        low_s: low_s.min(left_s),
-        high_s: high_s.max(left_s),
-        moving_per_s: moving,
-        overall_per_s: overall,
-        stalled_s,
-    })
+    Some(Eta::around(
+        left_s, low_s, high_s, moving, overall, stalled_s,
+    ))
+}
+
+impl Eta {
+    /// An ETA whose bounds are kept on either side of its point.
+    fn around(
+        left_s: f64,
+        low_s: f64,
+        high_s: f64,
+        moving_per_s: Option<f64>,
+        overall_per_s: f64,
+        stalled_s: f64,
+    ) -> Eta {
+        Eta {
+            left_s,
+            low_s: low_s.min(left_s),
+            high_s: high_s.max(left_s),
+            moving_per_s,
+            overall_per_s,
+            stalled_s,
+        }
+    }
 }
 
 /// The ETA of a corpus import from its fitted cost: the work left (documents, folders,
@@ -204,14 +220,7 @@ fn costed(
     } else {
         (0.0, 0.0)
     };
-    Eta {
-        left_s,
-        low_s: low_s.min(left_s),
-        high_s: high_s.max(left_s),
-        moving_per_s: moving,
-        overall_per_s: overall,
-        stalled_s,
-    }
+    Eta::around(left_s, low_s, high_s, moving, overall, stalled_s)
 }
 
 /// The mean rate over the `left` documents still to do if the cost per document goes on
