@@ -51,12 +51,7 @@ pub struct CostFit {
     pub docs_mid: f64,
     /// The recent window's seconds over what the fit says its work costs (1: as the run).
     pub level_now: f64,
-    /// The first half of the run's.
-    pub level_early: f64,
-    /// The work (in the fit's seconds) done at the middle of the first half, of the recent
-    /// window, and by now.
-    pub work_early_s: f64,
-    pub work_now_s: f64,
+    /// The work done by now, in the fit's seconds.
     pub work_done_s: f64,
 }
 
@@ -172,9 +167,6 @@ pub fn fit(
         growth: coef[3] / 1000.0,
         docs_mid,
         level_now: 1.0,
-        level_early: 1.0,
-        work_early_s: 0.0,
-        work_now_s: 0.0,
         work_done_s: 0.0,
     };
     if f.per_doc <= 0.0 {
@@ -185,7 +177,7 @@ pub fn fit(
 }
 
 /// The run's level against the fit `f` (its seconds over the fit's) over the last
-/// `window_s` and over the first half, with the work done at their middles and by now.
+/// `window_s`, and the work done by now.
 fn read_levels(samples: &[(f64, Counts)], f: &mut CostFit, window_s: f64) {
     let (t0, t1) = (samples[0].0, samples[samples.len() - 1].0);
     let first = samples[0].1;
@@ -195,27 +187,17 @@ fn read_levels(samples: &[(f64, Counts)], f: &mut CostFit, window_s: f64) {
         let d = b.minus(a);
         cost.seconds(d) + cost.growth * d.docs * ((a.docs + b.docs) / 2.0 - cost.docs_mid)
     };
-    let work_at = |c: Counts| cost.seconds(c.minus(first));
-    f.work_done_s = work_at(samples[samples.len() - 1].1);
-    let level = |from: f64, to: f64| -> Option<(f64, f64)> {
-        let (mut secs, mut work) = (0.0, 0.0);
-        let mut mid = None;
-        for w in samples.windows(2) {
-            if w[0].0 >= from && w[1].0 <= to {
-                secs += w[1].0 - w[0].0;
-                work += step_cost(w[0].1, w[1].1);
-                if mid.is_none() && w[1].0 >= (from + to) / 2.0 {
-                    mid = Some(work_at(w[1].1));
-                }
-            }
+    f.work_done_s = cost.seconds(samples[samples.len() - 1].1.minus(first));
+    let (from, to) = ((t1 - window_s).max(t0), t1);
+    let (mut secs, mut work) = (0.0, 0.0);
+    for w in samples.windows(2) {
+        if w[0].0 >= from && w[1].0 <= to {
+            secs += w[1].0 - w[0].0;
+            work += step_cost(w[0].1, w[1].1);
         }
-        (work > 0.0).then(|| (secs / work, mid.unwrap_or(0.0)))
-    };
-    if let Some((l, w)) = level((t1 - window_s).max(t0), t1) {
-        (f.level_now, f.work_now_s) = (l, w);
     }
-    if let Some((l, w)) = level(t0, (t0 + t1) / 2.0) {
-        (f.level_early, f.work_early_s) = (l, w);
+    if work > 0.0 {
+        f.level_now = secs / work;
     }
 }
 
@@ -310,7 +292,7 @@ mod tests {
         assert!((f.per_doc - 0.001).abs() < 1e-9, "{f:?}");
         assert!((f.per_folder - 0.005).abs() < 1e-9, "{f:?}");
         assert!((f.per_byte * 1048576.0 - 0.002).abs() < 1e-9, "{f:?}");
-        assert!((f.level_now - 1.0).abs() < 1e-9 && (f.level_early - 1.0).abs() < 1e-9);
+        assert!((f.level_now - 1.0).abs() < 1e-9);
     }
 
     #[test]
