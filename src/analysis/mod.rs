@@ -24,4 +24,5 @@ pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod verdict;
+pub mod what_if;
 pub mod window;

@@ -43,9 +43,11 @@ pub struct IfRelieved {
 /// moved (else twice the cores) for this host's CPU; the largest conclusive rise otherwise.
 fn relief(v: &Verdict) -> Option<&WhatIf> {
     let prefer: &[&str] = match v.kind.as_str() {
-        "cpu_quota" => &["quota_raised", "two_nodes"],
+        "cpu_quota" => &["quota_raised", "two_nodes", "three_nodes", "four_nodes"],
         "client" => &["client_on_its_own_host", "twice_the_cores"],
-        "server_cpu" | "remote_host" => &["two_nodes", "twice_the_cores"],
+        "server_cpu" | "remote_host" => {
+            &["two_nodes", "three_nodes", "four_nodes", "twice_the_cores"]
+        }
         "host_cpu" => &["client_on_its_own_host", "twice_the_cores"],
         _ => &[],
     };

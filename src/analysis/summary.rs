@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::demands::Demand;
 use crate::analysis::scaling::{self, Scaling, Usl};
+use crate::analysis::what_if::{self, POOL_RATE};
 use crate::fixtures::SizeClass;
 use crate::metrics::{ErrorSummary, LatencyMs, decode_hist, mean_sd, round3};
 use crate::results::SCHEMA_VERSION;
@@ -753,11 +755,137 @@ fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
             c.verdict = Some(v);
         }
     }
+    pool_what_ifs(cells);
+}
+
+/// The verdicts that name a saturated resource: their what-ifs are conclusions.
+const SATURATED: [&str; 6] = [
+    "cpu_quota",
+    "server_cpu",
+    "client",
+    "host_cpu",
+    "disk",
+    "remote_host",
+];
+
+/// Where cells of one method (connection, size) saturated the same resource, their what-ifs
+/// come from the demands of those that did so at about the fastest such cell's rate, pooled
+/// (`what_if::pooled`): one measurement of the demand over all their runs rather than each
+/// cell's own few. A cell that saturated at a much lower rate stays out of the pool (a
+/// server idling between documents spends more on each) but gets the pooled what-ifs: they
+/// say what the change does at the rate the resource allows.
+fn pool_what_ifs(cells: &mut [CellSummary]) {
+    let limit = |c: &CellSummary| {
+        let v = c.verdict.as_ref()?;
+        SATURATED.contains(&v.kind.as_str()).then_some(())?;
+        Some((v.kind.clone(), v.resource.clone()?))
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..cells.len() {
+        let Some(l) = limit(&cells[i]) else { continue };
+        let same = |j: usize| {
+            let (a, b) = (&cells[i], &cells[j]);
+            a.method == b.method
+                && a.connection == b.connection
+                && a.size == b.size
+                && limit(b).as_ref() == Some(&l)
+        };
+        match groups.iter_mut().find(|g| same(g[0])) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    for g in groups {
+        let fastest = g.iter().map(|&i| cells[i].docs_per_sec).fold(0.0, f64::max);
+        let pool: Vec<usize> = g
+            .iter()
+            .copied()
+            .filter(|&i| cells[i].docs_per_sec >= POOL_RATE * fastest)
+            .collect();
+        if pool.len() < 2 {
+            continue;
+        }
+        let input: Vec<(&[Demand], u32)> = pool
+            .iter()
+            .map(|&i| (&cells[i].demands[..], cells[i].runs))
+            .collect();
+        let v = crate::analysis::verdict::verdict(&what_if::pooled(&input), None);
+        let kind = cells[g[0]].verdict.as_ref().map(|v| v.kind.clone());
+        if Some(&v.kind) != kind.as_ref() {
+            continue;
+        }
+        let threads: Vec<String> = pool.iter().map(|&i| cells[i].threads.to_string()).collect();
+        let runs: u32 = pool.iter().map(|&i| cells[i].runs).sum();
+        let from = format!(
+            " (the demands of the {} cells at this limit pooled: {} threads, {runs} runs)",
+            pool.len(),
+            threads.join(", ")
+        );
+        for &i in &g {
+            if let Some(cv) = cells[i].verdict.as_mut() {
+                cv.what_if = v.what_if.clone();
+                for w in &mut cv.what_if {
+                    w.text.push_str(&from);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cell of `threads` at `docs_per_sec` whose node, under a 0.5-CPU quota, spent
+    /// `node_ms` per document over 3 runs (±5 %), judged as a sweep would.
+    fn quota_cell(threads: u64, docs_per_sec: f64, node_ms: f64) -> CellSummary {
+        let key = CellKey {
+            method: "https-lb-1node".into(),
+            connection: ConnectionPolicy::Reuse,
+            size: SizeClass::Small,
+            threads,
+            rate_per_s: None,
+        };
+        let mut c = CellSummary::empty(&key);
+        (c.runs, c.docs_per_sec) = (3, docs_per_sec);
+        c.demands = crate::analysis::verdict::tests::quota_lab();
+        (c.demands[0].demand_ms, c.demands[0].demand_ci95_ms) = (node_ms, Some(node_ms * 0.05));
+        c.verdict = crate::analysis::limits::judge(&c.demands, threads, docs_per_sec, 10.0, None);
+        c
+    }
+
+    #[test]
+    fn cells_at_one_limit_share_the_what_ifs_of_their_pooled_demands() {
+        // Three cells at the node's quota: 4 and 8 threads near 310 docs/s (1.6 and 1.7 ms),
+        // one thread at 200 (a demand measured at a lower rate: out of the pool).
+        let mut cells = vec![
+            quota_cell(1, 200.0, 2.5),
+            quota_cell(4, 312.0, 1.6),
+            quota_cell(8, 294.0, 1.7),
+        ];
+        pool_what_ifs(&mut cells);
+        for c in &cells {
+            let two = c
+                .verdict
+                .as_ref()
+                .unwrap()
+                .what_if
+                .iter()
+                .find(|w| w.change == "two_nodes")
+                .unwrap();
+            // 2 × 0.5 CPU over the pooled 1.65 ms.
+            assert!(
+                (two.bound_to_docs_per_sec - 1000.0 / 1.65).abs() < 0.5,
+                "{two:?}"
+            );
+            assert!(
+                two.text
+                    .contains("2 cells at this limit pooled: 4, 8 threads, 6 runs"),
+                "{}",
+                two.text
+            );
+        }
+    }
 
     #[test]
     fn a_difference_inside_its_interval_is_no_conclusion() {

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::busy_host::{self, others_share, starved};
 use super::demands::{Bound, Demand, bound};
 use super::scaling::Usl;
+use super::what_if;
+pub use super::what_if::{WhatIf, what_ifs};
 use crate::metrics::resources::{Kind, Role};
 
 /// A process or disk busy this share of its capacity saturates it.
@@ -121,30 +123,6 @@ pub struct Verdict {
     /// Threads against docs/s × mean latency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub little: Option<super::demands::Little>,
-}
-
-/// One change and what it would buy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WhatIf {
-    /// `two_nodes`, `twice_the_cores`, `client_on_its_own_host`, `quota_raised`.
-    pub change: String,
-    pub bound_from_docs_per_sec: f64,
-    pub bound_to_docs_per_sec: f64,
-    pub bound_to_lo: f64,
-    pub bound_to_hi: f64,
-    /// What limits it then.
-    pub next_bottleneck: String,
-    pub text: String,
-    /// The bound's rise is a conclusion: a resource saturated and this change relieves it.
-    /// False where nothing was near its capacity (serializing, latency-bound, or one thread
-    /// count that cannot tell): then `bound_to_*` is either the measured bound (no gain
-    /// expected) or a ceiling not reached, and the text says why not.
-    #[serde(default = "yes")]
-    pub conclusive: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 fn pct(u: f64) -> String {
@@ -386,6 +364,7 @@ fn cannot_tell(what_ifs: Vec<WhatIf>, demands: &[Demand], now: Option<&Bound>) -
                 next_bottleneck: "not known (this host's CPU, shared)".into(),
                 text: format!("{label}: cannot tell: {why}"),
                 conclusive: false,
+                same_host: None,
                 ..w
             }
         })
@@ -429,6 +408,10 @@ fn idle_what_ifs(rescaled: Vec<WhatIf>, kind: &str, now: Option<&Bound>) -> Vec<
                 "two_nodes" => format!(
                     "with two nodes: up to 2× only if the serialization is per node (a per-node lock or pool); no gain if it is the shared store's single writer: measure with a second node ({cause})"
                 ),
+                c if what_if::adds_nodes(c) => format!(
+                    "{}: more only if the serialization is per node (a per-node lock or pool); no gain if it is the shared store's single writer: measure with more nodes ({cause})",
+                    what_if::change_words(c)
+                ),
                 "twice_the_cores" => format!("with twice the cores: no gain expected ({cause})"),
                 "client_on_its_own_host" => format!(
                     "with the client on its own host: no gain expected (the client was not the limit; {cause})"
@@ -444,143 +427,12 @@ fn idle_what_ifs(rescaled: Vec<WhatIf>, kind: &str, now: Option<&Bound>) -> Vec<
                 bound_to_hi: now.map_or(w.bound_from_docs_per_sec, |b| b.docs_per_sec_hi),
                 next_bottleneck: next.into(),
                 conclusive: false,
+                same_host: None,
                 text,
                 ..w
             }
         })
         .collect()
-}
-
-/// The bound after `change` rescales capacities and demands.
-fn rescaled(demands: &[Demand], f: impl Fn(&Demand) -> (f64, f64)) -> Option<(Bound, Vec<Demand>)> {
-    let v: Vec<Demand> = demands
-        .iter()
-        .map(|d| {
-            let (cap, dem) = f(d);
-            let mut d = d.clone();
-            d.capacity = cap;
-            d.demand_ms = dem;
-            d
-        })
-        .collect();
-    Some((bound(&v)?, v))
-}
-
-/// The changes that apply to these demands and what each would buy.
-pub fn what_ifs(demands: &[Demand]) -> Vec<WhatIf> {
-    let Some(now) = bound(demands) else {
-        return Vec::new();
-    };
-    let local_server = |d: &Demand| d.kind == Kind::ProcessCpu && d.role == Role::Server;
-    let client = |d: &Demand| d.kind == Kind::ProcessCpu && d.role == Role::Client;
-    let host = |d: &Demand| d.kind == Kind::HostCpu && d.role == Role::Host;
-    let sum = |f: &dyn Fn(&Demand) -> bool| -> f64 {
-        demands.iter().filter(|d| f(d)).map(|d| d.demand_ms).sum()
-    };
-    let remote = |d: &Demand| d.kind == Kind::HostCpu && d.role == Role::RemoteHost;
-    // The nodes: the busiest server and those configured like it (same kind and capacity);
-    // a front end (a proxy's process) does not double with the nodes.
-    let top = demands
-        .iter()
-        .filter(|d| local_server(d) || remote(d))
-        .max_by(|a, b| a.load().total_cmp(&b.load()));
-    let node = |d: &Demand| {
-        top.is_some_and(|t| {
-            (local_server(d) || remote(d))
-                && d.kind == t.kind
-                && d.capacity == t.capacity
-                && d.capacity_from == t.capacity_from
-        })
-    };
-    let servers_ms = sum(&local_server);
-    let nodes_ms = sum(&|d| node(d) && local_server(d));
-    let client_ms = sum(&client);
-    let host_cores = demands.iter().find(|d| host(d)).map(|d| d.capacity);
-    let mut out = Vec::new();
-    let mut push = |change: &str, label: String, r: Option<(Bound, Vec<Demand>)>| {
-        let Some((b, _)) = r else { return };
-        out.push(WhatIf {
-            change: change.into(),
-            bound_from_docs_per_sec: now.docs_per_sec,
-            bound_to_docs_per_sec: b.docs_per_sec,
-            bound_to_lo: b.docs_per_sec_lo,
-            bound_to_hi: b.docs_per_sec_hi,
-            text: format!(
-                "{label}: the bound goes from {:.0} to {:.0} docs/s ({:.0}–{:.0}), then limited by {}",
-                now.docs_per_sec, b.docs_per_sec, b.docs_per_sec_lo, b.docs_per_sec_hi, b.resource
-            ),
-            next_bottleneck: b.resource,
-            conclusive: true,
-        });
-    };
-    if top.is_some() {
-        // Each node takes half the documents: a node's demand per document halves (its
-        // capacity doubles); this host keeps the client and one node's share; a front end,
-        // a shared store's disk and the client do not scale.
-        push(
-            "two_nodes",
-            "with two nodes (the second on its own machine, one shared store)".into(),
-            rescaled(demands, |d| {
-                if node(d) {
-                    (d.capacity * 2.0, d.demand_ms)
-                } else if host(d) {
-                    (d.capacity, (d.demand_ms - nodes_ms / 2.0).max(0.0))
-                } else {
-                    (d.capacity, d.demand_ms)
-                }
-            }),
-        );
-    }
-    push(
-        "twice_the_cores",
-        "with twice the cores".into(),
-        rescaled(demands, |d| {
-            let scales = d.kind == Kind::HostCpu
-                || (d.kind == Kind::ProcessCpu && !d.capacity_from.starts_with("cgroup"));
-            (
-                if scales { d.capacity * 2.0 } else { d.capacity },
-                d.demand_ms,
-            )
-        }),
-    );
-    if servers_ms > 0.0 && client_ms > 0.0 {
-        push(
-            "client_on_its_own_host",
-            "with the client on its own host".into(),
-            rescaled(demands, |d| {
-                if host(d) {
-                    (d.capacity, (d.demand_ms - client_ms).max(0.0))
-                } else if client(d) {
-                    (
-                        host_cores.unwrap_or(d.capacity).max(d.capacity),
-                        d.demand_ms,
-                    )
-                } else {
-                    (d.capacity, d.demand_ms)
-                }
-            }),
-        );
-    }
-    if let Some(q) = demands
-        .iter()
-        .filter(|d| d.kind == Kind::ProcessCpu && d.capacity_from.starts_with("cgroup"))
-        .map(|d| d.capacity)
-        .reduce(f64::max)
-    {
-        let to = q * 2.0;
-        push(
-            "quota_raised",
-            format!("with the CPU quota raised from {q:.2} to {to:.2} CPUs"),
-            rescaled(demands, |d| {
-                if d.kind == Kind::ProcessCpu && d.capacity_from.starts_with("cgroup") {
-                    (d.capacity.max(to), d.demand_ms)
-                } else {
-                    (d.capacity, d.demand_ms)
-                }
-            }),
-        );
-    }
-    out
 }
 
 #[cfg(test)]
@@ -634,6 +486,15 @@ pub(crate) mod tests {
             ),
             local(Role::Client, 0.3, 0.05),
             local(Role::Host, 2.4, 0.4),
+            d(
+                "apache2 (pid 7)",
+                Kind::ProcessCpu,
+                Role::Server,
+                0.2,
+                2.0,
+                "host cores",
+                0.03,
+            ),
         ]
     }
 

@@ -22,6 +22,7 @@
 
 use super::estimate::{Estimate, OptionEstimate};
 pub use super::estimate::{WindowPlan, WindowRow};
+use super::what_if::change_words;
 use crate::timefmt::human_hours;
 
 /// Minutes in a week: the weekly clock that windows and office hours are placed on (Monday
@@ -181,17 +182,6 @@ fn office_s(w: &Window, oh: &OfficeHours) -> f64 {
     w.start_min
         .map(|s| 60.0 * office_minutes(&oh.spans, s, w.seconds / 60.0))
         .unwrap_or(0.0)
-}
-
-/// A what-if's name in words.
-pub fn change_words(c: &str) -> String {
-    match c {
-        "two_nodes" => "a second node".into(),
-        "twice_the_cores" => "twice the cores".into(),
-        "client_on_its_own_host" => "the client on its own host".into(),
-        "quota_raised" => "a raised CPU quota".into(),
-        other => other.replace('_', " "),
-    }
 }
 
 fn pct(p: f64) -> String {

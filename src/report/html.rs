@@ -318,7 +318,7 @@ fn window_chart(w: &crate::analysis::window::WindowPlan) -> String {
                 r.method,
                 r.connection,
                 r.threads,
-                crate::analysis::window::change_words(c)
+                crate::analysis::what_if::change_words(c)
             ),
             None => format!("{} {} ×{}", r.method, r.connection, r.threads),
         };

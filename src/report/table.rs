@@ -388,7 +388,7 @@ pub fn window(s: &SweepSummary) -> Option<Table> {
         row.extend([
             r.what_if
                 .as_deref()
-                .map(crate::analysis::window::change_words)
+                .map(crate::analysis::what_if::change_words)
                 .unwrap_or_else(|| "as measured".into()),
             h(r.duration_s),
             format!("{} – {}", h(r.duration_lo_s), h(r.duration_hi_s)),
