@@ -100,132 +100,158 @@ fn rescaled_nodes(
     rescaled(demands, f).map(|(b, v)| (with_model_error(b), v))
 }
 
+fn local_server(d: &Demand) -> bool {
+    d.kind == Kind::ProcessCpu && d.role == Role::Server
+}
+
+fn client(d: &Demand) -> bool {
+    d.kind == Kind::ProcessCpu && d.role == Role::Client
+}
+
+fn host(d: &Demand) -> bool {
+    d.kind == Kind::HostCpu && d.role == Role::Host
+}
+
+fn remote(d: &Demand) -> bool {
+    d.kind == Kind::HostCpu && d.role == Role::RemoteHost
+}
+
+fn sum(demands: &[Demand], f: &dyn Fn(&Demand) -> bool) -> f64 {
+    demands.iter().filter(|d| f(d)).map(|d| d.demand_ms).sum()
+}
+
+/// The what-if of `change` from the bound `now` to the rescaled one `r`, if any.
+fn made(
+    now: &Bound,
+    change: &str,
+    label: String,
+    r: Option<(Bound, Vec<Demand>)>,
+) -> Option<WhatIf> {
+    let (b, _) = r?;
+    Some(WhatIf {
+        change: change.into(),
+        bound_from_docs_per_sec: now.docs_per_sec,
+        bound_to_docs_per_sec: b.docs_per_sec,
+        bound_to_lo: b.docs_per_sec_lo,
+        bound_to_hi: b.docs_per_sec_hi,
+        text: format!(
+            "{label}: the bound goes from {:.0} to {:.0} docs/s ({:.0}–{:.0}), then limited by {}",
+            now.docs_per_sec, b.docs_per_sec, b.docs_per_sec_lo, b.docs_per_sec_hi, b.resource
+        ),
+        next_bottleneck: b.resource,
+        conclusive: true,
+        same_host: None,
+    })
+}
+
+/// The node what-ifs: up to [`MAX_NODES`] in all, from the nodes that did work.
+fn node_what_ifs(demands: &[Demand], now: &Bound) -> Vec<WhatIf> {
+    // The nodes: the busiest server and those configured like it (same kind and capacity);
+    // a front end (a proxy's process) does not double with the nodes.
+    let Some(top) = demands
+        .iter()
+        .filter(|d| local_server(d) || remote(d))
+        .max_by(|a, b| a.load().total_cmp(&b.load()))
+    else {
+        return Vec::new();
+    };
+    let node = |d: &Demand| {
+        (local_server(d) || remote(d))
+            && d.kind == top.kind
+            && d.capacity == top.capacity
+            && d.capacity_from == top.capacity_from
+    };
+    // The nodes measured: those that did work, the busiest's share at least.
+    let active = |d: &Demand| node(d) && d.demand_ms >= ACTIVE * top.demand_ms;
+    let measured = demands.iter().filter(|d| active(d)).count().max(1);
+    let local_nodes_ms = sum(demands, &|d| active(d) && local_server(d));
+    // One node read on this host and no other server process: the URL went to the node
+    // itself, so the balancer more nodes need was never measured.
+    let no_front_end = measured == 1
+        && local_server(top)
+        && !demands
+            .iter()
+            .any(|d| local_server(d) && !node(d) && d.demand_ms > 0.0);
+    let mut out = Vec::new();
+    for k in (measured + 1).max(2)..=MAX_NODES {
+        // Each of k nodes takes 1/k of the documents: an active node's capacity grows by
+        // k / measured. The added nodes on machines of their own: this host keeps the
+        // client and its nodes' new share; a front end, a shared store's disk and the
+        // client do not scale.
+        let f = k as f64 / measured as f64;
+        let word = |n: usize| ["one", "two", "three", "four"][n.clamp(1, MAX_NODES) - 1];
+        let label = if measured == 1 {
+            format!(
+                "with {} nodes (the added ones on machines of their own, one shared store)",
+                word(k)
+            )
+        } else {
+            format!(
+                "with {} nodes instead of {} (the added ones on machines of their own, one shared store)",
+                word(k),
+                word(measured)
+            )
+        };
+        let Some(mut w) = made(
+            now,
+            nodes_change(k),
+            label,
+            rescaled_nodes(demands, |d| {
+                if active(d) {
+                    (d.capacity * f, d.demand_ms)
+                } else if host(d) {
+                    (
+                        d.capacity,
+                        (d.demand_ms - local_nodes_ms * (1.0 - 1.0 / f)).max(0.0),
+                    )
+                } else {
+                    (d.capacity, d.demand_ms)
+                }
+            }),
+        ) else {
+            continue;
+        };
+        if local_nodes_ms > 0.0
+            && let Some((same, _)) = rescaled_nodes(demands, |d| {
+                if active(d) {
+                    (d.capacity * f, d.demand_ms)
+                } else {
+                    (d.capacity, d.demand_ms)
+                }
+            })
+            && same.docs_per_sec < w.bound_to_docs_per_sec * 0.999
+        {
+            w.text.push_str(&format!(
+                "; with the added nodes on this host beside the others: {:.0} docs/s ({:.0}–{:.0}), limited by {}",
+                same.docs_per_sec, same.docs_per_sec_lo, same.docs_per_sec_hi, same.resource
+            ));
+            w.same_host = Some(same);
+        }
+        if no_front_end {
+            // On the Java lab every what-if from the node's own connector to nodes behind
+            // httpd + mod_jk said too much: +12 % and +30 % with the nodes still the limit
+            // (AJP through the balancer costs the nodes more), +47 % where this host
+            // limited them (the balancer's CPU was on it).
+            w.conclusive = false;
+            w.text.push_str(
+                "; not a conclusion: this path goes to the node itself, so what the balancer more nodes need costs (its CPU, its protocol to the nodes) is in none of these demands: measure one node through the balancer",
+            );
+        }
+        out.push(w);
+    }
+    out
+}
+
 /// The changes that apply to these demands and what each would buy.
 pub fn what_ifs(demands: &[Demand]) -> Vec<WhatIf> {
     let Some(now) = bound(demands) else {
         return Vec::new();
     };
-    let local_server = |d: &Demand| d.kind == Kind::ProcessCpu && d.role == Role::Server;
-    let client = |d: &Demand| d.kind == Kind::ProcessCpu && d.role == Role::Client;
-    let host = |d: &Demand| d.kind == Kind::HostCpu && d.role == Role::Host;
-    let sum = |f: &dyn Fn(&Demand) -> bool| -> f64 {
-        demands.iter().filter(|d| f(d)).map(|d| d.demand_ms).sum()
-    };
-    let remote = |d: &Demand| d.kind == Kind::HostCpu && d.role == Role::RemoteHost;
-    // The nodes: the busiest server and those configured like it (same kind and capacity);
-    // a front end (a proxy's process) does not double with the nodes.
-    let top = demands
-        .iter()
-        .filter(|d| local_server(d) || remote(d))
-        .max_by(|a, b| a.load().total_cmp(&b.load()));
-    let node = |d: &Demand| {
-        top.is_some_and(|t| {
-            (local_server(d) || remote(d))
-                && d.kind == t.kind
-                && d.capacity == t.capacity
-                && d.capacity_from == t.capacity_from
-        })
-    };
-    let servers_ms = sum(&local_server);
-    // The nodes measured: those that did work, the busiest's share at least.
-    let top_ms = top.map_or(0.0, |t| t.demand_ms);
-    let active = |d: &Demand| node(d) && d.demand_ms >= ACTIVE * top_ms;
-    let measured = demands.iter().filter(|d| active(d)).count().max(1);
-    let local_nodes_ms = sum(&|d| active(d) && local_server(d));
-    let client_ms = sum(&client);
+    let servers_ms = sum(demands, &local_server);
+    let client_ms = sum(demands, &client);
     let host_cores = demands.iter().find(|d| host(d)).map(|d| d.capacity);
-    let mut out = Vec::new();
-    let made = |change: &str, label: String, r: Option<(Bound, Vec<Demand>)>| {
-        let (b, _) = r?;
-        Some(WhatIf {
-            change: change.into(),
-            bound_from_docs_per_sec: now.docs_per_sec,
-            bound_to_docs_per_sec: b.docs_per_sec,
-            bound_to_lo: b.docs_per_sec_lo,
-            bound_to_hi: b.docs_per_sec_hi,
-            text: format!(
-                "{label}: the bound goes from {:.0} to {:.0} docs/s ({:.0}–{:.0}), then limited by {}",
-                now.docs_per_sec, b.docs_per_sec, b.docs_per_sec_lo, b.docs_per_sec_hi, b.resource
-            ),
-            next_bottleneck: b.resource,
-            conclusive: true,
-            same_host: None,
-        })
-    };
-    // One node read on this host and no other server process: the URL went to the node
-    // itself, so the balancer more nodes need was never measured.
-    let no_front_end = measured == 1
-        && top.is_some_and(local_server)
-        && !demands
-            .iter()
-            .any(|d| local_server(d) && !node(d) && d.demand_ms > 0.0);
-    if top.is_some() {
-        for k in (measured + 1).max(2)..=MAX_NODES {
-            // Each of k nodes takes 1/k of the documents: an active node's capacity grows by
-            // k / measured. The added nodes on machines of their own: this host keeps the
-            // client and its nodes' new share; a front end, a shared store's disk and the
-            // client do not scale.
-            let f = k as f64 / measured as f64;
-            let word = |n: usize| ["one", "two", "three", "four"][n.clamp(1, MAX_NODES) - 1];
-            let label = if measured == 1 {
-                format!(
-                    "with {} nodes (the added ones on machines of their own, one shared store)",
-                    word(k)
-                )
-            } else {
-                format!(
-                    "with {} nodes instead of {} (the added ones on machines of their own, one shared store)",
-                    word(k),
-                    word(measured)
-                )
-            };
-            let Some(mut w) = made(
-                nodes_change(k),
-                label,
-                rescaled_nodes(demands, |d| {
-                    if active(d) {
-                        (d.capacity * f, d.demand_ms)
-                    } else if host(d) {
-                        (
-                            d.capacity,
-                            (d.demand_ms - local_nodes_ms * (1.0 - 1.0 / f)).max(0.0),
-                        )
-                    } else {
-                        (d.capacity, d.demand_ms)
-                    }
-                }),
-            ) else {
-                continue;
-            };
-            if local_nodes_ms > 0.0
-                && let Some((same, _)) = rescaled_nodes(demands, |d| {
-                    if active(d) {
-                        (d.capacity * f, d.demand_ms)
-                    } else {
-                        (d.capacity, d.demand_ms)
-                    }
-                })
-                && same.docs_per_sec < w.bound_to_docs_per_sec * 0.999
-            {
-                w.text.push_str(&format!(
-                    "; with the added nodes on this host beside the others: {:.0} docs/s ({:.0}–{:.0}), limited by {}",
-                    same.docs_per_sec, same.docs_per_sec_lo, same.docs_per_sec_hi, same.resource
-                ));
-                w.same_host = Some(same);
-            }
-            if no_front_end {
-                // On the Java lab every what-if from the node's own connector to nodes behind
-                // httpd + mod_jk said too much: +12 % and +30 % with the nodes still the limit
-                // (AJP through the balancer costs the nodes more), +47 % where this host
-                // limited them (the balancer's CPU was on it).
-                w.conclusive = false;
-                w.text.push_str(
-                    "; not a conclusion: this path goes to the node itself, so what the balancer more nodes need costs (its CPU, its protocol to the nodes) is in none of these demands: measure one node through the balancer",
-                );
-            }
-            out.push(w);
-        }
-    }
+    let made = |change: &str, label: String, r| made(&now, change, label, r);
+    let mut out = node_what_ifs(demands, &now);
     out.extend(made(
         "twice_the_cores",
         "with twice the cores".into(),
