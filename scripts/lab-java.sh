@@ -26,11 +26,15 @@
 #   haproxy-http    HAProxy HTTP  round robin over both nodes                             B+83
 #   https-lb-1node  httpd HTTPS + mod_jk lb worker with node 1 as its only member         B+446
 #   https-lb-2node  httpd HTTPS + mod_jk lb worker with both members                      B+447
+#   http-lb-1node   httpd HTTP  + mod_jk, the same lb worker as https-lb-1node             B+84
+#   http-lb-2node   httpd HTTP  + mod_jk, the same lb worker as https-lb-2node             B+85
 # (https-lb-1node and -2node differ only in the member list, so one sweep over both is the
-# seed's "one node against two" chart.)
+# seed's "one node against two" chart; the http-lb-Nnode methods are the same workers without
+# TLS, so a node what-if is checked over plain mod_jk too.)
 # With --nodes 3 or 4, node3 (HTTP B+101, AJP B+29) and node4 (B+111, B+39) join: https-lb,
 # http-lb and HAProxy balance over all of them, and https-lb-3node (B+448) and https-lb-4node
-# (B+449) are lb workers of 3 and 4 members, so "beyond two" has a truth to meet.
+# (B+449) are lb workers of 3 and 4 members, so "beyond two" has a truth to meet; http-lb-3node
+# (B+86) and http-lb-4node (B+87) are the same workers over HTTP.
 #
 # Environment: LAB_JAVA_DIR (default .lab-java), LAB_JAVA_BASE_PORT (default 19000),
 # LAB_JAVA_METHODS_DIR (default access-methods/lab-java), LAB_JAVA_CACHE (downloads, default
@@ -60,9 +64,11 @@ node_http() { echo $((BASE + 71 + 10 * $1)); }
 node_ajp() { echo $((BASE - 1 + 10 * $1)); }
 NODE_NAMES=$(seq -f 'node%g' 1 "$NODES" | tr '\n' ' ')
 J_LB3=$((BASE + 448)) J_LB4=$((BASE + 449))
-HTTPD_PORTS="$J_HTTPS_LB $J_HTTP_LB $J_HTTPS_PROXY $J_HTTP_PROXY $J_LB1 $J_LB2"
-[ "$NODES" -ge 3 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB3"
-[ "$NODES" -ge 4 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB4"
+# The lb worker of k members over plain HTTP (http-lb-Nnode).
+http_lb_port() { echo $((BASE + 83 + $1)); }
+HTTPD_PORTS="$J_HTTPS_LB $J_HTTP_LB $J_HTTPS_PROXY $J_HTTP_PROXY $J_LB1 $J_LB2 $(http_lb_port 1) $(http_lb_port 2)"
+[ "$NODES" -ge 3 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB3 $(http_lb_port 3)"
+[ "$NODES" -ge 4 ] && HTTPD_PORTS="$HTTPD_PORTS $J_LB4 $(http_lb_port 4)"
 HAPROXY_PORTS="$J_HA_HTTPS $J_HA_HTTP"
 CMIS_PATH=/fileshare/browser
 
@@ -263,6 +269,14 @@ PROPS
   fi
   echo "worker.list=$list" >>"$LAB/httpd/workers.properties"
   local lbn_listen="" lbn_hosts=""
+  for k in $(seq 1 "$NODES"); do
+    lbn_listen="${lbn_listen}Listen 127.0.0.1:$(http_lb_port "$k") http
+"
+    lbn_hosts="${lbn_hosts}<VirtualHost 127.0.0.1:$(http_lb_port "$k")>
+  JkMount /* lb$k
+</VirtualHost>
+"
+  done
   for k in $(seq 3 "$NODES"); do
     local port=$((BASE + 445 + k))
     lbn_listen="${lbn_listen}Listen 127.0.0.1:$port https
@@ -460,9 +474,12 @@ up() {
   java_method haproxy-http "HTTP via HAProxy round robin over $NODES Tomcat nodes" "$p:$J_HA_HTTP"
   java_method https-lb-1node "HTTPS via httpd + mod_jk, lb worker with 1 member (node 1)" "$h:$J_LB1"
   java_method https-lb-2node "HTTPS via httpd + mod_jk, lb worker with 2 members" "$h:$J_LB2"
-  rm -f "$METHODS/https-lb-3node.toml" "$METHODS/https-lb-4node.toml"
+  java_method http-lb-1node "HTTP via httpd + mod_jk, lb worker with 1 member (node 1)" "$p:$(http_lb_port 1)"
+  java_method http-lb-2node "HTTP via httpd + mod_jk, lb worker with 2 members" "$p:$(http_lb_port 2)"
+  rm -f "$METHODS"/http{,s}-lb-[34]node.toml
   for k in $(seq 3 "$NODES"); do
     java_method "https-lb-${k}node" "HTTPS via httpd + mod_jk, lb worker with $k members" "$h:$((BASE + 445 + k))"
+    java_method "http-lb-${k}node" "HTTP via httpd + mod_jk, lb worker with $k members" "$p:$(http_lb_port "$k")"
   done
   for f in "$METHODS"/*.toml; do
     check_method "$(basename "$f" .toml)" "$(grep '^url' "$f" | cut -d'"' -f2 | sed "s|$CMIS_PATH\$||")"
