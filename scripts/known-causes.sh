@@ -13,8 +13,11 @@
 # per cause how many of its sweeps were called right. A fresh target per cause. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SCRIPT=known-causes.sh
+. scripts/lib/common.sh
 causes=serializing,serializing-k,latency,cpu sweeps=10 threads=1,2,4,8,16 runs=3 duration=1s keep=
 while [ $# -gt 0 ]; do
+  takes_value "$@"
   case "$1" in
     --causes) causes=$2; shift 2 ;;
     --sweeps) sweeps=$2; shift 2 ;;
@@ -22,16 +25,11 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
-    *) echo "known-causes.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+    *) usage_error "unknown option $1" ;;
   esac
 done
-[[ "$sweeps" =~ ^[1-9][0-9]*$ ]] || { echo "known-causes.sh: --sweeps $sweeps: give a whole number, 1 or more" >&2; exit 2; }
-if [ -n "${INGESTBENCH_BIN:-}" ]; then
-  bin=$(realpath "$INGESTBENCH_BIN")
-else
-  cargo build --release --locked --quiet
-  bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/ingestbench")
-fi
+[[ "$sweeps" =~ ^[1-9][0-9]*$ ]] || usage_error "--sweeps $sweeps: give a whole number, 1 or more"
+bin=$(ingestbench_bin)
 work=$(mktemp -d)
 tpid=""
 cleanup() {
