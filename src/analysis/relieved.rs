@@ -36,6 +36,51 @@ pub struct IfRelieved {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_bottleneck: Option<String>,
     pub text: String,
+    /// The other changes the what-ifs say would raise the bound (more nodes, the quota, the
+    /// client moved), costed the same way, the smallest rise first: the window plan lists
+    /// each as a configuration of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Relief>,
+}
+
+/// The import with one change made: its duration and 95 % range, s, from the bound's rise.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Relief {
+    /// `what_if[].change`.
+    pub change: String,
+    /// The bound's rise (to / from).
+    pub bound_ratio: f64,
+    pub duration_s: f64,
+    pub duration_lo_s: f64,
+    pub duration_hi_s: f64,
+    /// What limits it then.
+    pub next_bottleneck: String,
+}
+
+/// A conclusive what-if that raises the bound by more than 1 %.
+fn rises(w: &&WhatIf) -> bool {
+    w.conclusive && w.bound_to_docs_per_sec > w.bound_from_docs_per_sec * 1.01
+}
+
+/// The import of `duration_s` (95 %: `bounds_s`) with the change `w` made: a saturated
+/// resource runs at its bound, so the docs/s rise by the bound's ratio at most (its interval
+/// widening the range), and the duration falls by as much.
+fn costed(w: &WhatIf, duration_s: f64, bounds_s: (f64, f64)) -> Relief {
+    let from = w.bound_from_docs_per_sec;
+    let r = w.bound_to_docs_per_sec / from;
+    let (r_lo, r_hi) = (
+        (w.bound_to_lo / from).clamp(1.0, r),
+        (w.bound_to_hi / from).max(r),
+    );
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    Relief {
+        change: w.change.clone(),
+        bound_ratio: round(r),
+        duration_s: round(duration_s / r),
+        duration_lo_s: round(bounds_s.0 / r_hi),
+        duration_hi_s: round(bounds_s.1 / r_lo),
+        next_bottleneck: w.next_bottleneck.clone(),
+    }
 }
 
 /// The what-if that relieves the verdict's bottleneck: the quota raised for a quota, the
@@ -51,8 +96,6 @@ fn relief(v: &Verdict) -> Option<&WhatIf> {
         "host_cpu" => &["client_on_its_own_host", "twice_the_cores"],
         _ => &[],
     };
-    let rises =
-        |w: &&WhatIf| w.conclusive && w.bound_to_docs_per_sec > w.bound_from_docs_per_sec * 1.01;
     prefer
         .iter()
         .find_map(|c| v.what_if.iter().filter(rises).find(|w| w.change == *c))
@@ -64,9 +107,8 @@ fn relief(v: &Verdict) -> Option<&WhatIf> {
         })
 }
 
-/// The import of `duration_s` (95 %: `bounds_s`) if the bottleneck `v` names were relieved.
-/// A saturated resource runs at its bound, so the docs/s rise by the bound's ratio at most;
-/// the duration falls by as much.
+/// The import of `duration_s` (95 %: `bounds_s`) if the bottleneck `v` names were relieved
+/// ([`costed`]), and with each other change that raises the bound (`also`).
 pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfRelieved {
     let mut out = IfRelieved {
         verdict: v.kind.clone(),
@@ -78,6 +120,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfReli
         duration_hi_s: None,
         next_bottleneck: None,
         text: String::new(),
+        also: Vec::new(),
     };
     let saturated = !matches!(
         v.kind.as_str(),
@@ -86,30 +129,33 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfReli
     let now = human_hours(duration_s / 3600.0);
     match relief(v).filter(|_| saturated) {
         Some(w) => {
-            let from = w.bound_from_docs_per_sec;
-            let r = w.bound_to_docs_per_sec / from;
-            let (r_lo, r_hi) = (
-                (w.bound_to_lo / from).clamp(1.0, r),
-                (w.bound_to_hi / from).max(r),
-            );
-            let t = duration_s / r;
-            let (lo, hi) = (bounds_s.0 / r_hi, bounds_s.1 / r_lo);
+            let c = costed(w, duration_s, bounds_s);
             let h = |s: f64| human_hours(s / 3600.0);
             let label = w.text.split(':').next().unwrap_or(&w.change).to_string();
             out.text = format!(
-                "if relieved ({label}, as {} limited the runs): about {} ({}–{}) instead of {now}, then limited by {} (the bound's rise ×{r:.2}: a limit on the gain, reached only if nothing else binds first)",
+                "if relieved ({label}, as {} limited the runs): about {} ({}–{}) instead of {now}, then limited by {} (the bound's rise ×{:.2}: a limit on the gain, reached only if nothing else binds first)",
                 v.resource.as_deref().unwrap_or(&v.kind),
-                h(t),
-                h(lo),
-                h(hi),
-                w.next_bottleneck
+                h(c.duration_s),
+                h(c.duration_lo_s),
+                h(c.duration_hi_s),
+                w.next_bottleneck,
+                w.bound_to_docs_per_sec / w.bound_from_docs_per_sec
             );
-            out.change = Some(w.change.clone());
-            out.bound_ratio = Some((r * 1000.0).round() / 1000.0);
-            out.duration_s = Some((t * 1000.0).round() / 1000.0);
-            out.duration_lo_s = Some((lo * 1000.0).round() / 1000.0);
-            out.duration_hi_s = Some((hi * 1000.0).round() / 1000.0);
-            out.next_bottleneck = Some(w.next_bottleneck.clone());
+            out.also = v
+                .what_if
+                .iter()
+                .filter(rises)
+                .filter(|o| o.change != w.change)
+                .map(|o| costed(o, duration_s, bounds_s))
+                .collect();
+            out.also
+                .sort_by(|a, b| a.bound_ratio.total_cmp(&b.bound_ratio));
+            out.change = Some(c.change);
+            out.bound_ratio = Some(c.bound_ratio);
+            out.duration_s = Some(c.duration_s);
+            out.duration_lo_s = Some(c.duration_lo_s);
+            out.duration_hi_s = Some(c.duration_hi_s);
+            out.next_bottleneck = Some(c.next_bottleneck);
         }
         None => {
             out.text = match v.kind.as_str() {
@@ -188,12 +234,31 @@ mod tests {
             "{}",
             r.text
         );
+        // The other changes that raise the bound, costed alike, the smallest rise first: a
+        // second node (this host then binds at 833 docs/s), and no repeat of the quota.
+        let also: Vec<(&str, f64)> = r
+            .also
+            .iter()
+            .map(|a| (a.change.as_str(), a.bound_ratio))
+            .collect();
+        assert!(also.iter().all(|(c, _)| *c != "quota_raised"), "{also:?}");
+        assert!(
+            also.windows(2).all(|p| p[0].1 <= p[1].1),
+            "smallest rise first: {also:?}"
+        );
+        let two = r.also.iter().find(|a| a.change == "two_nodes").unwrap();
+        assert!(
+            (two.duration_s - 4800.0 / two.bound_ratio).abs() < 0.01
+                && two.duration_lo_s < two.duration_s
+                && two.duration_hi_s > two.duration_s,
+            "{two:?}"
+        );
         // Nothing near its capacity: no duration, and why not.
         let idle = vec![local(Role::Server, 0.3, 0.3), local(Role::Host, 0.6, 0.6)];
         let v = super::super::verdict::verdict(&idle, None);
         let r = if_relieved(&v, 4800.0, (4200.0, 5400.0));
         assert_eq!(r.verdict, "latency_or_serializing");
-        assert!(r.duration_s.is_none() && r.change.is_none());
+        assert!(r.duration_s.is_none() && r.change.is_none() && r.also.is_empty());
         assert!(r.text.starts_with("no estimate if relieved"), "{}", r.text);
         let mut v = v;
         v.kind = "serializing".into();

@@ -22,6 +22,7 @@
 
 use super::estimate::{Estimate, OptionEstimate};
 pub use super::estimate::{WindowPlan, WindowRow};
+use super::relieved::Relief;
 use super::what_if::change_words;
 use crate::timefmt::human_hours;
 
@@ -125,34 +126,51 @@ fn row(o: &OptionEstimate, e: &Estimate, w: &Window, office: Option<&OfficeHours
 }
 
 /// The same option with its bottleneck relieved (`analysis::relieved`), where that is a
-/// conclusion.
-fn relieved_row(
+/// conclusion, then with each other change that raises its bound (more nodes, the quota, the
+/// client moved), the smallest rise first.
+fn relieved_rows(
     o: &OptionEstimate,
     e: &Estimate,
     w: &Window,
     office: Option<&OfficeHours>,
-) -> Option<WindowRow> {
-    let r = o.if_relieved.as_ref()?;
-    let (d, lo, hi) = (r.duration_s?, r.duration_lo_s?, r.duration_hi_s?);
-    let change = r.change.clone()?;
-    let window_s = full_speed_window(d, e.documents, w, office);
-    Some(WindowRow {
-        method: o.method.clone(),
-        connection: o.connection.name().to_string(),
-        threads: o.threads,
-        what_if: Some(change),
-        duration_s: d,
-        duration_lo_s: lo,
-        duration_hi_s: hi,
-        window_s,
-        p_finish: p_finish(d, lo, hi, window_s),
-        outcome: outcome(lo, hi, window_s).into(),
-        margin_s: window_s - hi,
-        add_first: r
-            .next_bottleneck
-            .clone()
-            .map(|b| format!("then {b} limits it")),
-    })
+) -> Vec<WindowRow> {
+    let Some(r) = o.if_relieved.as_ref() else {
+        return Vec::new();
+    };
+    let first = match (&r.change, r.duration_s, r.duration_lo_s, r.duration_hi_s) {
+        (Some(change), Some(d), Some(lo), Some(hi)) => Some(Relief {
+            change: change.clone(),
+            bound_ratio: r.bound_ratio.unwrap_or(o.duration_s / d.max(1e-9)),
+            duration_s: d,
+            duration_lo_s: lo,
+            duration_hi_s: hi,
+            next_bottleneck: r.next_bottleneck.clone().unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    first
+        .iter()
+        .chain(&r.also)
+        .map(|c| {
+            let (d, lo, hi) = (c.duration_s, c.duration_lo_s, c.duration_hi_s);
+            let window_s = full_speed_window(d, e.documents, w, office);
+            WindowRow {
+                method: o.method.clone(),
+                connection: o.connection.name().to_string(),
+                threads: o.threads,
+                what_if: Some(c.change.clone()),
+                duration_s: d,
+                duration_lo_s: lo,
+                duration_hi_s: hi,
+                window_s,
+                p_finish: p_finish(d, lo, hi, window_s),
+                outcome: outcome(lo, hi, window_s).into(),
+                margin_s: window_s - hi,
+                add_first: (!c.next_bottleneck.is_empty())
+                    .then(|| format!("then {} limits it", c.next_bottleneck)),
+            }
+        })
+        .collect()
 }
 
 fn outcome(lo: f64, hi: f64, w: f64) -> &'static str {
@@ -226,7 +244,7 @@ pub fn plan(e: &Estimate, w: &Window, office: Option<&OfficeHours>) -> WindowPla
     rows.extend(
         e.options
             .iter()
-            .filter_map(|o| relieved_row(o, e, w, office)),
+            .flat_map(|o| relieved_rows(o, e, w, office)),
     );
     let mut answer = answer(&rows, w, office.map(|o| office_s(w, o)).unwrap_or(0.0));
     // At risk only because the interval is wide: say what evidence would narrow it.
@@ -282,10 +300,15 @@ fn answer(rows: &[WindowRow], w: &Window, office_s: f64) -> String {
             row_text(m)
         );
     }
-    let help = best(
+    // The smallest change that finishes surely (the what-ifs come the bottleneck's relief
+    // first, then the smallest rise), else the likeliest to.
+    let changes = || {
         rows.iter()
-            .filter(|r| r.what_if.is_some() && r.outcome != "misses" && r.p_finish > m.p_finish),
-    );
+            .filter(|r| r.what_if.is_some() && r.outcome != "misses" && r.p_finish > m.p_finish)
+    };
+    let help = changes()
+        .find(|r| r.outcome == "meets")
+        .or_else(|| best(changes()));
     let need = m.duration_hi_s / m.window_s.max(1e-9);
     let mut t = format!(
         "{} inside {within} as measured: the likeliest, {}",
@@ -378,6 +401,45 @@ mod tests {
         assert_eq!(p.rows[1].outcome, "meets", "30 h (27–33 h) inside 48 h");
         assert!(
             p.answer.starts_with("finishes inside 48h: use https-lb"),
+            "{}",
+            p.answer
+        );
+    }
+
+    /// Every change that raises the bound is a row of its own, and the answer names the
+    /// smallest that finishes surely, not the largest.
+    #[test]
+    fn each_what_if_is_a_row_and_the_smallest_change_that_meets_is_named() {
+        let mut e = estimate();
+        let r = e.options[0].if_relieved.as_mut().unwrap();
+        (r.change, r.duration_s, r.duration_lo_s, r.duration_hi_s) = (
+            Some("quota_raised".into()),
+            Some(30000.0),
+            Some(27000.0),
+            Some(39000.0),
+        );
+        for (c, k) in [("two_nodes", 2.0), ("three_nodes", 3.0)] {
+            r.also.push(Relief {
+                change: c.into(),
+                bound_ratio: k,
+                duration_s: 36000.0 / k,
+                duration_lo_s: 32400.0 / k / 1.1,
+                duration_hi_s: 46800.0 / k * 1.1,
+                next_bottleneck: "this host's CPU".into(),
+            });
+        }
+        let p = plan(&e, &window(9.0), None);
+        let ifs: Vec<&str> = p.rows.iter().filter_map(|r| r.what_if.as_deref()).collect();
+        assert_eq!(ifs, ["quota_raised", "two_nodes", "three_nodes"]);
+        let two = p
+            .rows
+            .iter()
+            .find(|r| r.what_if.as_deref() == Some("two_nodes"))
+            .unwrap();
+        assert_eq!(two.outcome, "meets");
+        assert!(
+            p.answer
+                .contains("add a second node first: then it finishes inside it"),
             "{}",
             p.answer
         );
