@@ -193,6 +193,11 @@ pub struct WindowRow {
     /// What to add first: the change that relieves what limited the measured runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_first: Option<String>,
+    /// A what-if row: the fewest threads that reach 90 % of its raised bound (mean value
+    /// analysis of the runs' demands); more than `threads` means the change needs more
+    /// threads to pay off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_to_90_pct: Option<u32>,
 }
 
 /// `estimate.json`'s `window`: the plan for the team's window (`analysis::window` makes it).
@@ -675,7 +680,16 @@ fn attach_relieved(e: &mut Estimate, sweeps: &[&[(PlanRecord, Vec<CellRun>)]]) {
         if demands.is_empty() {
             continue;
         }
-        let v = super::verdict::verdict(&demands, None);
+        let mut v = super::verdict::verdict(&demands, None);
+        // The runs' own docs/s fits the curve's think time: how many threads each change
+        // needs to reach its bound.
+        let (docs, secs) = runs.iter().fold((0.0, 0.0), |(d, s), r| {
+            (d + r.record.docs_ok as f64, s + r.record.duration_s)
+        });
+        if secs > 0.0 {
+            let t = o.threads as u32;
+            super::mva::draw(&mut v.what_if, (&demands, t, docs / secs), &[t]);
+        }
         o.if_relieved = Some(super::relieved::if_relieved(&v, o.duration_s, o.bounds_s()));
     }
     if let Some(r) = e.options.first().and_then(|o| o.if_relieved.as_ref()) {

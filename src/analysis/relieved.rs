@@ -41,6 +41,9 @@ pub struct IfRelieved {
     /// each as a configuration of its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<Relief>,
+    /// The fewest threads that reach 90 % of the raised bound (`analysis::mva`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_to_90_pct: Option<u32>,
 }
 
 /// The import with one change made: its duration and 95 % range, s, from the bound's rise.
@@ -55,6 +58,10 @@ pub struct Relief {
     pub duration_hi_s: f64,
     /// What limits it then.
     pub next_bottleneck: String,
+    /// The fewest threads that reach 90 % of the raised bound (`analysis::mva`), where the
+    /// runs' resources were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_to_90_pct: Option<u32>,
 }
 
 /// A conclusive what-if that raises the bound by more than 1 %.
@@ -80,6 +87,7 @@ fn costed(w: &WhatIf, duration_s: f64, bounds_s: (f64, f64)) -> Relief {
         duration_lo_s: round(bounds_s.0 / r_hi),
         duration_hi_s: round(bounds_s.1 / r_lo),
         next_bottleneck: w.next_bottleneck.clone(),
+        threads_to_90_pct: w.threads_to_90_pct,
     }
 }
 
@@ -121,6 +129,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfReli
         next_bottleneck: None,
         text: String::new(),
         also: Vec::new(),
+        threads_to_90_pct: None,
     };
     let saturated = !matches!(
         v.kind.as_str(),
@@ -156,6 +165,7 @@ pub fn if_relieved(v: &Verdict, duration_s: f64, bounds_s: (f64, f64)) -> IfReli
             out.duration_lo_s = Some(c.duration_lo_s);
             out.duration_hi_s = Some(c.duration_hi_s);
             out.next_bottleneck = Some(c.next_bottleneck);
+            out.threads_to_90_pct = c.threads_to_90_pct;
         }
         None => {
             out.text = match v.kind.as_str() {

@@ -756,6 +756,42 @@ fn judge_cells(cells: &mut [CellSummary], rows: &[ScalingRow]) {
         }
     }
     pool_what_ifs(cells);
+    draw_curves(cells);
+}
+
+/// Each saturated cell's what-ifs with their throughput against threads
+/// (`analysis::mva::draw`): over the thread counts its path measured, the think time fitted
+/// to the path's fewest-thread cell.
+fn draw_curves(cells: &mut [CellSummary]) {
+    let path = |a: &CellSummary, b: &CellSummary| {
+        a.method == b.method && a.connection == b.connection && a.size == b.size
+    };
+    for i in 0..cells.len() {
+        let saturated = cells[i]
+            .verdict
+            .as_ref()
+            .is_some_and(|v| SATURATED.contains(&v.kind.as_str()));
+        if !saturated {
+            continue;
+        }
+        let on_path = |c: &&CellSummary| {
+            path(c, &cells[i]) && !c.is_paced() && c.docs_per_sec > 0.0 && !c.demands.is_empty()
+        };
+        let mut threads: Vec<u32> = cells
+            .iter()
+            .filter(on_path)
+            .map(|c| c.threads as u32)
+            .collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let Some(low) = cells.iter().filter(on_path).min_by_key(|c| c.threads) else {
+            continue;
+        };
+        let low = (low.demands.clone(), low.threads as u32, low.docs_per_sec);
+        if let Some(v) = cells[i].verdict.as_mut() {
+            crate::analysis::mva::draw(&mut v.what_if, (&low.0, low.1, low.2), &threads);
+        }
+    }
 }
 
 /// The verdicts that name a saturated resource: their what-ifs are conclusions.
@@ -852,6 +888,36 @@ mod tests {
         (c.demands[0].demand_ms, c.demands[0].demand_ci95_ms) = (node_ms, Some(node_ms * 0.05));
         c.verdict = crate::analysis::limits::judge(&c.demands, threads, docs_per_sec, 10.0, None);
         c
+    }
+
+    #[test]
+    fn a_saturated_cells_what_ifs_draw_their_curve_over_the_paths_threads() {
+        let mut cells = vec![
+            quota_cell(1, 200.0, 2.5),
+            quota_cell(4, 312.0, 1.6),
+            quota_cell(8, 294.0, 1.7),
+        ];
+        pool_what_ifs(&mut cells);
+        draw_curves(&mut cells);
+        let v = cells[1].verdict.as_ref().unwrap();
+        let two = v.what_if.iter().find(|w| w.change == "two_nodes").unwrap();
+        let t: Vec<u32> = two.curve.iter().map(|p| p.0).collect();
+        assert_eq!(t, [1, 4, 8], "{two:?}");
+        // Rising, never above the bound, and more threads than one to reach it.
+        assert!(
+            two.curve.windows(2).all(|p| p[1].1 >= p[0].1),
+            "{:?}",
+            two.curve
+        );
+        assert!(
+            two.curve
+                .iter()
+                .all(|p| p.1 <= two.bound_to_docs_per_sec + 0.1),
+            "{:?}",
+            two.curve
+        );
+        let n = two.threads_to_90_pct.expect("two nodes reach their bound");
+        assert!(n > 1, "{two:?}");
     }
 
     #[test]

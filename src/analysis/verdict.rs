@@ -340,9 +340,12 @@ pub fn verdict(demands: &[Demand], scaling: Option<&ScalingEvidence>) -> Verdict
 }
 
 /// On a host shared with other work at normal priority (`busy_host::unsure`), the what-ifs
-/// that this host's CPU bounds, before or after the change, say they cannot tell rather than
-/// give a number: the capacity left for the documents is not known. The others keep theirs
-/// (a quota's rise, a serialization's "no gain expected").
+/// say they cannot tell rather than give a number. Those this host's CPU bounds, before or
+/// after the change: the capacity left for the documents is not known. The others too: the
+/// processes' demands measured beside that work are not a quiet host's (on the Java lab, a
+/// node at its quota beside one busy loop at normal priority spent less CPU per document,
+/// and its two-node what-if said 1.26× the quiet truth). A serialization's "no gain
+/// expected" stays.
 fn cannot_tell(what_ifs: Vec<WhatIf>, demands: &[Demand], now: Option<&Bound>) -> Vec<WhatIf> {
     let (Some(why), Some(host)) = (busy_host::unsure(demands), busy_host::this_host(demands))
     else {
@@ -353,15 +356,27 @@ fn cannot_tell(what_ifs: Vec<WhatIf>, demands: &[Demand], now: Option<&Bound>) -
         .into_iter()
         .map(|w| {
             let moved = w.bound_to_docs_per_sec != w.bound_from_docs_per_sec;
-            if w.next_bottleneck != host.name && !(by_host && moved) {
+            let host_bound = w.next_bottleneck == host.name || (by_host && moved);
+            if !host_bound && !w.conclusive {
                 return w;
             }
             let label = w.text.split(':').next().unwrap_or(&w.change).to_string();
+            let why = if host_bound {
+                why.clone()
+            } else {
+                format!(
+                    "{why}; the demands measured beside it are not a quiet host's either (a process kept from its cores spends differently per document)"
+                )
+            };
             WhatIf {
                 bound_to_docs_per_sec: w.bound_from_docs_per_sec,
                 bound_to_lo: w.bound_from_docs_per_sec,
                 bound_to_hi: w.bound_from_docs_per_sec,
-                next_bottleneck: "not known (this host's CPU, shared)".into(),
+                next_bottleneck: if host_bound {
+                    "not known (this host's CPU, shared)".into()
+                } else {
+                    "not known (measured beside other work)".into()
+                },
                 text: format!("{label}: cannot tell: {why}"),
                 conclusive: false,
                 same_host: None,
@@ -770,6 +785,22 @@ pub(crate) mod tests {
             "{two:?}"
         );
         assert_eq!(two.bound_to_docs_per_sec, two.bound_from_docs_per_sec);
+        assert!(v.what_if.iter().all(|w| !w.conclusive), "{:?}", v.what_if);
+        // A large host the others share at normal priority, where the nodes stay the limit
+        // after the change: the what-if cannot tell either, as the demands measured beside
+        // that work are not a quiet host's (on the Java lab a node's what-if said 1.26× the
+        // quiet truth).
+        let mut big = lab_beside(0.0);
+        (big[2].capacity, big[2].other_cores) = (16.0, Some(5.0));
+        let v = verdict(&big, None);
+        let two = v.what_if.iter().find(|w| w.change == "two_nodes").unwrap();
+        assert!(
+            !two.conclusive
+                && two.text.contains("cannot tell")
+                && two.text.contains("not a quiet host's either"),
+            "{two:?}"
+        );
+        assert!(v.what_if.iter().all(|w| !w.conclusive), "{:?}", v.what_if);
         // A quiet host: no note.
         let mut quiet = lab_beside(0.0);
         quiet[2].other_cores = Some(0.02);

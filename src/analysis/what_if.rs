@@ -37,6 +37,17 @@ pub struct WhatIf {
     /// on this host too (the host's demand stays whole), where that is lower.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_host: Option<Bound>,
+    /// A sweep's what-if: docs/s at the sweep's thread counts by mean value analysis of the
+    /// rescaled demands (`analysis::mva`, its think time fitted to the fewest threads the
+    /// path measured), as `[threads, docs/s]`; and the fewest threads that reach 90 % of
+    /// `bound_to_docs_per_sec` on that curve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve: Vec<(u32, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_to_90_pct: Option<u32>,
+    /// The demands after the change (not written: the curve is drawn from them).
+    #[serde(skip)]
+    pub after: Vec<Demand>,
 }
 
 /// The most nodes a what-if adds up to.
@@ -127,7 +138,7 @@ fn made(
     label: String,
     r: Option<(Bound, Vec<Demand>)>,
 ) -> Option<WhatIf> {
-    let (b, _) = r?;
+    let (b, after) = r?;
     Some(WhatIf {
         change: change.into(),
         bound_from_docs_per_sec: now.docs_per_sec,
@@ -141,6 +152,9 @@ fn made(
         next_bottleneck: b.resource,
         conclusive: true,
         same_host: None,
+        curve: Vec::new(),
+        threads_to_90_pct: None,
+        after,
     })
 }
 

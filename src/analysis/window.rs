@@ -122,6 +122,7 @@ fn row(o: &OptionEstimate, e: &Estimate, w: &Window, office: Option<&OfficeHours
         outcome: outcome(lo, hi, window_s).into(),
         margin_s: window_s - hi,
         add_first,
+        threads_to_90_pct: None,
     }
 }
 
@@ -145,6 +146,7 @@ fn relieved_rows(
             duration_lo_s: lo,
             duration_hi_s: hi,
             next_bottleneck: r.next_bottleneck.clone().unwrap_or_default(),
+            threads_to_90_pct: r.threads_to_90_pct,
         }),
         _ => None,
     };
@@ -168,6 +170,7 @@ fn relieved_rows(
                 margin_s: window_s - hi,
                 add_first: (!c.next_bottleneck.is_empty())
                     .then(|| format!("then {} limits it", c.next_bottleneck)),
+                threads_to_90_pct: c.threads_to_90_pct,
             }
         })
         .collect()
@@ -225,8 +228,16 @@ pub fn row_text(r: &WindowRow) -> String {
     } else {
         format!("short by up to {}", h(-r.margin_s))
     };
+    // A change whose bound the measured threads do not reach: the duration holds only with
+    // as many threads as the curve says reach it.
+    let threads = match r.threads_to_90_pct {
+        Some(n) if u64::from(n) > r.threads => {
+            format!(" (about {n} threads reach 90 % of its bound: run at least as many)")
+        }
+        _ => String::new(),
+    };
     format!(
-        "{} ({}) at {} thread{}{what}: {} (95 %: {} – {}), P(finish) {}, {margin}",
+        "{} ({}) at {} thread{}{what}: {} (95 %: {} – {}), P(finish) {}, {margin}{threads}",
         r.method,
         r.connection,
         r.threads,
@@ -426,6 +437,7 @@ mod tests {
                 duration_lo_s: 32400.0 / k / 1.1,
                 duration_hi_s: 46800.0 / k * 1.1,
                 next_bottleneck: "this host's CPU".into(),
+                threads_to_90_pct: Some(if k > 2.0 { 12 } else { 8 }),
             });
         }
         let p = plan(&e, &window(9.0), None);
@@ -437,6 +449,22 @@ mod tests {
             .find(|r| r.what_if.as_deref() == Some("two_nodes"))
             .unwrap();
         assert_eq!(two.outcome, "meets");
+        // The option's 8 threads reach two nodes' bound; three nodes want 12.
+        assert!(
+            !row_text(two).contains("threads reach"),
+            "{}",
+            row_text(two)
+        );
+        let three = p
+            .rows
+            .iter()
+            .find(|r| r.what_if.as_deref() == Some("three_nodes"))
+            .unwrap();
+        assert!(
+            row_text(three).contains("about 12 threads reach 90 % of its bound"),
+            "{}",
+            row_text(three)
+        );
         assert!(
             p.answer
                 .contains("add a second node first: then it finishes inside it"),
