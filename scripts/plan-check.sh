@@ -124,7 +124,7 @@ read -ra many < <(method_args "https-lb-${nodes_to}node")
 python3 - "$out/plan.json" "$out/import.json" "$change" "$cpus" "$threads" "$load" "$dir" <<'EOF' | tee "$out/plan-check.tsv"
 import json, sys
 plan, run, change, cpus, threads, load, corpus = sys.argv[1:]
-w = json.load(open(plan))['window']
+w, run = json.load(open(plan))['window'], json.load(open(run))
 rows = w['rows']
 one = next(r for r in rows if not r.get('what_if'))
 rec = next(r for r in rows if r.get('what_if') == change)

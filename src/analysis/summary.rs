@@ -805,7 +805,7 @@ const SATURATED: [&str; 6] = [
 ];
 
 /// Where cells of one method (connection, size) saturated the same resource, their what-ifs
-/// come from the demands of those that did so at about the fastest such cell's rate, pooled
+/// come from the demands of those that did so at about the median such cell's rate, pooled
 /// (`what_if::pooled`): one measurement of the demand over all their runs rather than each
 /// cell's own few. A cell that saturated at a much lower rate stays out of the pool (a
 /// server idling between documents spends more on each) but gets the pooled what-ifs: they
@@ -832,11 +832,13 @@ fn pool_what_ifs(cells: &mut [CellSummary]) {
         }
     }
     for g in groups {
-        let fastest = g.iter().map(|&i| cells[i].docs_per_sec).fold(0.0, f64::max);
+        let mut rates: Vec<f64> = g.iter().map(|&i| cells[i].docs_per_sec).collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
         let pool: Vec<usize> = g
             .iter()
             .copied()
-            .filter(|&i| cells[i].docs_per_sec >= POOL_RATE * fastest)
+            .filter(|&i| cells[i].docs_per_sec >= POOL_RATE * median)
             .collect();
         if pool.len() < 2 {
             continue;
