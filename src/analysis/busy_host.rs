@@ -143,14 +143,24 @@ pub fn note(demands: &[Demand]) -> Option<String> {
     })
 }
 
-/// Why the capacity of this host's CPU left for the documents is not known: other work at
-/// normal priority took at least [`OTHER_UNSURE`] of its cores and shared them with the path.
+/// Why what a change would buy is not known here: other work at normal priority took at
+/// least [`OTHER_UNSURE`] of this host's cores and shared them with the path (how much is
+/// left for the documents is not known), or niced work did (it yields the cores, but the
+/// processes' demands measured beside it are not a quiet host's: on the Java lab, a node's
+/// two-node what-if beside a nice-19 loop on every core said 0.83–1.24× the quiet truth).
 pub fn unsure(demands: &[Demand]) -> Option<String> {
     let host = this_host(demands)?;
     let c = competing_cores(host)?;
-    (c >= OTHER_UNSURE * host.capacity).then(|| {
-        format!(
+    if c >= OTHER_UNSURE * host.capacity {
+        return Some(format!(
             "another process used {c:.1} cores of this host's {:.0} at normal priority during the runs, so how much of its CPU is left for the documents is not known; measure on a quiet host",
+            host.capacity
+        ));
+    }
+    let niced = host.other_niced_cores.unwrap_or(0.0);
+    (niced >= OTHER_UNSURE * host.capacity).then(|| {
+        format!(
+            "another process used {niced:.1} cores of this host's {:.0} niced during the runs: it yields the cores, but the demands measured beside it are not a quiet host's; measure on a quiet host",
             host.capacity
         )
     })
