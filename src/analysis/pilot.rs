@@ -37,8 +37,9 @@
 //! last run's, one run's swing (the drift over √2) joins [`MODEL_ERROR`], and the estimate
 //! says so; a rise through the runs that the second run confirms (the same slice, so not
 //! its folders nor its tail), that each run shows on its own (not a step between flat
-//! runs) and at the rate of the rise between them (not each run's own shape) is the
-//! repository filling, and is carried over the import's fill (the embedded target's known
+//! runs) and at the rate of the rise between them (not each run's own shape; the two rates,
+//! where they agree, are pooled by their inverse variances, and the pooled rise need be
+//! significant, not each run's alone) is the repository filling, and is carried over the import's fill (the embedded target's known
 //! growth: 0.97 of the import, where one run said 0.82); the interval then reaches the
 //! import at the cost the pilot ended at, in case the growth stops there.
 //! Two runs that agree do not narrow the model error: no trial has shown that they may
@@ -747,6 +748,11 @@ struct RunsSay {
     /// The growth between the runs and its standard error.
     between: Option<(f64, f64)>,
     one_rate: bool,
+    /// Both kinds of evidence together when they agree (`one_rate`): the growth relative
+    /// per object and its standard error, weighted by their inverse variances.
+    combined: Option<(f64, f64)>,
+    /// The combined growth rises, significant at 95 % on the within fit's degrees of freedom.
+    combined_rises: bool,
     /// Growth carried over the import's fill.
     confirmed: bool,
     /// What of the drift the growth explains (the rest is the server moving).
@@ -806,15 +812,30 @@ fn runs_say(p: &Pilot, full: &FullFit, pf: f64) -> RunsSay {
         )),
         _ => None,
     };
+    let a = full.b[0].max(1e-12);
     let one_rate = match (within, between) {
         (Some((g, t, _)), Some((gb, se_b))) => {
-            let a = full.b[0].max(1e-12);
             let (gw, se_w) = (g / a, (g / t).abs() / a);
             (gw - gb).abs() <= 1.96 * se_w.hypot(se_b)
         }
         _ => false,
     };
-    let confirmed = rose_between && within_rises && one_rate;
+    // Where the two agree, each is evidence of the same growth: together they say more than
+    // either (a short pilot's runs each too short for a rise of their own to be significant;
+    // a rise between runs too far apart in time to tell from a swing alone).
+    let combined = match (within, between) {
+        (Some((g, t, _)), Some((gb, se_b))) if one_rate && t.abs() > 1e-9 && se_b > 0.0 => {
+            let (gw, se_w) = (g / a, (g / t).abs() / a);
+            let (ww, wb) = (se_w.powi(-2), se_b.powi(-2));
+            Some(((gw * ww + gb * wb) / (ww + wb), (ww + wb).sqrt().recip()))
+        }
+        _ => None,
+    };
+    let combined_rises = match (combined, within) {
+        (Some((g, se)), Some((_, _, df))) => g > t975(df) * se,
+        _ => false,
+    };
+    let confirmed = rose_between && one_rate && (within_rises || combined_rises);
     // What of the drift the growth explains (the rest is the server moving).
     let explained = match (confirmed, first, last) {
         (true, Some(a), Some(b)) => full.b[GROWTH] * (b.1 - a.1) / full.b[0].max(1e-12),
@@ -827,6 +848,8 @@ fn runs_say(p: &Pilot, full: &FullFit, pf: f64) -> RunsSay {
         rose_between,
         between,
         one_rate,
+        combined,
+        combined_rises,
         confirmed,
         explained,
         step: None,
@@ -1122,7 +1145,9 @@ const YOUNG_LONGER: f64 = 0.20;
 /// its direction as along it), then, on the side each acts, what the pilot measured and could
 /// not rule out, so that the interval holds its caveats rather than sitting beside them:
 /// - longer: growth as the repository fills that the pilot cannot rule out (its 95 % bound
-///   over the import's lever; a rise the runs did not confirm, at its fitted rate and bound);
+///   over the import's lever, from the rates within and between the runs pooled where they
+///   agree, else from within the runs; a rise the runs did not confirm, at its fitted rate
+///   and bound);
 /// - shorter: a carried growth that stops where the pilot left it; a server still warming
 ///   that goes on at the pace the pilot ended at;
 /// - both, unequally: a server younger than [`YOUNG_S`].
@@ -1147,6 +1172,10 @@ fn one_sided(
         // t = 3.1, and the import came at 0.995 of the pilot's level).
         let (rise, se) = match (runs.step, runs.within) {
             (Some(st), _) => (0.0, st.se_growth),
+            (None, _) if runs.combined.is_some() => {
+                let (g, se) = runs.combined.unwrap_or_default();
+                (if runs.combined_rises { g } else { 0.0 }, se)
+            }
             (None, Some((g, tw, _))) if tw.abs() > 1e-9 => (
                 if runs.within_rises {
                     g.max(0.0) / a
@@ -1325,16 +1354,23 @@ fn evidence(p: &Pilot, full: &FullFit, runs: &RunsSay, fin: &FinalFit, pf: f64) 
             per1000(g) * 100.0,
             t,
             runs.between.map_or(String::new(), |(gb, se)| format!(
-                ", between them {:+.2} % ± {:.2} %",
+                ", between them {:+.2} % ± {:.2} %{}",
                 gb * 1e5,
-                se * 1e5
+                se * 1e5,
+                runs.combined.map_or(String::new(), |(gc, sc)| format!(
+                    ", together {:+.2} % ± {:.2} %",
+                    gc * 1e5,
+                    sc * 1e5
+                ))
             )),
-            if runs.rose_between && !runs.within_rises {
-                ": the runs stepped apart but each held flat, a move of the server, not the repository filling: not carried"
-            } else if runs.rose_between && !runs.one_rate {
-                ": each run slowed as it went at another rate than the repository's fill from one run to the next, the runs' own shape, not the repository filling: not carried"
-            } else {
+            if runs.confirmed || !runs.rose_between {
                 ""
+            } else if runs.one_rate {
+                ": within and between the runs together not significant at 95 %: not carried"
+            } else if !runs.within_rises {
+                ": the runs stepped apart but each held flat, a move of the server, not the repository filling: not carried"
+            } else {
+                ": each run slowed as it went at another rate than the repository's fill from one run to the next, the runs' own shape, not the repository filling: not carried"
             }
         )),
         if fin.terms.bytes {
@@ -1689,6 +1725,30 @@ mod tests {
         assert_ne!(fit.growth_model, "carried", "{}", fit.evidence);
         assert!(fit.evidence.contains("another rate"), "{}", fit.evidence);
         assert!(fit.if_growth_stops_s.is_none());
+    }
+
+    /// Two flat runs: the growth neither shows is bounded by the runs and the step between
+    /// them together, narrower than by the runs alone (whose own levels cost them the lever
+    /// from one run to the next), and nothing is carried.
+    #[test]
+    fn within_and_between_the_runs_together_bound_the_growth() {
+        // Swings of ±20 % over a few hundred documents (a disk's writeback) in runs of a
+        // minute each: the rise within a run is uncertain, the step between the runs less so.
+        let swing = |d: f64| 0.02 * (1.0 + 0.2 * (d / 97.0).sin());
+        let (a, b) = (
+            pilot_run_with(1, 3000, swing),
+            pilot_run_with(2, 3000, swing),
+        );
+        let p = read_pilot(&[&a, &b], 1.0).unwrap();
+        let full = full_fit(&p, 1.0).unwrap();
+        let say = runs_say(&p, &full, 1.0);
+        let (g, t, _) = say.within.unwrap();
+        let se_within = (g / t).abs() / full.b[0];
+        let (gc, se) = say.combined.unwrap();
+        assert!(se < 0.9 * se_within, "{se} against {se_within}");
+        assert!(gc.abs() < 2.0 * se && !say.combined_rises && !say.confirmed);
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert!(fit.evidence.contains("together"), "{}", fit.evidence);
     }
 
     /// A server that stepped between the runs (the second run 15 % costlier, each run flat):
