@@ -47,6 +47,11 @@ done
 [ -d "$dir" ] || usage_error "$dir is not a directory (the corpus)"
 awk -v s="$share" 'BEGIN { exit !(s > 0 && s < 1) }' || usage_error "--window-share $share: give a fraction between 0 and 1"
 [[ "$threads" =~ ^[1-9][0-9]*$ ]] || usage_error "--threads $threads: give a whole number, 1 or more"
+[[ "$nodes" =~ ^[2-4]$ ]] || usage_error "--nodes $nodes: give 2, 3 or 4 (the Java lab's mod_jk workers)"
+awk -v c="$cpus" 'BEGIN { exit !(c + 0 > 0 && c + 0 <= 64 && c ~ /^[0-9]*\.?[0-9]+$/) }' \
+  || usage_error "--node-cpus $cpus: give a CPU quota such as 0.3"
+[[ "$stime" =~ ^[0-9]+(ms|s|m|h)?$ ]] || usage_error "--sample-time $stime: give a duration such as 30s or 2m"
+[[ "$warm" =~ ^[0-9]+(ms|s|m|h)?$ ]] || usage_error "--warm $warm: give a duration such as 150s"
 bin=$(ingestbench_bin)
 work=$(mktemp -d)
 out=${keep:-$work/keep}

@@ -66,13 +66,21 @@ fn eta_line(
     t: f64,
     total: u64,
     work: Option<crate::analysis::eta::Counts>,
+    prior: Option<(f64, f64)>,
+    runs_eta: Option<crate::analysis::eta::Eta>,
 ) -> String {
     use crate::analysis::eta;
-    let seen = match work {
+    let mut seen = match work {
         Some(w) => tracker.observed_work(t, w),
         None => tracker.observed(t, total as f64, None),
     };
-    let e = eta::eta(&seen);
+    seen.prior = prior;
+    // No document total: the runs left at the wall time of those done (`RunsSoFar`).
+    let e = if total == 0 {
+        runs_eta
+    } else {
+        eta::eta(&seen)
+    };
     let overall = if seen.elapsed_s > 0.0 {
         seen.docs.done / seen.elapsed_s
     } else {
@@ -84,7 +92,7 @@ fn eta_line(
         f64::NAN
     };
     let rates = format!("{} now, {} overall", human_rate(now), human_rate(overall));
-    if total == 0 {
+    if total == 0 && e.is_none() {
         return rates;
     }
     let stalled = match e {
@@ -189,6 +197,8 @@ impl Progress {
                         t,
                         live.total.load(Ordering::Relaxed),
                         work.map(|w| w.1),
+                        live.eta_prior(),
+                        live.runs_eta(),
                     );
                     if let Ok(mut e) = shown_eta.lock() {
                         *e = line;

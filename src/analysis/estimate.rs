@@ -82,6 +82,24 @@ pub struct OptionEstimate {
     pub duration_hi_s: Option<f64>,
 }
 
+impl Estimate {
+    /// The prior this estimate gives the import's live ETA: its documents over its duration
+    /// for the option at `threads` (else its first, the answer's), and its interval's larger
+    /// side as the spread (1 sd in log space). `None`: no option with a duration.
+    pub fn eta_prior(&self, threads: u64) -> Option<(f64, f64)> {
+        let o = self
+            .options
+            .iter()
+            .find(|o| o.threads == threads)
+            .or(self.options.first())?;
+        let d = o.duration_s;
+        let (lo, hi) = o.bounds_s();
+        let sd = (hi / d).ln().max((d / lo.max(d * 0.01)).ln()) / 1.96;
+        (d > 0.0 && self.documents > 0 && sd.is_finite() && sd > 0.0)
+            .then(|| (self.documents as f64 / d, sd))
+    }
+}
+
 impl OptionEstimate {
     /// The 95 % interval's bounds in seconds.
     pub fn bounds_s(&self) -> (f64, f64) {
@@ -1101,6 +1119,28 @@ fn findings(options: &[OptionEstimate], shares: &[BucketShare]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ETA's prior: the documents over the duration at the import's threads (else the
+    /// first option's), the spread from the interval's larger side.
+    #[test]
+    fn an_estimate_is_the_etas_prior_at_its_threads() {
+        let option = |threads: u64, d: f64, lo: f64, hi: f64| {
+            serde_json::json!({"method": "direct", "connection": "reuse", "threads": threads,
+                "duration_s": d, "ci95_s": (hi - lo) / 2.0, "hours": d / 3600.0,
+                "ci95_hours": 0.0, "per_doc_s": 0.0, "per_mib_s": 0.0, "sizes_measured": [],
+                "flags": [], "duration_lo_s": lo, "duration_hi_s": hi})
+        };
+        let est: Estimate = serde_json::from_value(serde_json::json!({
+            "corpus": "c", "documents": 12000, "bytes": 0, "time_by_size": [], "findings": [],
+            "assumptions": [], "options": [option(8, 100.0, 80.0, 150.0), option(4, 200.0, 150.0, 250.0)]
+        }))
+        .unwrap();
+        let (rate, sd) = est.eta_prior(4).unwrap();
+        assert!((rate - 60.0).abs() < 1e-9, "{rate}");
+        assert!((sd - (200.0f64 / 150.0).ln() / 1.96).abs() < 1e-9, "{sd}");
+        let (rate, sd) = est.eta_prior(16).unwrap();
+        assert!((rate - 120.0).abs() < 1e-9 && (sd - 1.5f64.ln() / 1.96).abs() < 1e-9);
+    }
 
     #[test]
     fn versions_and_folders_are_requests_and_bytes() {

@@ -490,6 +490,34 @@ pub fn sweep_eta(
     })
 }
 
+/// The schedule's runs as they go, for the ETA of work whose documents are not known ahead:
+/// set by the engine between runs, read on the progress timer.
+#[derive(Debug, Default, Clone)]
+pub struct RunsSoFar {
+    /// Wall-clock seconds of each run finished in this invocation (warm-up included).
+    pub durations_s: Vec<f64>,
+    /// Runs left, the one under way included.
+    pub left: usize,
+    /// When the run under way started.
+    pub current: Option<std::time::Instant>,
+    /// When `--budget` runs out.
+    pub budget_end: Option<std::time::Instant>,
+}
+
+impl RunsSoFar {
+    /// At `now`: the runs left at the mean wall time of those done, capped by the budget
+    /// left ([`sweep_eta`]); `None` before the first run has finished.
+    pub fn eta(&self, now: std::time::Instant) -> Option<Eta> {
+        let current = self
+            .current
+            .map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64());
+        let budget = self
+            .budget_end
+            .map(|e| e.saturating_duration_since(now).as_secs_f64());
+        sweep_eta(&self.durations_s, self.left, current, budget)
+    }
+}
+
 /// The ETA an import's progress line showed when a share of its documents was done, and
 /// the seconds that were actually left: [`replay`]'s answer, the ETA's calibration.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -790,5 +818,26 @@ mod tests {
         }
         let q = &r[1];
         assert!((q.eta.left_s / q.actual_left_s - 1.0).abs() < 0.1, "{q:?}");
+    }
+
+    /// Runs left at the runs' mean wall time, less the part of the current one done, and never
+    /// past the budget left.
+    #[test]
+    fn runs_left_give_the_eta_within_the_budget() {
+        use std::time::{Duration, Instant};
+        let now = Instant::now() + Duration::from_secs(1000);
+        let mut r = RunsSoFar {
+            durations_s: vec![60.0, 62.0, 58.0],
+            left: 3,
+            current: Some(now - Duration::from_secs(10)),
+            budget_end: None,
+        };
+        let e = r.eta(now).unwrap();
+        assert!((e.left_s - 170.0).abs() < 1e-6, "{e:?}");
+        assert!(e.low_s < e.left_s && e.left_s < e.high_s, "{e:?}");
+        r.budget_end = Some(now + Duration::from_secs(100));
+        let e = r.eta(now).unwrap();
+        assert!(e.high_s <= 100.0 && e.left_s <= 100.0, "{e:?}");
+        assert!(RunsSoFar::default().eta(now).is_none());
     }
 }

@@ -425,6 +425,7 @@ pub async fn run_command(args: &RunArgs) -> Result<(Outcome, RunResult)> {
         &crate::report::result_json::run_result(&record, &done, pending),
     )?;
     let live = Arc::new(LiveCounters::default());
+    *live.eta_prior.lock().unwrap_or_else(|e| e.into_inner()) = plan.eta_prior;
     if let Some(d) = &dashboard {
         d.watch(live.clone());
     }

@@ -56,6 +56,10 @@ pub struct Snapshot {
     /// Docs/s over the moving window and since the start (the progress count).
     pub docs_per_s_moving: Option<f64>,
     pub docs_per_s_overall: Option<f64>,
+    /// A paced run's schedule (`--rate`): its rate, the documents due so far and those no
+    /// worker has taken yet (absent: not paced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paced: Option<crate::engine::PacedNow>,
     /// The job has ended; `report`: the final report is served at `/report`.
     pub finished: bool,
     pub report: bool,
@@ -173,7 +177,7 @@ impl Sampler {
             self.costed = work.is_some();
             self.tracker = Tracker::new(30.0, t);
         }
-        let seen = match work {
+        let mut seen = match work {
             Some((c, total)) => {
                 self.tracker.observe_counts(t, c);
                 self.tracker.observed_work(t, total)
@@ -183,7 +187,12 @@ impl Sampler {
                 self.tracker.observed(t, planned as f64, None)
             }
         };
-        let eta = (planned > 0).then(|| eta::eta(&seen)).flatten();
+        seen.prior = live.eta_prior();
+        let eta = if planned > 0 {
+            eta::eta(&seen)
+        } else {
+            live.runs_eta()
+        };
         self.seq += 1;
         let snap = Snapshot {
             seq: self.seq,
@@ -204,6 +213,7 @@ impl Sampler {
             docs_per_s_moving: (seen.window_s > 0.0).then(|| seen.window_docs / seen.window_s),
             docs_per_s_overall: (seen.elapsed_s > 0.0 && done > 0)
                 .then(|| seen.docs.done / seen.elapsed_s),
+            paced: live.paced_now(),
             finished: false,
             report: false,
         };

@@ -253,6 +253,9 @@ pub async fn run_cell<P: Protocol>(
     let watch = shared.watch(plan, &ticker, &live, failed0, opened.started_unix_ms);
     if let Some(p) = &shared.pace {
         p.origin();
+        if let Ok(mut live_pace) = live.pace.lock() {
+            *live_pace = Some(p.clone());
+        }
     }
     let readers_now = || start_readers(&proto, plan, &shared.folders, &live, run_tag);
     let readers = if plan.readers_alone.is_some() {
@@ -261,6 +264,9 @@ pub async fn run_cell<P: Protocol>(
         readers_now()
     };
     let mut joined = join_workers(handles, adopted).await?;
+    if let Ok(mut live_pace) = live.pace.lock() {
+        *live_pace = None;
+    }
     let readers = finish_readers(readers, plan.readers_alone, readers_now).await;
     // A manifest write error is not this run's failure: the caller writes the results it
     // has, then reports the error (`Manifest::flush`) and exits 2.

@@ -111,6 +111,22 @@ impl Pace {
         Some((index, self.due(k)))
     }
 
+    /// What the schedule stands at `now`: `(rate, due, behind)`, the documents due so far
+    /// and those of them no worker has taken yet (all busy: the queue a real import would
+    /// build). Read on a timer by the live page, never per upload.
+    pub(super) fn now(&self, now: Instant) -> (f64, u64, u64) {
+        let Some(origin) = self.origin.get() else {
+            return (self.rate, 0, 0);
+        };
+        let due = if now < *origin {
+            0
+        } else {
+            (((now - *origin).as_secs_f64() * self.rate).floor() as u64 + 1).min(self.total)
+        };
+        let taken = self.next.load(Ordering::Relaxed).min(self.total);
+        (self.rate, due, due.saturating_sub(taken))
+    }
+
     /// The run's record from its workers' merged tally.
     pub(super) fn record(&self, t: &PaceTally, docs_ok: u64, duration: Duration) -> PacedRecord {
         let secs = duration.as_secs_f64();

@@ -472,6 +472,12 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
     let started = std::time::Instant::now();
     // Each cell's latest run, wall-clock seconds (what `--budget` expects a further one to take).
     let mut walls: HashMap<CellKey, f64> = HashMap::new();
+    if let Ok(mut r) = job.live.runs.lock() {
+        r.budget_end = job
+            .measure
+            .budget_s
+            .map(|b| started + std::time::Duration::from_secs_f64(b.max(0.0)));
+    }
     let mut k = 0;
     loop {
         while k < schedule.len() {
@@ -479,8 +485,12 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
                 return Ok(SweepEnd::default());
             }
             let (cell, run) = schedule[k].clone();
-            k += 1;
             let t0 = std::time::Instant::now();
+            if let Ok(mut r) = job.live.runs.lock() {
+                r.left = schedule.len() - k;
+                r.current = Some(t0);
+            }
+            k += 1;
             let Some((rate, end)) = one_run(
                 &job,
                 obs,
@@ -498,6 +508,9 @@ pub async fn run_sweep(job: SweepJob<'_>, obs: &mut dyn RunObserver) -> Result<S
                 return Ok(end);
             }
             walls.insert(cell.clone(), t0.elapsed().as_secs_f64());
+            if let Ok(mut r) = job.live.runs.lock() {
+                r.durations_s.push(t0.elapsed().as_secs_f64());
+            }
             rates.entry(cell).or_default().push((run, rate));
         }
         let more = if job.measure.budget_s.is_some() {

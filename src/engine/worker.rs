@@ -38,6 +38,25 @@ pub struct LiveCounters {
     /// and the running run's tally of it (set at its start): the ETA costs what is left.
     pub work_total: std::sync::Mutex<Option<crate::analysis::eta::Counts>>,
     pub work_done: std::sync::Mutex<Option<Arc<super::timeline::Tally>>>,
+    /// The ETA's prior from the team's estimate (`run --estimate`): documents per second and
+    /// its relative spread; set once.
+    pub eta_prior: std::sync::Mutex<Option<(f64, f64)>>,
+    /// The schedule's runs as they go (set between runs), for the ETA of work whose
+    /// documents are not known ahead.
+    pub runs: std::sync::Mutex<crate::analysis::eta::RunsSoFar>,
+    /// The paced run under way (`--rate`), for the live page's backlog.
+    pub(super) pace: std::sync::Mutex<Option<Arc<super::pace::Pace>>>,
+}
+
+/// A paced run's schedule as it stands (`LiveCounters::paced_now`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PacedNow {
+    /// The schedule's rate (documents per second, this process's share).
+    pub rate_per_s: f64,
+    /// Documents due so far in the run under way.
+    pub due: u64,
+    /// Of them, those no worker has taken yet: the backlog building.
+    pub behind: u64,
 }
 
 impl LiveCounters {
@@ -47,6 +66,28 @@ impl LiveCounters {
         let total = (*self.work_total.lock().ok()?)?;
         let tally = self.work_done.lock().ok()?.clone()?;
         Some((tally.counts(), total))
+    }
+
+    /// The ETA of a schedule whose documents are not known ahead (steady-state runs,
+    /// `--precision`, `--budget`, a shard): its runs left at the wall time of those done.
+    pub fn runs_eta(&self) -> Option<crate::analysis::eta::Eta> {
+        self.runs.lock().ok()?.eta(std::time::Instant::now())
+    }
+
+    /// A paced run's schedule now: due and behind (`None`: no paced run under way).
+    pub fn paced_now(&self) -> Option<PacedNow> {
+        let pace = self.pace.lock().ok()?.clone()?;
+        let (rate_per_s, due, behind) = pace.now(Instant::now());
+        Some(PacedNow {
+            rate_per_s,
+            due,
+            behind,
+        })
+    }
+
+    /// The ETA's prior, when the team gave an estimate.
+    pub fn eta_prior(&self) -> Option<(f64, f64)> {
+        *self.eta_prior.lock().ok()?
     }
 }
 

@@ -519,6 +519,9 @@ pub struct RunPlan {
     pub on_bad_name: crate::corpus::policy::OnProblem,
     /// `--sample-time auto`: what the first run's watcher judges the estimate by.
     pub auto: Option<AutoPlan>,
+    /// `--estimate FILE`: the live ETA's prior, documents per second and its relative
+    /// spread (1 sd, log scale).
+    pub eta_prior: Option<(f64, f64)>,
 }
 
 /// `run --sample-time auto`: the first pilot run stops once the estimate of importing the
@@ -729,6 +732,11 @@ impl RunPlan {
             on_name_clash: policy.on_name_clash,
             on_bad_name: policy.on_bad_name,
             auto,
+            eta_prior: a
+                .estimate
+                .as_deref()
+                .map(|p| eta_prior(p, a.threads))
+                .transpose()?,
         })
     }
 }
@@ -809,9 +817,33 @@ impl TryFrom<&RunArgs> for RunPlan {
                 described,
                 u64::from(a.runs),
             ),
+            eta_prior: a
+                .estimate
+                .as_deref()
+                .map(|p| eta_prior(p, a.threads))
+                .transpose()?,
             common,
         })
     }
+}
+
+/// `--estimate FILE`: the prior an estimate.json gives the import's ETA.
+fn eta_prior(path: &std::path::Path, threads: u64) -> Result<(f64, f64)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--estimate {}: cannot read it", path.display()))?;
+    let est: crate::analysis::estimate::Estimate =
+        serde_json::from_str(&text).with_context(|| {
+            format!(
+                "--estimate {}: not an estimate.json (`ingestbench estimate` writes one)",
+                path.display()
+            )
+        })?;
+    est.eta_prior(threads).with_context(|| {
+        format!(
+            "--estimate {}: it holds no option with a duration to take the ETA's prior from",
+            path.display()
+        )
+    })
 }
 
 /// `--sample-time`: a positive duration.
@@ -939,6 +971,24 @@ mod tests {
     fn run_args(args: &[&str]) -> RunArgs {
         let v = [&["ingestbench", "--corpus", "."], args].concat();
         <Run as clap::Parser>::try_parse_from(v).unwrap().args
+    }
+
+    /// `--estimate` names its file when it cannot be read or is not an estimate.
+    #[test]
+    fn a_bad_estimate_file_is_named() {
+        let missing = format!(
+            "{:#}",
+            eta_prior(std::path::Path::new("/nonexistent/e.json"), 4).unwrap_err()
+        );
+        assert!(
+            missing.contains("--estimate /nonexistent/e.json: cannot read it"),
+            "{missing}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("e.json");
+        std::fs::write(&bad, "{\"docs\": 3}").unwrap();
+        let wrong = format!("{:#}", eta_prior(&bad, 4).unwrap_err());
+        assert!(wrong.contains("not an estimate.json"), "{wrong}");
     }
 
     fn sample_error(args: &[&str]) -> String {

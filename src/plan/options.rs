@@ -133,6 +133,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub target_precision: Option<String>,
 
+    /// With --corpus: the estimate made for this import (`ingestbench estimate`'s
+    /// estimate.json). Its duration at --threads (else its answer's) is the live ETA's
+    /// prior, its interval the prior's spread: it narrows the ETA while little is done and
+    /// counts for less as the import's own progress grows.
+    #[arg(long, value_name = "ESTIMATE.json", requires = "corpus")]
+    pub estimate: Option<PathBuf>,
+
     /// With --corpus DIR: upload the files into numbered folders (--docs-per-folder) under
     /// generated names, instead of recreating the corpus's folder tree below each run's
     /// folder with the files' own names (creating those folders is part of the import timed).

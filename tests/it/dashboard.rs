@@ -136,6 +136,21 @@ async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_resul
         late.iter().any(|s| s["eta"].is_object()),
         "an ETA while running"
     );
+    // The paced schedule while the run is under way: its rate, the documents due so far and
+    // those no worker has taken (4 workers keep up with 200/s here: few or none).
+    let paced: Vec<&Value> = late.iter().filter_map(|s| s.get("paced")).collect();
+    assert!(!paced.is_empty(), "the paced schedule on the page");
+    assert!(
+        paced
+            .iter()
+            .all(|p| p["rate_per_s"].as_f64() == Some(200.0)),
+        "{paced:?}"
+    );
+    assert!(
+        paced.iter().any(|p| p["due"].as_u64().unwrap_or(0) > 0)
+            && paced.iter().all(|p| p["due"].as_u64().unwrap_or(0) <= 1000),
+        "{paced:?}"
+    );
     let report = client.get(format!("{url}report")).send().await.unwrap();
     assert_eq!(report.status(), 200);
     assert!(report.text().await.unwrap().contains("<html"));

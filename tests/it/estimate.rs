@@ -167,9 +167,12 @@ async fn an_estimate_from_a_pilot_import_predicts_the_whole_import() {
             .unwrap()
             .contains("\"if_relieved\":{")
     );
-    let (outcome, r) = ingestbench::run_command(&import("1500", "0"))
-        .await
-        .unwrap();
+    // The import, with the estimate as its live ETA's prior (`--estimate`).
+    let est_file = dir.path().join("estimate.json");
+    std::fs::write(&est_file, serde_json::to_string(&est).unwrap()).unwrap();
+    let mut whole = import("1500", "0");
+    whole.estimate = Some(est_file);
+    let (outcome, r) = ingestbench::run_command(&whole).await.unwrap();
     assert_eq!(outcome, ingestbench::Outcome::Success);
     let (predicted, half, measured) = (o.duration_s, o.ci95_s, r.mean_duration_s);
     let (lo, hi) = o.bounds_s();
