@@ -1123,7 +1123,7 @@ mod tests {
     /// The ETA's prior: the documents over the duration at the import's threads (else the
     /// first option's), the spread from the interval's larger side.
     #[test]
-    fn an_estimate_is_the_etas_prior_at_its_threads() {
+    fn the_etas_prior_is_the_estimates_rate_at_its_threads() {
         let option = |threads: u64, d: f64, lo: f64, hi: f64| {
             serde_json::json!({"method": "direct", "connection": "reuse", "threads": threads,
                 "duration_s": d, "ci95_s": (hi - lo) / 2.0, "hours": d / 3600.0,
