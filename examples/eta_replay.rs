@@ -117,31 +117,15 @@ fn timeline(v: &Value) -> Option<Vec<(f64, Counts)>> {
     (points.len() >= 2).then_some(points)
 }
 
-/// The rate an `estimate.json` beside `file` predicted for this import's documents, and the
-/// relative spread of its interval (1 sd in log space from its larger side).
+/// The prior an `estimate.json` beside `file` gives this import's ETA, as `run --estimate`
+/// takes it (`Estimate::eta_prior` at the import's thread count).
 fn prior_of(file: &Path, run: &Value) -> Option<(f64, f64)> {
-    let est: Value =
+    let est: ingestbench::analysis::estimate::Estimate =
         serde_json::from_str(&std::fs::read_to_string(file.parent()?.join("estimate.json")).ok()?)
             .ok()?;
-    let docs = run.get("docs_ok")?.as_f64()?;
     let threads = run
         .get("worker_quotas")
         .and_then(Value::as_array)
-        .map(|w| w.len() as f64);
-    let options = est.get("options")?.as_array()?;
-    let o = options
-        .iter()
-        .find(|o| o.get("threads").and_then(Value::as_f64) == threads)
-        .or(options.first())?;
-    let d = o.get("duration_s")?.as_f64()?;
-    let hi = o
-        .get("duration_hi_s")
-        .and_then(Value::as_f64)
-        .unwrap_or(d + o.get("ci95_s")?.as_f64()?);
-    let lo = o
-        .get("duration_lo_s")
-        .and_then(Value::as_f64)
-        .unwrap_or((d - o.get("ci95_s")?.as_f64()?).max(d * 0.01));
-    let sd = ((hi / d).ln()).max((d / lo.max(1e-9)).ln()) / 1.96;
-    (d > 0.0 && sd > 0.0).then_some((docs / d, sd))
+        .map_or(0, |w| w.len() as u64);
+    est.eta_prior(threads)
 }

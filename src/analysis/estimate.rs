@@ -83,9 +83,10 @@ pub struct OptionEstimate {
 }
 
 impl Estimate {
-    /// The prior this estimate gives the import's live ETA: its documents over its duration
-    /// for the option at `threads` (else its first, the answer's), and its interval's larger
-    /// side as the spread (1 sd in log space). `None`: no option with a duration.
+    /// The prior this estimate gives the import's live ETA: its uploads (documents and their
+    /// versions, the unit the ETA counts a corpus import's work in) over its duration for the
+    /// option at `threads` (else its first, the answer's), and its interval's larger side as
+    /// the spread (1 sd in log space). `None`: no option with a duration.
     pub fn eta_prior(&self, threads: u64) -> Option<(f64, f64)> {
         let o = self
             .options
@@ -95,8 +96,8 @@ impl Estimate {
         let d = o.duration_s;
         let (lo, hi) = o.bounds_s();
         let sd = (hi / d).ln().max((d / lo.max(d * 0.01)).ln()) / 1.96;
-        (d > 0.0 && self.documents > 0 && sd.is_finite() && sd > 0.0)
-            .then(|| (self.documents as f64 / d, sd))
+        let uploads = (self.documents + self.versions) as f64;
+        (d > 0.0 && uploads > 0.0 && sd.is_finite() && sd > 0.0).then(|| (uploads / d, sd))
     }
 }
 

@@ -735,7 +735,7 @@ impl RunPlan {
             eta_prior: a
                 .estimate
                 .as_deref()
-                .map(|p| eta_prior(p, a.threads))
+                .map(|p| eta_prior(p, rec.threads.first().copied().unwrap_or(a.threads)))
                 .transpose()?,
         })
     }
