@@ -186,6 +186,52 @@ def host_speed():
     return {"sha256_mb_s": round(sha), "copy_gb_s": round(copy, 2)}
 
 
+def multipart(size):
+    """The exact request ingestbench sends for one document of `size` (basic profile): its
+    multipart body and Content-Type, caught by a one-shot server that answers as the sink
+    does. oha and wrk then post these bytes with this header ("same multipart"), so a row
+    differs from ingestbench's only in the client. Returns (body file, content type)."""
+    import http.server
+    import threading
+    got = {}
+    folder = b'{"entry":{"id":"p","name":"home","nodeType":"cm:folder","isFolder":true,"isFile":false}}'
+
+    class Catch(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def answer(self, code, data):
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.answer(200, folder)
+
+        def do_POST(self):
+            data = self.rfile.read(int(self.headers["Content-Length"]))
+            ctype = self.headers.get("Content-Type", "")
+            if ctype.startswith("multipart/") and len(data) > size:
+                got["body"], got["ctype"] = data, ctype
+            self.answer(201, b'{"entry":{"id":"sink"}}')
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Catch)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        subprocess.run([str(BIN), "run", "--url", f"http://127.0.0.1:{srv.server_address[1]}", "--auth", "basic", "--warmup", "0", "--docs", "1",
+                        "--threads", "1", "--runs", "1", "--quiet", "--profile", "basic", "--small-size", str(size), "--size", "small",
+                        "--results-dir", str(LAB / "results"), "--password-file", str(LAB / "pw")], check=True, capture_output=True)
+    finally:
+        srv.shutdown()
+    f = LAB / f"multipart-{size}.bin"
+    f.write_bytes(got["body"])
+    return f, got["ctype"]
+
+
 def body(size):
     f = LAB / f"body-{size}.bin"
     if not f.exists():
@@ -221,9 +267,13 @@ def ingestbench_per_cpu_runtimes(n, c, size, https=False, sink="proxied"):
     return ingestbench(n, c, size, https, sink, {"INGESTBENCH_WORKER_RUNTIMES": str(len(os.sched_getaffinity(0)))})
 
 
-def oha(n, c, size, https=False, sink="proxied"):
-    # The body is random bytes of `size`; the MB/s is of those bytes.
-    cmd = [tool("oha"), "-n", str(n), "-c", str(c), "-m", "POST", "-D", str(body(size)), "--no-tui", "--output-format", "json", url(https, sink) + "/upload"]
+def oha(n, c, size, https=False, sink="proxied", same=None):
+    # The body is random bytes of `size` (the MB/s is of those bytes), or with `same` (a
+    # multipart() pair) ingestbench's own request body and Content-Type.
+    data, ctype = same or (body(size), None)
+    cmd = [tool("oha"), "-n", str(n), "-c", str(c), "-m", "POST", "-D", str(data), "--no-tui", "--output-format", "json", url(https, sink) + "/upload"]
+    if ctype:
+        cmd[1:1] = ["-T", ctype]
     if https:
         cmd[1:1] = ["--cacert", str(LAB / "tls/ca.pem")]
     out, wall, cpu, rss = timed(cmd)
@@ -232,9 +282,10 @@ def oha(n, c, size, https=False, sink="proxied"):
     return {"rate": rate, "mb_s": rate * size / 1e6, "n": n, "failed": 0, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall}
 
 
-def wrk(seconds, c, size, sink="proxied"):
-    lua = LAB / f"post-{size}.lua"
-    lua.write_text(f'wrk.method="POST"; wrk.body=io.open("{body(size)}","rb"):read("*a"); wrk.headers["Content-Type"]="application/octet-stream"\n')
+def wrk(seconds, c, size, sink="proxied", same=None):
+    data, ctype = same or (body(size), "application/octet-stream")
+    lua = LAB / f"post-{Path(data).stem}.lua"
+    lua.write_text(f'wrk.method="POST"; wrk.body=io.open("{data}","rb"):read("*a"); wrk.headers["Content-Type"]="{ctype}"\n')
     out, wall, cpu, rss = timed([tool("wrk"), "-t2", f"-c{c}", f"-d{seconds}s", "-s", str(lua), url(False, sink) + "/upload"])
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     n = int(re.search(r"(\d+) requests in", out).group(1))
@@ -376,10 +427,13 @@ def main():
         # multipart fields and metadata add ~1.1 KiB. "oha, same bytes" posts a body that makes
         # its request as long (oha's own headers are ~165 bytes), so what differs is the client.
         nd = n_direct
+        same = multipart(small)
         compare("small, 32 conns, direct sink", with_baseline([("ingestbench", ingestbench, (nd, 32, small, False, d)),
                                                  ("ingestbench, shared runtime", ingestbench_shared_runtime, (nd, 32, small, False, d)),
                                                  ("ingestbench, runtime per CPU", ingestbench_per_cpu_runtimes, (nd, 32, small, False, d)), ("oha", oha, (nd, 32, small, False, d)),
-                                                 ("oha, same bytes", oha, (nd, 32, SAME_BYTES, False, d)), ("wrk", wrk, (5, 32, small, d))]))
+                                                 ("oha, same bytes", oha, (nd, 32, SAME_BYTES, False, d)),
+                                                 ("oha, same multipart", oha, (nd, 32, small, False, d, same)), ("wrk", wrk, (5, 32, small, d)),
+                                                 ("wrk, same multipart", wrk, (5, 32, small, d, same))]))
         # Large bodies go to the proxied sink, which reads every body before it answers: nginx's
         # `return` answers before the body has arrived, and oha then reconnects per upload.
         compare("large 3 MiB, HTTPS, 8 conns", with_baseline([("ingestbench", ingestbench, (300 if QUICK else 1000, 8, large, True)),
@@ -418,6 +472,9 @@ def main():
     ratio("small @32: docs/s vs wrk req/s", ib32, wrk32, "rate", ">= 0.9", lambda v: v >= 0.9)
     ratio("small @32: docs/s vs oha req/s", ib32, oha32, "rate", ">= 1.0", lambda v: v >= 1.0)
     ratio("small @32: CPU per upload vs oha", ib32, oha32, "cpu_s_per_1000", "<= 1.0", lambda v: v <= 1.0)
+    ratio("small @32: docs/s vs wrk posting the same multipart", ib32, get(scn, "wrk, same multipart"), "rate", ">= 0.9", lambda v: v >= 0.9)
+    ratio("small @32: docs/s vs oha posting the same multipart", ib32, get(scn, "oha, same multipart"), "rate", ">= 1.0", lambda v: v >= 1.0)
+    ratio("small @32: CPU per upload vs oha posting the same multipart", ib32, get(scn, "oha, same multipart"), "cpu_s_per_1000", "<= 1.0", lambda v: v <= 1.0)
     same = get(scn, "oha, same bytes")
     ratio("small @32: docs/s vs oha sending as many bytes", ib32, same, "rate", ">= 1.0", lambda v: v >= 1.0)
     ratio("small @32: CPU per upload vs oha sending as many bytes", ib32, same, "cpu_s_per_1000", "<= 1.0", lambda v: v <= 1.0)

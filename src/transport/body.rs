@@ -121,6 +121,16 @@ impl ChunkBody {
             }
         }
     }
+    /// The body's pieces when it is all in memory (nothing streamed from a file and nothing
+    /// taken yet), for the fast path's vectored write; it stays whole, to be sent again.
+    pub fn in_memory(&self) -> Option<[&[u8]; 4]> {
+        if self.file.is_some() || self.next != 0 {
+            return None;
+        }
+        Some(std::array::from_fn(|i| {
+            self.chunks[i].as_deref().unwrap_or_default()
+        }))
+    }
     pub fn len(&self) -> u64 {
         self.remaining
     }

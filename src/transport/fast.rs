@@ -1,24 +1,30 @@
-//! The per-worker upload connection (the fast path): each worker drives its own HTTP/1.1 connection with hyper directly
-//! (as oha does), with no connection pool, no per-request URL parsing and no shared state.
-//! Used for uploads when the access path is plain HTTP/1.1 or HTTPS with system/given CA
-//! roots; anything else (HTTP/2, client certificates, `insecure`, a server-name override)
-//! stays on the shared reqwest client. Knows nothing of any repository API.
+//! The per-worker upload connection (the fast path): each worker drives its own HTTP/1.1
+//! connection, writing its request head and body in one vectored write and reading the answer
+//! itself (`h1`), as wrk does: no connection pool, no connection task, no channel between the
+//! worker and its socket, no shared state. Used for uploads when the access path is plain
+//! HTTP/1.1 or HTTPS with system/given CA roots; anything else (HTTP/2, client certificates,
+//! `insecure`, a server-name override) stays on the shared reqwest client. Knows nothing of
+//! any repository API.
 
+use std::io::IoSlice;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::client::conn::http1::SendRequest;
-use hyper::header::{HOST, HeaderMap, HeaderValue, USER_AGENT};
-use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::StatusCode;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
 
 use super::body::ChunkBody;
 use super::counter::ConnectionCounter;
+use super::h1;
 use crate::metrics::{ErrorClass, UploadError, error_chain};
 
 /// Where uploads go and how to connect there.
@@ -47,42 +53,119 @@ impl std::fmt::Debug for Endpoint {
 }
 
 /// A worker's own connection.
-pub struct Conn {
-    send: SendRequest<ChunkBody>,
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
-/// A worker's own fast-path state: its connection (while open) and the request target it
-/// last sent to, parsed once (an upload's target is the same document after document).
-#[derive(Debug, Default)]
-pub struct Lane {
-    conn: Option<Conn>,
-    target: Option<(Box<str>, hyper::Uri)>,
+impl Conn {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Conn::Plain(t) => t,
+            Conn::Tls(t) => t.get_ref().0,
+        }
+    }
+
+    /// Whether an idle connection has been closed by the server (or holds bytes nobody asked
+    /// for, which ends it as well): checked before reusing it, so a request goes out on a
+    /// connection that is still open, as hyper's `is_closed` does.
+    fn looks_closed(&self) -> bool {
+        let mut byte = [0u8; 1];
+        let mut buf = ReadBuf::new(&mut byte);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        self.tcp().poll_peek(&mut cx, &mut buf).is_ready()
+    }
 }
 
-impl Lane {
-    /// `path` as a request target, parsed only when it differs from the last one.
-    fn target(&mut self, path: &str) -> Result<hyper::Uri, UploadError> {
-        match &self.target {
-            Some((p, uri)) if **p == *path => Ok(uri.clone()),
-            _ => {
-                let uri = hyper::Uri::try_from(path)
-                    .map_err(|e| UploadError::protocol(format!("request target {path}: {e}")))?;
-                self.target = Some((path.into(), uri.clone()));
-                Ok(uri)
-            }
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_read(cx, buf),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_read(cx, buf),
         }
     }
 }
 
-impl std::fmt::Debug for Conn {
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_write(cx, buf),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_write_vectored(cx, bufs),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_flush(cx),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_shutdown(cx),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A worker's own fast-path state: its connection (while open), the request target it last
+/// checked (an upload's target is the same document after document) and the buffers its
+/// request heads and answers are written and read in, reused upload after upload.
+#[derive(Default)]
+pub struct Lane {
+    conn: Option<Conn>,
+    target: Box<str>,
+    head: Vec<u8>,
+    read: Vec<u8>,
+}
+
+impl std::fmt::Debug for Lane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Conn")
+        f.debug_struct("Lane")
+            .field("open", &self.conn.is_some())
+            .finish()
+    }
+}
+
+impl Lane {
+    /// Checks `path` as a request target, only when it differs from the last one.
+    fn check_target(&mut self, path: &str) -> Result<(), UploadError> {
+        if *self.target != *path {
+            if !h1::valid_target(path) {
+                return Err(UploadError::protocol(format!(
+                    "request target {path:?}: not a percent-encoded path"
+                )));
+            }
+            self.target = path.into();
+        }
+        Ok(())
     }
 }
 
 /// What a request returned.
 pub struct Answer {
     pub status: StatusCode,
+    /// The headers the caller asked to keep, and no others.
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -170,89 +253,73 @@ impl Endpoint {
             }
         };
         let _ = tcp.set_nodelay(true);
-        let send = match &self.tls {
-            Some((connector, name)) => {
-                let stream =
-                    connector
-                        .connect(name.clone(), tcp)
-                        .await
-                        .map_err(|e| UploadError {
-                            class: ErrorClass::Tls,
-                            status: None,
-                            message: format!("TLS handshake: {}", error_chain(&e)),
-                        })?;
-                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                    .await
-                    .map_err(|e| hyper_err(&e))?;
-                tokio::spawn(conn);
-                send
-            }
-            None => {
-                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-                    .await
-                    .map_err(|e| hyper_err(&e))?;
-                tokio::spawn(conn);
-                send
-            }
-        };
-        Ok(Conn { send })
+        match &self.tls {
+            Some((connector, name)) => connector
+                .connect(name.clone(), tcp)
+                .await
+                .map(|s| Conn::Tls(Box::new(s)))
+                .map_err(|e| UploadError {
+                    class: ErrorClass::Tls,
+                    status: None,
+                    message: format!("TLS handshake: {}", error_chain(&e)),
+                }),
+            None => Ok(Conn::Plain(tcp)),
+        }
     }
 
     /// Sends one request on the worker's connection (opening one when there is none or it
-    /// closed), within the timeout; a request the old connection never took is sent again
-    /// on a new one, since nothing of it reached the server.
+    /// closed), within the timeout, and keeps the answer's headers named in `keep`. A body
+    /// held in memory whose connection failed while it was being written is sent again, once,
+    /// on a new connection: the server cannot have taken a request it did not receive whole.
     pub async fn send(
         &self,
         lane: &mut Lane,
-        method: hyper::Method,
+        method: &str,
         path: &str,
-        headers: &[(hyper::header::HeaderName, &HeaderValue)],
-        body: ChunkBody,
+        headers: &[(HeaderName, &HeaderValue)],
+        mut body: ChunkBody,
+        keep: &[Option<&HeaderName>],
     ) -> Result<Answer, UploadError> {
-        let uri = lane.target(path)?;
-        let slot = &mut lane.conn;
-        let mut req = Request::builder()
-            .method(method)
-            .uri(uri)
-            .body(body)
-            .map_err(|e| UploadError::protocol(format!("request: {e}")))?;
-        let h = req.headers_mut();
-        h.insert(HOST, self.host.clone());
-        h.insert(
-            USER_AGENT,
-            HeaderValue::from_static(concat!("ingestbench/", env!("CARGO_PKG_VERSION"))),
+        lane.check_target(path)?;
+        h1::write_head(
+            &mut lane.head,
+            method,
+            path,
+            &self.host,
+            headers,
+            body.len(),
         );
-        for (k, v) in headers {
-            h.insert(k.clone(), (*v).clone());
-        }
+        let Lane {
+            conn: slot,
+            head,
+            read,
+            ..
+        } = lane;
         let work = async {
-            let mut req = req;
-            for _ in 0..2 {
-                let mut conn = match slot.take() {
-                    Some(c) if !c.send.is_closed() => c,
-                    _ => self.connect().await?,
+            for attempt in 0..2 {
+                let (mut conn, reused) = match slot.take() {
+                    Some(c) if !c.looks_closed() => (c, true),
+                    _ => (self.connect().await?, false),
                 };
-                if conn.send.ready().await.is_err() {
-                    continue;
-                }
-                match conn.send.try_send_request(req).await {
-                    Ok(resp) => {
-                        let (parts, body) = resp.into_parts();
-                        let body = body.collect().await.map_err(|e| hyper_err(&e))?.to_bytes();
-                        if self.reuse && !conn.send.is_closed() {
-                            *slot = Some(conn);
-                        }
-                        return Ok(Answer {
-                            status: parts.status,
-                            headers: parts.headers,
-                            body,
-                        });
+                let sent = match body.in_memory() {
+                    Some(parts) => write_all(&mut conn, head, &parts).await,
+                    None => write_streamed(&mut conn, head, &mut body).await,
+                };
+                if let Err(e) = sent {
+                    if reused && attempt == 0 && body.in_memory().is_some() {
+                        continue;
                     }
-                    Err(mut e) => match e.take_message() {
-                        Some(unsent) => req = unsent,
-                        None => return Err(hyper_err(e.error())),
-                    },
+                    return Err(UploadError {
+                        class: ErrorClass::Io,
+                        status: None,
+                        message: format!("sending the request: {}", error_chain(&e)),
+                    });
                 }
+                let (answer, reusable) = read_answer(&mut conn, read, keep).await?;
+                if self.reuse && reusable {
+                    *slot = Some(conn);
+                }
+                return Ok(answer);
             }
             Err(UploadError {
                 class: ErrorClass::Io,
@@ -263,7 +330,7 @@ impl Endpoint {
         match tokio::time::timeout(self.timeout, work).await {
             Ok(r) => r,
             Err(_) => {
-                *slot = None;
+                lane.conn = None;
                 Err(UploadError {
                     class: ErrorClass::Timeout,
                     status: None,
@@ -274,10 +341,111 @@ impl Endpoint {
     }
 }
 
-fn hyper_err(e: &hyper::Error) -> UploadError {
+/// Writes the head and a body held in memory with as few (vectored) writes as the socket
+/// takes: one, for any document that fits its send buffer.
+async fn write_all(conn: &mut Conn, head: &[u8], parts: &[&[u8]; 4]) -> std::io::Result<()> {
+    let mut left: [&[u8]; 5] = [head, parts[0], parts[1], parts[2], parts[3]];
+    let mut first = 0;
+    loop {
+        while first < left.len() && left[first].is_empty() {
+            first += 1;
+        }
+        if first == left.len() {
+            break;
+        }
+        let slices: [IoSlice<'_>; 5] = std::array::from_fn(|i| IoSlice::new(left[i]));
+        let n = conn.write_vectored(&slices[first..]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let mut n = n;
+        for part in left[first..].iter_mut() {
+            let take = n.min(part.len());
+            *part = &part[take..];
+            n -= take;
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    conn.flush().await
+}
+
+/// Writes the head, then a body streamed from a file as it is read.
+async fn write_streamed(conn: &mut Conn, head: &[u8], body: &mut ChunkBody) -> std::io::Result<()> {
+    conn.write_all(head).await?;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            conn.write_all(&data).await?;
+        }
+    }
+    conn.flush().await
+}
+
+/// Reads one answer: its head (interim 1xx answers dropped), then its body as the head frames
+/// it. Also says whether the connection may carry the next request.
+async fn read_answer(
+    conn: &mut Conn,
+    buf: &mut Vec<u8>,
+    keep: &[Option<&HeaderName>],
+) -> Result<(Answer, bool), UploadError> {
+    buf.clear();
+    let head = loop {
+        match h1::parse_head(buf, keep).map_err(UploadError::protocol)? {
+            h1::Read::Head(h) => break h,
+            h1::Read::Interim(n) => {
+                buf.drain(..n);
+            }
+            h1::Read::Partial => {
+                if read_more(conn, buf).await? == 0 {
+                    return Err(closed("before the answer's head"));
+                }
+            }
+        }
+    };
+    let status = StatusCode::from_u16(head.status)
+        .map_err(|_| UploadError::protocol(format!("status {}", head.status)))?;
+    let (body, taken) = loop {
+        match h1::body(&buf[head.len..], head.framing).map_err(UploadError::protocol)? {
+            Some(b) => break b,
+            None => {
+                if read_more(conn, buf).await? == 0 {
+                    if head.framing != h1::Framing::Close {
+                        return Err(closed("before the answer's body ended"));
+                    }
+                    let rest = buf.len() - head.len;
+                    break (Bytes::copy_from_slice(&buf[head.len..]), rest);
+                }
+            }
+        }
+    };
+    let reusable = head.keep_alive && head.len + taken == buf.len();
+    if buf.capacity() > 64 * 1024 {
+        *buf = Vec::new();
+    }
+    Ok((
+        Answer {
+            status,
+            headers: head.kept,
+            body,
+        },
+        reusable,
+    ))
+}
+
+async fn read_more(conn: &mut Conn, buf: &mut Vec<u8>) -> Result<usize, UploadError> {
+    buf.reserve(8 * 1024);
+    conn.read_buf(buf).await.map_err(|e| UploadError {
+        class: ErrorClass::Io,
+        status: None,
+        message: format!("reading the answer: {}", error_chain(&e)),
+    })
+}
+
+fn closed(when: &str) -> UploadError {
     UploadError {
         class: ErrorClass::Io,
         status: None,
-        message: error_chain(e),
+        message: format!("connection closed {when}"),
     }
 }

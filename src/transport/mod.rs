@@ -9,6 +9,7 @@ pub mod body;
 pub mod client;
 pub mod counter;
 pub mod fast;
+mod h1;
 pub mod route;
 
 pub use access::{AccessMethod, ConnectionPolicy, HttpVersion};

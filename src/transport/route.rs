@@ -10,6 +10,8 @@ use super::body::ChunkBody;
 use super::fast::{Endpoint, Lane};
 use crate::metrics::UploadError;
 
+static SET_COOKIE: HeaderName = reqwest::header::SET_COOKIE;
+
 /// How uploads of one access method travel, shared by all its workers.
 #[derive(Debug, Clone, Default)]
 pub struct Route {
@@ -36,9 +38,11 @@ impl Route {
         body: ChunkBody,
     ) -> Result<(reqwest::StatusCode, Option<String>, Bytes), UploadError> {
         if let Some(fast) = &self.fast {
-            let a = fast
-                .send(lane, reqwest::Method::POST, path, headers, body)
-                .await?;
+            let keep = [
+                self.node_header.as_ref(),
+                self.node_cookie.as_ref().map(|_| &SET_COOKIE),
+            ];
+            let a = fast.send(lane, "POST", path, headers, body, &keep).await?;
             return Ok((
                 a.status,
                 node_of(
