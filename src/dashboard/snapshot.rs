@@ -60,6 +60,10 @@ pub struct Snapshot {
     /// worker has taken yet (absent: not paced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paced: Option<crate::engine::PacedNow>,
+    /// The measured runs that ended since the previous snapshot (each is sent once; a page
+    /// opened late gets them with the history): the sweep charts grow by them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs_done: Vec<crate::engine::RunDone>,
     /// The job has ended; `report`: the final report is served at `/report`.
     pub finished: bool,
     pub report: bool,
@@ -74,6 +78,8 @@ pub struct Sampler {
     /// The tracker follows a corpus import's work (documents, folders, bytes).
     costed: bool,
     cell: Option<String>,
+    /// Runs ended that earlier snapshots carried.
+    runs_sent: usize,
 }
 
 /// Every cell's reading, summed.
@@ -138,6 +144,7 @@ impl Sampler {
             tracker: Tracker::new(30.0, 0.0),
             costed: false,
             cell: None,
+            runs_sent: 0,
         }
     }
 
@@ -194,6 +201,8 @@ impl Sampler {
             live.runs_eta()
         };
         self.seq += 1;
+        let runs_done = live.runs_done_since(self.runs_sent);
+        self.runs_sent += runs_done.len();
         let snap = Snapshot {
             seq: self.seq,
             t_s: (t * 1e3).round() / 1e3,
@@ -214,6 +223,7 @@ impl Sampler {
             docs_per_s_overall: (seen.elapsed_s > 0.0 && done > 0)
                 .then(|| seen.docs.done / seen.elapsed_s),
             paced: live.paced_now(),
+            runs_done,
             finished: false,
             report: false,
         };
@@ -290,5 +300,24 @@ mod tests {
         let json = serde_json::to_value(&third).unwrap();
         assert_eq!(json["docs_ok"], 10);
         assert_eq!(json["seq"], 3);
+        assert!(
+            json.get("runs_done").is_none(),
+            "no run ended: nothing sent"
+        );
+        // A run that ends is sent once, in the next snapshot.
+        live.runs_done.lock().unwrap().push(crate::engine::RunDone {
+            cell: cell.clone(),
+            run: 1,
+            docs_per_s: 12.5,
+            resources: Vec::new(),
+            readers: Vec::new(),
+            verdict: None,
+        });
+        let fourth = s.take(4.0, &m.readings(), &live);
+        assert_eq!(fourth.runs_done.len(), 1);
+        let json = serde_json::to_value(&fourth).unwrap();
+        assert_eq!(json["runs_done"][0]["cell"]["threads"], 2);
+        assert_eq!(json["runs_done"][0]["docs_per_s"], 12.5);
+        assert!(s.take(5.0, &m.readings(), &live).runs_done.is_empty());
     }
 }

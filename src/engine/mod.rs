@@ -32,4 +32,4 @@ pub use reach::settle_methods;
 pub use session::{Connected, Embedded, Session};
 pub use sidecars::{Sidecars, join_rendezvous};
 pub use sweep::{Folders, JobSpec, RunObserver, SweepEnd, SweepJob, run_sweep};
-pub use worker::{LiveCounters, PacedNow};
+pub use worker::{LiveCounters, PacedNow, RunDone};

@@ -586,6 +586,7 @@ async fn one_run(
     } else {
         0.0
     };
+    let done = super::RunDone::of(cell, &m, rate);
     // On a full disk the manifest fails first, then the run's record: the manifest's error
     // is the one that says what was lost and what to do.
     obs.finished(cell, m, cpu.max(0.0), interrupted)
@@ -593,6 +594,9 @@ async fn one_run(
             Some(first) => anyhow::anyhow!("{first} (then: {e:#})"),
             None => e,
         })?;
+    if let Ok(mut d) = job.live.runs_done.lock() {
+        d.push(done);
+    }
     Ok(Some((
         rate,
         SweepEnd {

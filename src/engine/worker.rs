@@ -46,6 +46,107 @@ pub struct LiveCounters {
     pub runs: std::sync::Mutex<crate::analysis::eta::RunsSoFar>,
     /// The paced run under way (`--rate`), for the live page's backlog.
     pub(super) pace: std::sync::Mutex<Option<Arc<super::pace::Pace>>>,
+    /// The schedule's measured runs as they end (pushed once per run): the live page's
+    /// sweep charts grow by them.
+    pub runs_done: std::sync::Mutex<Vec<RunDone>>,
+}
+
+/// One measured run of a cell, ended: its cell, run number and docs/sec, what the resources
+/// the tool reads spent in its window, and its readers' latencies (`--readers`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunDone {
+    pub cell: crate::results::CellKey,
+    pub run: u32,
+    pub docs_per_s: f64,
+    /// Resources with a known capacity, busiest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ResourceBusy>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub readers: Vec<ReaderLatency>,
+    /// What most likely limited the run, from its resources alone (the report's verdict
+    /// adds the sweep's scaling evidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+}
+
+/// A resource's use over a run's window, in percent of its capacity (a server's CPU against
+/// its quota or cores, this host's CPU, a disk's busy time).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ResourceBusy {
+    pub name: String,
+    pub busy_pct: f64,
+    /// Where the capacity comes from (`cgroup v1 cpu quota`, `host cores`, ...).
+    pub capacity_from: String,
+}
+
+/// One kind of read beside the import: its rate and latency percentiles, ms.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ReaderLatency {
+    pub op: &'static str,
+    pub per_s: f64,
+    pub failed: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+}
+
+impl RunDone {
+    /// What a run's measurement says for the live page.
+    pub fn of(
+        cell: &crate::results::CellKey,
+        m: &crate::results::RunMeasurement,
+        docs_per_s: f64,
+    ) -> RunDone {
+        let mut resources: Vec<ResourceBusy> = m
+            .resources
+            .iter()
+            .flat_map(|r| {
+                let window = r.window_s;
+                r.resources
+                    .iter()
+                    .filter(move |u| u.capacity > 0.0 && window > 0.0)
+                    .map(move |u| ResourceBusy {
+                        name: u.name.clone(),
+                        busy_pct: 100.0 * u.busy_s / (u.capacity * window),
+                        capacity_from: u.capacity_from.clone(),
+                    })
+            })
+            .collect();
+        resources.sort_by(|a, b| b.busy_pct.total_cmp(&a.busy_pct));
+        let readers = m
+            .readers
+            .iter()
+            .flat_map(|r| r.ops.iter())
+            .map(|o| ReaderLatency {
+                op: o.op.name(),
+                per_s: o.per_sec,
+                failed: o.failed,
+                p50_ms: o.latency_ms.p50,
+                p95_ms: o.latency_ms.p95,
+                p99_ms: o.latency_ms.p99,
+            })
+            .collect();
+        let demands = crate::analysis::limits::cell_demands(std::iter::once((
+            m.recorder.docs_ok,
+            m.resources.as_ref(),
+        )));
+        let verdict = crate::analysis::limits::judge(
+            &demands,
+            cell.threads,
+            docs_per_s,
+            m.recorder.latency().mean,
+            None,
+        )
+        .map(|v| v.text);
+        RunDone {
+            cell: cell.clone(),
+            run: m.run,
+            docs_per_s,
+            resources,
+            readers,
+            verdict,
+        }
+    }
 }
 
 /// A paced run's schedule as it stands (`LiveCounters::paced_now`).
@@ -83,6 +184,14 @@ impl LiveCounters {
             due,
             behind,
         })
+    }
+
+    /// The runs ended after the first `seen` (a reader keeps its own count).
+    pub fn runs_done_since(&self, seen: usize) -> Vec<RunDone> {
+        self.runs_done
+            .lock()
+            .map(|r| r.get(seen..).unwrap_or_default().to_vec())
+            .unwrap_or_default()
     }
 
     /// The ETA's prior, when the team gave an estimate.

@@ -151,6 +151,20 @@ async fn the_live_page_streams_the_run_replays_its_history_and_ends_at_the_resul
             && paced.iter().all(|p| p["due"].as_u64().unwrap_or(0) <= 1000),
         "{paced:?}"
     );
+    // The run, once it ended, with what the resources spent in its window (sent once).
+    let runs: Vec<&Value> = late
+        .iter()
+        .filter_map(|s| s.get("runs_done"))
+        .flat_map(|r| r.as_array().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 1, "one run, sent once: {runs:?}");
+    assert_eq!(runs[0]["cell"]["threads"], 4, "{runs:?}");
+    assert!(
+        runs[0]["resources"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|u| u["busy_pct"].as_f64().is_some())),
+        "{runs:?}"
+    );
     let report = client.get(format!("{url}report")).send().await.unwrap();
     assert_eq!(report.status(), 200);
     assert!(report.text().await.unwrap().contains("<html"));
@@ -275,4 +289,12 @@ fn the_live_page_draws_in_headless_chromium_with_no_console_errors() {
     assert!(dom.contains("Finished at"), "{dom}");
     assert!(dom.contains("href=\"/report\""), "{dom}");
     assert!(dom.matches("<polyline").count() >= 5, "{dom}");
+    // The cell's runs as they ended: its chart and its row in the cells' table.
+    assert!(dom.contains("<section id=\"sweep\">"), "{dom}");
+    assert!(dom.contains("small documents"), "{dom}");
+    assert!(dom.contains("<td>2</td>"), "the cell at 2 threads: {dom}");
+    // The last run's resources against their capacity, and what limited it.
+    assert!(dom.contains("<section id=\"last\">"), "{dom}");
+    assert!(dom.contains("this host's CPU"), "{dom}");
+    assert!(dom.contains("likely limit: "), "{dom}");
 }
