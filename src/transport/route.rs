@@ -15,7 +15,7 @@ static SET_COOKIE: HeaderName = reqwest::header::SET_COOKIE;
 /// How uploads of one access method travel, shared by all its workers.
 #[derive(Debug, Clone, Default)]
 pub struct Route {
-    /// The upload fast path (per-worker hyper connections), when the access path allows it.
+    /// The upload fast path (per-worker HTTP/1.1 connections), when the access path allows it.
     pub fast: Option<std::sync::Arc<Endpoint>>,
     /// Response header naming the backend node, if the access path sets one.
     pub node_header: Option<HeaderName>,
