@@ -9,6 +9,14 @@
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 const [url, waitMs = "4000", port = "9333"] = process.argv.slice(2);
+if (!url || !/^https?:\/\//.test(url) || !(Number(waitMs) >= 0)) {
+  console.error("usage: node --experimental-websocket scripts/watch-page.mjs http://127.0.0.1:PORT/ [WAIT_MS] [DEVTOOLS_PORT]");
+  process.exit(2);
+}
+if (typeof WebSocket !== "function") {
+  console.error("watch-page.mjs: this Node has no WebSocket; run it with --experimental-websocket (Node 20-21) or Node 22+");
+  process.exit(2);
+}
 const chrome = spawn("chromium", ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
   `--remote-debugging-port=${port}`, `--user-data-dir=${tmpdir()}/ingestbench-watch-${port}`, "about:blank"], { stdio: "ignore" });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -17,7 +25,12 @@ for (let i = 0; i < 50; i++) {
   try { targets = await (await fetch(`http://127.0.0.1:${port}/json`)).json(); if (targets.some((t) => t.type === "page")) break; } catch {}
   await sleep(200);
 }
-const page = targets.find((t) => t.type === "page");
+const page = (targets || []).find((t) => t.type === "page");
+if (!page) {
+  console.error(`watch-page.mjs: Chromium's DevTools did not answer on port ${port} (is chromium installed?)`);
+  chrome.kill();
+  process.exit(2);
+}
 const ws = new WebSocket(page.webSocketDebuggerUrl);
 await new Promise((r) => ws.addEventListener("open", r));
 let id = 0; const pending = new Map(); const errors = [];

@@ -47,22 +47,8 @@ pub fn write_head(
         buf.extend_from_slice(b"\r\n");
     }
     buf.extend_from_slice(b"content-length: ");
-    push_decimal(buf, content_length);
+    buf.extend_from_slice(itoa::Buffer::new().format(content_length).as_bytes());
     buf.extend_from_slice(b"\r\n\r\n");
-}
-
-fn push_decimal(buf: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[i..]);
 }
 
 /// Whether a request target can go on the request line as it is: visible ASCII, starting
@@ -275,9 +261,6 @@ mod tests {
         );
         assert!(text.ends_with("authorization: Basic eA==\r\ncontent-length: 11345\r\n\r\n"));
         assert_eq!(text.matches("content-length").count(), 1);
-        let mut b = Vec::new();
-        push_decimal(&mut b, 0);
-        assert_eq!(b, b"0");
         assert!(valid_target(
             "/alfresco/api/-default-/public/alfresco/versions/1/nodes/x/children"
         ));
