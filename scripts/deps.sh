@@ -56,5 +56,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get clean  # the downloaded packages are not needed once installed: CI's disk is small
 fi
 bash "$(dirname "$0")/lab.sh" fetch --backend java >/dev/null
