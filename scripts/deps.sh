@@ -40,6 +40,13 @@ if ! go version 2>/dev/null | grep -qE 'go1\.(2[2-9]|[3-9][0-9])'; then
 fi
 (cd "$(dirname "$0")/kubernetes/validate" && go mod download) || echo "deps: could not fetch the Go modules of scripts/kubernetes/validate" >&2
 
+# Node.js 20 or later (WebSocket, for scripts/watch-page.mjs, which a dashboard test runs: a
+# browser on the live page mid-run); this machine kind ships it, Debian 12's nodejs is 18.
+if ! node --version 2>/dev/null | grep -qE '^v(2[0-9]|[3-9][0-9])\.'; then
+  echo "deps: Node.js 20 or later is needed (found: $(node --version 2>/dev/null || echo none)); install it from https://nodejs.org" >&2
+  [ "${CI:-}" = true ] && exit 1
+fi
+
 missing=()
 for cmd in "${!NEED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}")

@@ -8,6 +8,7 @@
 // Node 20 needs --experimental-websocket (22 and later have WebSocket built in).
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 const [url, waitMs = "4000", port = "9333"] = process.argv.slice(2);
 if (!url || !/^https?:\/\//.test(url) || !(Number(waitMs) >= 0)) {
   console.error("usage: node --experimental-websocket scripts/watch-page.mjs http://127.0.0.1:PORT/ [WAIT_MS] [DEVTOOLS_PORT]");
@@ -17,9 +18,18 @@ if (typeof WebSocket !== "function") {
   console.error("watch-page.mjs: this Node has no WebSocket; run it with --experimental-websocket (Node 20-21) or Node 22+");
   process.exit(2);
 }
+const profile = `${tmpdir()}/ingestbench-watch-${port}`;
 const chrome = spawn("chromium", ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-  `--remote-debugging-port=${port}`, `--user-data-dir=${tmpdir()}/ingestbench-watch-${port}`, "about:blank"], { stdio: "ignore" });
+  // This machine's network is closed: Chromium's own background connections only fail.
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  `--remote-debugging-port=${port}`, `--user-data-dir=${profile}`, "about:blank"], { stdio: "ignore" });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Chromium gone and its profile removed, then exit.
+const quit = async (code) => {
+  if (chrome.exitCode === null && chrome.signalCode === null) { chrome.kill(); await new Promise((r) => chrome.on("exit", r)); }
+  rmSync(profile, { recursive: true, force: true });
+  process.exit(code);
+};
 let targets;
 for (let i = 0; i < 50; i++) {
   try { targets = await (await fetch(`http://127.0.0.1:${port}/json`)).json(); if (targets.some((t) => t.type === "page")) break; } catch {}
@@ -28,8 +38,7 @@ for (let i = 0; i < 50; i++) {
 const page = (targets || []).find((t) => t.type === "page");
 if (!page) {
   console.error(`watch-page.mjs: Chromium's DevTools did not answer on port ${port} (is chromium installed?)`);
-  chrome.kill();
-  process.exit(2);
+  await quit(2);
 }
 const ws = new WebSocket(page.webSocketDebuggerUrl);
 await new Promise((r) => ws.addEventListener("open", r));
@@ -52,5 +61,5 @@ const r = await call("Runtime.evaluate", { returnByValue: true, expression: `JSO
   polylines: document.querySelectorAll("polyline").length,
   sweep_hidden: document.getElementById("sweep").hidden, last_hidden: document.getElementById("last").hidden })` });
 console.log(JSON.stringify({ page: JSON.parse(r.result.value), errors }));
-ws.close(); chrome.kill();
-process.exit(0);
+ws.close();
+await quit(0);

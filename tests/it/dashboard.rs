@@ -298,3 +298,145 @@ fn the_live_page_draws_in_headless_chromium_with_no_console_errors() {
     assert!(dom.contains("this host's CPU"), "{dom}");
     assert!(dom.contains("likely limit: "), "{dom}");
 }
+
+/// `a` and `b` hold the same, numbers compared as numbers (the browser writes 0.0 as 0).
+fn same_numbers(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_numbers(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_numbers(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+/// A free loopback port for Chromium's DevTools (bound, read, released).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// `scripts/watch-page.mjs` on `url`: headless Chromium over the DevTools protocol, as ops
+/// would open the page, `wait_ms` on it; what the page held, and its console errors.
+fn watch_page(url: &str, wait_ms: u64) -> Value {
+    let o = std::process::Command::new("node")
+        .arg("--experimental-websocket")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/watch-page.mjs"))
+        .args([url, &wait_ms.to_string(), &free_port().to_string()])
+        .output()
+        .expect("node is missing: install Node.js 20 or later (the machine's, or the Debian package nodejs)");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "watch-page.mjs: {err}");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs chromium and node (scripts/deps.sh installs chromium); scripts/test.sh runs it"]
+async fn a_browser_opened_mid_run_holds_the_history_and_the_streams_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2,400 documents paced at 200/s: 12 s of uploads.
+    let mut child = bin()
+        .args(["run", "--warmup", "0", "--docs", "2400", "--threads", "2"])
+        .args(["--runs", "1", "--rate", "200", "--quiet"])
+        .args([
+            "--dashboard",
+            "127.0.0.1:0",
+            "--dashboard-hold",
+            "20",
+            "--results-dir",
+        ])
+        .arg(dir.path().join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .take(50)
+        .map_while(Result::ok)
+        .find_map(|l| l.trim().strip_prefix("live page: ").map(str::to_string))
+        .expect("the live page's URL on stderr");
+    let started = Instant::now();
+    // The stream from the start: what the page's numbers are held against.
+    let client = ingestbench::reqwest_builder().build().unwrap();
+    let stream = {
+        let (client, url) = (client.clone(), url.clone());
+        let deadline = Instant::now() + Duration::from_secs(90);
+        tokio::spawn(async move { events(&client, &url, deadline).await })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let mid = {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || watch_page(&url, 2500))
+            .await
+            .unwrap()
+    };
+    let watched_for = started.elapsed();
+    let stream = stream.await.unwrap();
+    let after = tokio::task::spawn_blocking(move || watch_page(&url, 1500))
+        .await
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    for (when, w) in [("mid-run", &mid), ("after the end", &after)] {
+        assert_eq!(
+            w["errors"],
+            serde_json::json!([]),
+            "{when}: console errors: {w}"
+        );
+        let page = &w["page"];
+        assert_eq!(
+            page["first_seq"], 1,
+            "{when}: the history from the start: {w}"
+        );
+        assert_eq!(
+            page["snaps"].as_u64(),
+            page["last"]["seq"].as_u64(),
+            "{when}: every snapshot once: {w}"
+        );
+        assert!(
+            page["polylines"].as_u64().unwrap() >= 3,
+            "{when}: charts: {w}"
+        );
+        // The page's last snapshot is the stream's of the same moment, number for number.
+        let seq = page["last"]["seq"].as_u64().unwrap();
+        let same = stream
+            .iter()
+            .find(|s| s["seq"].as_u64() == Some(seq))
+            .unwrap_or_else(|| panic!("{when}: seq {seq} not in the stream"));
+        assert!(
+            same_numbers(&page["last"], same),
+            "{when}: {} vs {same}",
+            page["last"]
+        );
+    }
+    let page = &mid["page"];
+    assert!(
+        watched_for < Duration::from_secs(12) && page["last"]["finished"] == false,
+        "opened while the run went on ({watched_for:?}): {mid}"
+    );
+    let eta = page["tiles"]["eta"].as_str().unwrap();
+    let range = page["tiles"]["etarange"].as_str().unwrap();
+    assert!(!["", "?", "–", "done"].contains(&eta), "an ETA: {mid}");
+    assert!(range.contains(" – "), "an interval beside the ETA: {mid}");
+    assert!(
+        page["tiles"]["rates"].as_str().unwrap().contains("overall"),
+        "{mid}"
+    );
+    let page = &after["page"];
+    assert_eq!(page["last"]["finished"], true, "{after}");
+    assert!(
+        page["tiles"]["state"]
+            .as_str()
+            .unwrap()
+            .contains("Finished"),
+        "{after}"
+    );
+    assert_eq!(page["last"]["docs_ok"], 2400, "{after}");
+}
