@@ -226,6 +226,28 @@ fn a_taken_port_or_a_bad_address_exits_2_before_any_upload() {
     }
 }
 
+/// `run` of `docs` documents paced at 200/s on 2 workers, its live page on a free loopback
+/// port held `hold_s` after the end, results under `dir`: the child and the page's URL.
+fn paced_with_page(docs: u32, hold_s: u32, dir: &std::path::Path) -> (std::process::Child, String) {
+    let mut child = bin()
+        .args(["run", "--warmup", "0", "--threads", "2", "--runs", "1"])
+        .args(["--rate", "200", "--quiet", "--dashboard", "127.0.0.1:0"])
+        .args(["--docs", &docs.to_string()])
+        .args(["--dashboard-hold", &hold_s.to_string(), "--results-dir"])
+        .arg(dir.join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .take(50)
+        .map_while(Result::ok)
+        .find_map(|l| l.trim().strip_prefix("live page: ").map(str::to_string))
+        .expect("the live page's URL on stderr");
+    (child, url)
+}
+
 #[test]
 #[ignore = "needs chromium (scripts/deps.sh installs it); scripts/test.sh runs it"]
 fn the_live_page_draws_in_headless_chromium_with_no_console_errors() {
@@ -239,22 +261,7 @@ fn the_live_page_draws_in_headless_chromium_with_no_console_errors() {
         })
         .expect("chromium is missing: install the Debian package chromium (scripts/deps.sh does, as root)");
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args(["run", "--warmup", "0", "--docs", "600", "--threads", "2"])
-        .args(["--rate", "200", "--quiet", "--dashboard", "127.0.0.1:0"])
-        .args(["--dashboard-hold", "30", "--results-dir"])
-        .arg(dir.path().join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .take(50)
-        .map_while(Result::ok)
-        .find_map(|l| l.trim().strip_prefix("live page: ").map(str::to_string))
-        .expect("the live page's URL on stderr");
+    let (mut child, url) = paced_with_page(600, 30, dir.path());
     // Opened after the run (3 s of uploads) has ended: the history draws the charts and
     // the page says it finished.
     std::thread::sleep(Duration::from_secs(6));
@@ -340,28 +347,7 @@ fn watch_page(url: &str, wait_ms: u64) -> Value {
 async fn a_browser_opened_mid_run_holds_the_history_and_the_streams_numbers() {
     let dir = tempfile::tempdir().unwrap();
     // 2,400 documents paced at 200/s: 12 s of uploads.
-    let mut child = bin()
-        .args(["run", "--warmup", "0", "--docs", "2400", "--threads", "2"])
-        .args(["--runs", "1", "--rate", "200", "--quiet"])
-        .args([
-            "--dashboard",
-            "127.0.0.1:0",
-            "--dashboard-hold",
-            "20",
-            "--results-dir",
-        ])
-        .arg(dir.path().join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .take(50)
-        .map_while(Result::ok)
-        .find_map(|l| l.trim().strip_prefix("live page: ").map(str::to_string))
-        .expect("the live page's URL on stderr");
+    let (mut child, url) = paced_with_page(2400, 20, dir.path());
     let started = Instant::now();
     // The stream from the start: what the page's numbers are held against.
     let client = ingestbench::reqwest_builder().build().unwrap();
