@@ -271,8 +271,9 @@ pub struct CommonArgs {
     /// errors by class, the cell and run under way, and the ETA with its 95 % interval, from
     /// the start (a page opened late or reloaded shows everything); as each run ends, its
     /// likely limit, its resources against their capacity and its readers' latencies, and
-    /// every cell's docs/s by threads; at the end it links the report. Give another address (e.g. 0.0.0.0:8088) to watch from another machine: the
-    /// page carries no URL, user or password, as /metrics does not. Given the same HOST:PORT
+    /// every cell's docs/s by threads; at the end it links the report. Give another address
+    /// (e.g. 0.0.0.0:8088) to watch from another machine: the page carries no URL, user or
+    /// password, as /metrics does not. Given the same HOST:PORT
     /// as --metrics-listen, one listener serves both (/metrics there too).
     #[arg(
         long,

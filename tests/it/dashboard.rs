@@ -331,12 +331,31 @@ fn free_port() -> u16 {
 /// `scripts/watch-page.mjs` on `url`: headless Chromium over the DevTools protocol, as ops
 /// would open the page, `wait_ms` on it; what the page held, and its console errors.
 fn watch_page(url: &str, wait_ms: u64) -> Value {
-    let o = std::process::Command::new("node")
-        .arg("--experimental-websocket")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/watch-page.mjs"))
+    // Node 20 and 21 have WebSocket behind a flag; later ones have it built in.
+    let v = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .expect("node is missing: install Node.js 20 or later (https://nodejs.org; Debian 12's nodejs is 18)");
+    let major: u32 = text(&v)
+        .0
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut node = std::process::Command::new("node");
+    if major < 22 {
+        node.arg("--experimental-websocket");
+    }
+    let o = node
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/watch-page.mjs"
+        ))
         .args([url, &wait_ms.to_string(), &free_port().to_string()])
         .output()
-        .expect("node is missing: install Node.js 20 or later (the machine's, or the Debian package nodejs)");
+        .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "watch-page.mjs: {err}");
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
