@@ -10,8 +10,11 @@
 //!   mid-run widens it until the whole-run rate has caught up;
 //! - **evidence**: a rate counted over `n` completions is known to about `1/√n` (counting
 //!   noise), and the rest of the work may run differently from what was seen: a horizon
-//!   term `HORIZON · √(left / done)` that is wide early (10 % done: the time left ×/÷ 1.8)
-//!   and shrinks as the work is done (half done: ×/÷ 1.22; 90 % done: ×/÷ 1.07);
+//!   term `h · √(left / done)`. By default `h` is [`HORIZON`] (10 % done: the time left
+//!   ×/÷ 1.8; half done: ×/÷ 1.22; 90 % done: ×/÷ 1.07). A corpus import reads `h` from its
+//!   own past (`read_horizon`): how far its level strayed after earlier checkpoints from the
+//!   level the ETA would then have carried on. An import that held its pace gets 0.04 (a
+//!   quarter done: ×/÷ 1.15), one whose pace wandered up to 0.3;
 //! - **stall**: no completion for `s` seconds (well past the gap the rate predicts) means the
 //!   stall may go on: by Gott's rule a pause that has lasted `s` lasts between `s/39` and
 //!   `39 s` more with 95 % odds, so the upper bound grows by `39 s` and the point by `s`.
@@ -25,8 +28,9 @@
 //! bytes: `Tracker::observed_work`) is costed rather than counted: its cost per document,
 //! folder and byte, and a rise per document held when one stands out (t > 3), are fitted on
 //! its progress so far (`analysis::eta_fit`), and the work left is costed at the last
-//! quarter's level with the rise carried on (the point), with the rise stopping now, and at
-//! the whole run's level (the candidates the interval spans). A tree's folders come first
+//! quarter's level with the rise carried on (the point), with the rise 3 standard errors
+//! slower (down to stopping now) and faster, and at the whole run's level (the candidates
+//! the interval spans). A tree's folders come first
 //! and cost a request each, so the documents' rate alone climbs through an import: replayed
 //! over 16 finished imports (`examples/eta_replay.rs`, docs/dashboard.md), the median error
 //! at a quarter of the import fell from 47 % to 7 %.
@@ -43,6 +47,15 @@ const Z95: f64 = 1.96;
 /// (relative spread of the rate, 1 sd in log space). A guess that errs wide, left as it was
 /// when the replays (docs/dashboard.md) were measured: at 0.05 they covered fewer imports.
 const HORIZON: f64 = 0.1;
+
+/// The horizon read from an import's own past ([`Tracker::observed_work`]): its look back's
+/// miss is scaled by this factor and kept within these bounds.
+const LOOK_BACK_FACTOR: f64 = 1.5;
+const HORIZON_FLOOR: f64 = 0.04;
+const HORIZON_CAP: f64 = 0.3;
+
+/// Standard errors of the fitted rise per document held that its candidates span.
+const GROWTH_SE_K: f64 = 3.0;
 
 /// Gott's 95 % factor: a pause that has lasted `s` lasts at most `39 s` more.
 const GOTT95: f64 = 39.0;
@@ -79,6 +92,9 @@ pub struct Observed {
     /// work (documents, folders, bytes), when the whole is known (a corpus import): the ETA
     /// then costs the work left rather than counting documents at a rate.
     pub cost: Option<(CostFit, Counts, Counts)>,
+    /// The horizon term's spread (per `√(left/done)`, 1 sd in log space) read from the
+    /// work's own past ([`Tracker::observed_work`]); None: the default, [`HORIZON`].
+    pub horizon: Option<f64>,
 }
 
 /// Seconds left, with a 95 % interval, and the two rates it came from.
@@ -139,7 +155,7 @@ pub fn eta(o: &Observed) -> Option<Eta> {
     // Rates in documents per second of the whole work's documents.
     let mut rates = vec![overall];
     rates.extend(moving);
-    let spread_sq = evidence_sq(done, o.window_docs, fmax);
+    let spread_sq = evidence_sq(done, o.window_docs, fmax, o.horizon);
     let (rates, spread_sq) = with_prior(rates, spread_sq, o.prior, done);
     let (mut rmin, mut rmax) = min_max(&rates);
     let point_rate = rates.last().copied().unwrap_or(overall);
@@ -198,12 +214,22 @@ fn costed(
     // (a repository slowing as it fills): the point. The candidates that bound it: the same
     // with the rise stopping now, and the whole run's level (a recent swing that passes).
     let grows = fit.seconds_growing(seen.docs, left);
-    let stops = fit.seconds(left) + fit.growth * left.docs * (seen.docs - fit.docs_mid);
     let p = grows;
     let now = grows * fit.level_now;
-    let times = [grows, stops * fit.level_now, now];
+    // The rise's own uncertainty: as slow as 3 standard errors allow (down to stopping now)
+    // and as fast.
+    let (lo, hi) = (
+        (fit.growth - GROWTH_SE_K * fit.growth_se).max(0.0),
+        fit.growth + GROWTH_SE_K * fit.growth_se,
+    );
+    let times = [
+        grows,
+        fit.seconds_growing_by(seen.docs, left, lo) * fit.level_now,
+        fit.seconds_growing_by(seen.docs, left, hi) * fit.level_now,
+        now,
+    ];
     let done_fraction = fit.work_done_s / (fit.work_done_s + p).max(1e-9);
-    let spread_sq = evidence_sq(o.docs.done, o.window_docs, 1.0 - done_fraction);
+    let spread_sq = evidence_sq(o.docs.done, o.window_docs, 1.0 - done_fraction, o.horizon);
     // A prior rate (documents per second) as a time for the documents left.
     let prior = o
         .prior
@@ -257,7 +283,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 
 /// The squared relative spread (log scale) of the rate from the evidence: counting noise of
 /// the whole run and of the window, and the horizon still to run.
-fn evidence_sq(done: f64, window_docs: f64, left_fraction: f64) -> f64 {
+fn evidence_sq(done: f64, window_docs: f64, left_fraction: f64, horizon: Option<f64>) -> f64 {
     let counting = 1.0 / done
         + if window_docs > 0.0 {
             1.0 / window_docs
@@ -265,8 +291,8 @@ fn evidence_sq(done: f64, window_docs: f64, left_fraction: f64) -> f64 {
             0.0
         };
     let done_fraction = (1.0 - left_fraction).max(1e-9);
-    let horizon = HORIZON * HORIZON * left_fraction / done_fraction;
-    counting + horizon
+    let h = horizon.unwrap_or(HORIZON);
+    counting + h * h * left_fraction / done_fraction
 }
 
 /// A prior rate joins the measured ones, weighted against the measured spread; the point
@@ -403,6 +429,7 @@ impl Tracker {
             since_last_s: t - self.last_change,
             prior: None,
             cost: None,
+            horizon: None,
         }
     }
 
@@ -418,13 +445,72 @@ impl Tracker {
         if hist.last().is_some_and(|(ht, _)| *ht < t) {
             hist.push((t, self.last_counts));
         }
-        // The recent level over the last quarter of the run: it then never overlaps the first
-        // half, which the trend is drawn from (a 30-s window early in a run would).
-        let recent = ((t - self.started) / 4.0).max(2.0);
-        o.cost = super::eta_fit::fit(&hist, total.folders > 0.0, total.bytes > 0.0, recent)
-            .map(|f| (f, self.last_counts, total));
+        let fit = cost_of(
+            &hist,
+            self.started,
+            (total.folders > 0.0, total.bytes > 0.0),
+        );
+        o.horizon = fit
+            .as_ref()
+            .and_then(|(f, _)| read_horizon(&hist, self.started, total, f));
+        o.cost = fit.map(|(f, seen)| (f, seen, total));
         o
     }
+}
+
+/// The cost fitted over `hist` (its last sample now), with its last counts; the recent level
+/// read over the last quarter of the run: it then never overlaps the first half, which the
+/// trend is drawn from (a 30-s window early in a run would).
+fn cost_of(
+    hist: &[(f64, Counts)],
+    started: f64,
+    (folders, bytes): (bool, bool),
+) -> Option<(CostFit, Counts)> {
+    let &(t, last) = hist.last()?;
+    let recent = ((t - started) / 4.0).max(2.0);
+    super::eta_fit::fit(hist, folders, bytes, recent).map(|f| (f, last))
+}
+
+/// Progress samples a look back needs before its checkpoint (about one a second).
+const MIN_LOOK_BACK: usize = 4;
+
+/// The horizon term read from the work's own past, with the cost `fit` over all of it. At a
+/// checkpoint the ETA would have carried on the level of the last quarter before it (the
+/// run's seconds over what the fit says its work cost); the level the work since ran at
+/// differs by a factor, and that factor per `√(left/done)` of the look back is how far the
+/// rest may stray from what was seen. Two checkpoints: one as far back, relative to the work
+/// done, as the work left is ahead (its `left/done` now's), and half-way (more evidence, a
+/// shorter reach). The larger miss counts, times [`LOOK_BACK_FACTOR`] (one miss is a small
+/// sample of a spread), kept within [`HORIZON_FLOOR`] and [`HORIZON_CAP`]. None before a
+/// checkpoint has [`MIN_LOOK_BACK`] samples behind it (the default [`HORIZON`] then holds).
+fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostFit) -> Option<f64> {
+    let &(t, now) = hist.last()?;
+    if now.docs <= 0.0 || total.docs <= 0.0 {
+        return None;
+    }
+    let mut worst: Option<f64> = None;
+    for q in [(now.docs / total.docs).min(0.5), 0.5] {
+        let k = hist.partition_point(|(_, c)| c.docs < q * now.docs);
+        if k < MIN_LOOK_BACK || k + 1 >= hist.len() {
+            continue;
+        }
+        let (tq, cq) = hist[k];
+        if cq.docs <= 0.0 || cq.docs >= now.docs {
+            continue;
+        }
+        // The level the ETA would have carried on from (the last quarter before the
+        // checkpoint), against the level the work since ran at.
+        let from = (tq - (tq - started) / 4.0).min(hist[k - MIN_LOOK_BACK].0);
+        let before = fit.level_between(hist, from, tq);
+        let after = fit.level_between(hist, tq, t);
+        let (Some(before), Some(after)) = (before, after) else {
+            continue;
+        };
+        let reach = (now.docs - cq.docs) / cq.docs;
+        let miss = (after / before).ln().abs() / reach.sqrt();
+        worst = Some(worst.map_or(miss, |w: f64| w.max(miss)));
+    }
+    worst.map(|m| (LOOK_BACK_FACTOR * m).clamp(HORIZON_FLOOR, HORIZON_CAP))
 }
 
 /// `ETA 3m10s (2m40s–3m55s)`, or `ETA ?` before the first completion.
@@ -632,6 +718,7 @@ mod tests {
                 since_last_s: 0.1,
                 prior: None,
                 cost: None,
+                horizon: None,
             },
             end - t,
         )
@@ -818,6 +905,66 @@ mod tests {
         }
         let q = &r[1];
         assert!((q.eta.left_s / q.actual_left_s - 1.0).abs() < 0.1, "{q:?}");
+    }
+
+    /// An import of `n` documents whose `i`th costs `cost(i)` seconds, sampled once a second
+    /// (as the tracker keeps its history), with a folder per 10 documents among the first
+    /// 2,000 and 10 kB a document.
+    fn import_costing(n: u64, cost: impl Fn(u64) -> f64) -> Vec<(f64, Counts)> {
+        let (mut t, mut c) = (0.0, Counts::default());
+        let mut points = vec![(0.0, c)];
+        for i in 0..n {
+            let folder = if i < 2_000 && i % 10 == 0 { 1.0 } else { 0.0 };
+            t += cost(i) + 0.01 * folder;
+            c.docs += 1.0;
+            c.folders += folder;
+            c.bytes += 10_000.0;
+            if t - points[points.len() - 1].0 >= 1.0 || i + 1 == n {
+                points.push((t, c));
+            }
+        }
+        points
+    }
+
+    /// The horizon an import reads from its own past when `share` of it is done.
+    fn horizon_at(points: &[(f64, Counts)], share: f64) -> Option<f64> {
+        let total = points[points.len() - 1].1;
+        let mut tr = Tracker::new(30.0, 0.0);
+        for &(t, c) in points {
+            tr.observe_counts(t, c);
+            if c.docs >= share * total.docs {
+                return tr.observed_work(t, total).horizon;
+            }
+        }
+        None
+    }
+
+    /// An import that held its pace reads a narrow horizon from its own past and shows a
+    /// narrow interval at a quarter that holds its end; one whose pace wandered (a server
+    /// slowing and recovering every few minutes) reads a wide one, and its interval holds
+    /// its end too.
+    #[test]
+    fn the_horizon_is_read_from_the_imports_own_past() {
+        let steady = import_costing(20_000, |_| 0.01);
+        let wandering = import_costing(20_000, |i| {
+            0.01 * (1.0 + 0.6 * (i as f64 * std::f64::consts::TAU / 3_000.0).sin())
+        });
+        let (hs, hw) = (
+            horizon_at(&steady, 0.25).unwrap(),
+            horizon_at(&wandering, 0.25).unwrap(),
+        );
+        assert!(hs <= 0.05, "{hs}");
+        assert!(hw > 2.0 * hs, "{hw} vs {hs}");
+        let at = |p: &[(f64, Counts)]| replay(p, &[0.25], 30.0, None)[0];
+        let (s, w) = (at(&steady), at(&wandering));
+        assert!(s.covers() && w.covers(), "{s:?} {w:?}");
+        assert!(s.eta.rel_half_width() <= 0.2, "{s:?}");
+        assert!(
+            w.eta.rel_half_width() > s.eta.rel_half_width(),
+            "{w:?} vs {s:?}"
+        );
+        // Too early to look back: the default horizon.
+        assert_eq!(horizon_at(&steady, 0.002), None);
     }
 
     /// Runs left at the runs' mean wall time, less the part of the current one done, and never

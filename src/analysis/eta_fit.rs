@@ -48,6 +48,8 @@ pub struct CostFit {
     /// document), from the middle of the run's documents (`docs_mid`); 0 when the cost did
     /// not rise (a fall, a server warming, is not carried: it ends).
     pub growth: f64,
+    /// The growth's standard error (0 without one).
+    pub growth_se: f64,
     pub docs_mid: f64,
     /// The recent window's seconds over what the fit says its work costs (1: as the run).
     pub level_now: f64,
@@ -64,7 +66,14 @@ impl CostFit {
 
     /// What the work `left` costs after `done` documents, with the growth carried on.
     pub fn seconds_growing(&self, done: f64, left: Counts) -> f64 {
-        self.seconds(left) + self.growth * left.docs * (done + left.docs / 2.0 - self.docs_mid)
+        self.seconds_growing_by(done, left, self.growth)
+    }
+
+    /// The same, the cost reached by now staying and rising by `growth` from here on.
+    pub fn seconds_growing_by(&self, done: f64, left: Counts, growth: f64) -> f64 {
+        self.seconds(left)
+            + self.growth * left.docs * (done - self.docs_mid)
+            + growth * left.docs * left.docs / 2.0
     }
 }
 
@@ -148,13 +157,16 @@ pub fn fit(
         }) {
             Some(r) if cols[r] != 0 => terms[cols[r]] = false,
             Some(_) => return None,
-            None if cols.contains(&3) && !significant(&steps, &mids, &cols, &b, &x) => {
+            None if cols.contains(&3) && growth_se(&steps, &mids, &cols, &b, &x).is_none() => {
                 terms[3] = false;
             }
             None => {
-                let mut coef = [0.0; 4];
+                let mut coef = [0.0; 5];
                 for (r, &i) in cols.iter().enumerate() {
                     coef[i] = b[r];
+                }
+                if cols.contains(&3) {
+                    coef[4] = growth_se(&steps, &mids, &cols, &b, &x).unwrap_or(0.0);
                 }
                 break coef;
             }
@@ -165,6 +177,7 @@ pub fn fit(
         per_folder: coef[1],
         per_byte: coef[2] / MIB,
         growth: coef[3] / 1000.0,
+        growth_se: coef[4] / 1000.0,
         docs_mid,
         level_now: 1.0,
         work_done_s: 0.0,
@@ -180,41 +193,45 @@ pub fn fit(
 /// `window_s`, and the work done by now.
 fn read_levels(samples: &[(f64, Counts)], f: &mut CostFit, window_s: f64) {
     let (t0, t1) = (samples[0].0, samples[samples.len() - 1].0);
-    let first = samples[0].1;
-    let cost = *f;
-    // A step's cost by the fit, its documents at the level of those held at its middle.
-    let step_cost = |a: Counts, b: Counts| {
-        let d = b.minus(a);
-        cost.seconds(d) + cost.growth * d.docs * ((a.docs + b.docs) / 2.0 - cost.docs_mid)
-    };
-    f.work_done_s = cost.seconds(samples[samples.len() - 1].1.minus(first));
-    let (from, to) = ((t1 - window_s).max(t0), t1);
-    let (mut secs, mut work) = (0.0, 0.0);
-    for w in samples.windows(2) {
-        if w[0].0 >= from && w[1].0 <= to {
-            secs += w[1].0 - w[0].0;
-            work += step_cost(w[0].1, w[1].1);
-        }
-    }
-    if work > 0.0 {
-        f.level_now = secs / work;
+    f.work_done_s = f.seconds(samples[samples.len() - 1].1.minus(samples[0].1));
+    if let Some(level) = f.level_between(samples, (t1 - window_s).max(t0), t1) {
+        f.level_now = level;
     }
 }
 
-/// Whether the growth (the last of `cols`, coefficients `b`) stands out of the steps'
-/// noise: t > 3 (neighbouring steps share a moment, so the plain standard error is too
-/// small; a growth carried by mistake is extrapolated over all the work left).
-fn significant(
+impl CostFit {
+    /// The seconds the steps of `samples` between `from` and `to` took over what this fit
+    /// says their work costs (1: as the fit), a step's documents at the level of those held
+    /// at its middle; None when the fit says that work is free (no step in between).
+    pub fn level_between(&self, samples: &[(f64, Counts)], from: f64, to: f64) -> Option<f64> {
+        let (mut secs, mut work) = (0.0, 0.0);
+        for w in samples.windows(2) {
+            if w[0].0 >= from && w[1].0 <= to {
+                let d = w[1].1.minus(w[0].1);
+                secs += w[1].0 - w[0].0;
+                work += self.seconds(d)
+                    + self.growth * d.docs * ((w[0].1.docs + w[1].1.docs) / 2.0 - self.docs_mid);
+            }
+        }
+        (work > 0.0).then(|| secs / work)
+    }
+}
+
+/// The growth's standard error (the last of `cols`, coefficients `b`) when it stands out of
+/// the steps' noise: t > 3 (neighbouring steps share a moment, so the plain standard error is
+/// too small; a growth carried by mistake is extrapolated over all the work left); None when
+/// it does not.
+fn growth_se(
     steps: &[(f64, Counts)],
     mids: &[f64],
     cols: &[usize],
     b: &[f64],
     x: &dyn Fn(&Counts, f64, usize) -> f64,
-) -> bool {
+) -> Option<f64> {
     let k = cols.len();
     let n = steps.len();
     if n <= k + 2 {
-        return false;
+        return None;
     }
     let mut xtx = vec![vec![0.0; k + 1]; k];
     let mut rss = 0.0;
@@ -233,11 +250,9 @@ fn significant(
     for (r, row) in xtx.iter_mut().enumerate() {
         row[k] = if r == g { 1.0 } else { 0.0 };
     }
-    let Some(z) = solve(xtx) else {
-        return false;
-    };
+    let z = solve(xtx)?;
     let var = rss / (n - k) as f64 * z[g];
-    var > 0.0 && b[g] / var.sqrt() > 3.0
+    (var > 0.0 && b[g] / var.sqrt() > 3.0).then(|| var.sqrt())
 }
 
 /// Solves the augmented normal equations `m` (k rows of k + 1) by Gaussian elimination with
