@@ -87,9 +87,19 @@ fn main() {
             "at {:.0} %: {inside}/{} inside; median half-width ±{:.0} %; median |ETA/actual - 1| {:.1} %",
             share * 100.0,
             at.len(),
-            widths[widths.len() / 2] * 100.0,
-            errs[errs.len() / 2] * 100.0
+            median(&widths) * 100.0,
+            median(&errs) * 100.0
         );
+    }
+}
+
+/// The median of sorted `v` (the mean of the middle two when their number is even).
+fn median(v: &[f64]) -> f64 {
+    let n = v.len();
+    if !n.is_multiple_of(2) {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
