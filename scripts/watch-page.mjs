@@ -27,7 +27,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Chromium gone and its profile removed, then exit.
 const quit = async (code) => {
   if (chrome.exitCode === null && chrome.signalCode === null) { chrome.kill(); await new Promise((r) => chrome.on("exit", r)); }
-  rmSync(profile, { recursive: true, force: true });
+  // Chromium's helper processes can still write into the profile for a moment after the
+  // browser exits (ENOTEMPTY): retried, and a profile left behind in the temp dir is said,
+  // not a failed check.
+  try { rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); }
+  catch (e) { console.error(`watch-page.mjs: left ${profile} behind: ${e.code || e}`); }
   process.exit(code);
 };
 let targets;
