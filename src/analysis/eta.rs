@@ -212,12 +212,11 @@ fn costed(
     let left = seen.left_of(total);
     // The work left at the recent level, the cost per document going on rising as it has
     // (a repository slowing as it fills): the point. The candidates that bound it: the same
-    // with the rise stopping now, and the whole run's level (a recent swing that passes).
+    // with the rise 3 standard errors slower (down to stopping now) and faster, and the whole
+    // run's level (a recent swing that passes).
     let grows = fit.seconds_growing(seen.docs, left);
     let p = grows;
     let now = grows * fit.level_now;
-    // The rise's own uncertainty: as slow as 3 standard errors allow (down to stopping now)
-    // and as fast.
     let (lo, hi) = (
         (fit.growth - GROWTH_SE_K * fit.growth_se).max(0.0),
         fit.growth + GROWTH_SE_K * fit.growth_se,

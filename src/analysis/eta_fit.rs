@@ -157,17 +157,24 @@ pub fn fit(
         }) {
             Some(r) if cols[r] != 0 => terms[cols[r]] = false,
             Some(_) => return None,
-            None if cols.contains(&3) && growth_se(&steps, &mids, &cols, &b, &x).is_none() => {
-                terms[3] = false;
-            }
             None => {
+                // A growth that does not stand out is left out and the rest refitted.
+                let se = if cols.contains(&3) {
+                    match growth_se(&steps, &mids, &cols, &b, &x) {
+                        Some(se) => se,
+                        None => {
+                            terms[3] = false;
+                            continue;
+                        }
+                    }
+                } else {
+                    0.0
+                };
                 let mut coef = [0.0; 5];
                 for (r, &i) in cols.iter().enumerate() {
                     coef[i] = b[r];
                 }
-                if cols.contains(&3) {
-                    coef[4] = growth_se(&steps, &mids, &cols, &b, &x).unwrap_or(0.0);
-                }
+                coef[4] = se;
                 break coef;
             }
         }
