@@ -126,17 +126,91 @@ fn exited(pid: u32) -> bool {
     }
 }
 
+/// The threads' stacks of every `ingestbench` process in the process group `pgid`, as gdb
+/// prints them (the frames of this crate only, a thread's first few), or a line saying why
+/// there are none.
+fn stacks_of_group(pgid: u32) -> String {
+    let pids: Vec<String> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // pid (comm) state ppid pgrp ...
+            let (comm, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+            let pgrp: u32 = rest.split_whitespace().nth(2)?.parse().ok()?;
+            (pgrp == pgid && comm == "ingestbench").then(|| e.file_name().to_string_lossy().into())
+        })
+        .collect();
+    if pids.is_empty() {
+        return "--- stacks: no ingestbench process was left running\n".into();
+    }
+    let mut out = String::new();
+    for pid in pids {
+        let dump = Command::new("timeout")
+            .args([
+                "60",
+                "gdb",
+                "-p",
+                &pid,
+                "-batch",
+                "-ex",
+                "thread apply all bt",
+            ])
+            .stdin(Stdio::null())
+            .output();
+        let text = match dump {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            Ok(o) => format!("gdb: {}", o.status),
+            Err(e) => format!("gdb: {e}"),
+        };
+        out.push_str(&format!(
+            "--- stacks of ingestbench pid {pid}\n{}",
+            crate_frames(&text)
+        ));
+    }
+    out
+}
+
+/// From gdb's `thread apply all bt`: each thread's heading and its first frames in this
+/// crate's code.
+fn crate_frames(gdb: &str) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
+    for line in gdb.lines() {
+        if line.starts_with("Thread ") {
+            out.push_str(line);
+            out.push('\n');
+            kept = 0;
+        } else if line.starts_with('#') && line.contains("ingestbench::") && kept < 6 {
+            out.push_str("  ");
+            out.push_str(&line.chars().take(200).collect::<String>());
+            out.push('\n');
+            kept += 1;
+        }
+    }
+    if out.is_empty() {
+        out = tail_text(gdb, 2000);
+    }
+    out
+}
+
+/// The last `max` bytes of `text` (fewer, to start on a character).
+fn tail_text(text: &str, max: usize) -> String {
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_string()
+}
+
 /// The last `max` bytes of a file, for failure messages.
 fn tail(path: &Path, max: usize) -> String {
     let text = String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned();
     if text.len() <= max {
         return text;
     }
-    let mut cut = text.len() - max;
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
-    format!("[...]{}", &text[cut..])
+    format!("[...]{}", tail_text(&text, max))
 }
 
 /// Runs one block as described in the module header; Err names the page, line, command,
@@ -185,6 +259,12 @@ fn run_block(block: &Block, bin_dir: &Path) -> Result<Duration, String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    // A block that hangs says where: the stacks of its ingestbench processes, before the kill.
+    let stacks = if timed_out {
+        stacks_of_group(child.id())
+    } else {
+        String::new()
+    };
     // The whole group: whatever the block left running in the background ends with it.
     // SAFETY: kill(2) on the group this test created; the child is not reaped yet, so its
     // pid cannot have been reused.
@@ -201,11 +281,15 @@ fn run_block(block: &Block, bin_dir: &Path) -> Result<Duration, String> {
     } else {
         format!("{status}")
     };
-    Err(format!(
-        "{}:{}: {outcome} after {:.1} s\n--- command\n{}--- stdout\n{}\n--- stderr\n{}\n",
+    // The outcome is said first and last: a CI log that shows only the ends still has it.
+    let head = format!(
+        "{}:{}: {outcome} after {:.1} s",
         block.page,
         block.line,
-        took.as_secs_f64(),
+        took.as_secs_f64()
+    );
+    Err(format!(
+        "{head}\n--- command\n{}--- stdout\n{}\n--- stderr\n{}\n{stacks}--- {head}\n",
         block.script,
         tail(&out_path, 4000),
         tail(&err_path, 8000),
