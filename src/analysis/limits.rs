@@ -253,6 +253,7 @@ mod tests {
             cpu_share: s,
             memory_bytes: Some(5),
             age_s: None,
+            cpu_used_s: None,
             error: e.map(str::to_string),
         };
         let runs = [

@@ -440,29 +440,89 @@ fn inflation(resid: &[f64]) -> f64 {
 /// (mean 0.98, 13 trials, without one whose runs moved +233 %) (docs/estimate.md).
 pub const YOUNG_S: f64 = 300.0;
 
-/// When a server the pilot's first run read (a local process, `servers[].age_s`) had run
-/// under [`YOUNG_S`]: how young, and what it may mean, said before the import.
+/// A server that had used fewer CPU seconds than this when the pilot started is colder than
+/// any the young-server sides were measured on: those JVMs (unthrottled, `--prewarm 180s`)
+/// had worked about 4 minutes at most of a core each, 150-200 CPU seconds. A JIT compiles by
+/// work done, not by the clock, so a JVM under a CPU quota is cold for longer than its age
+/// says: on FileShare at 0.15 CPU, a pilot 125 s into the JVM's life (about 19 CPU seconds)
+/// ran at a third of the import's pace (2026-11-29, docs/calibration.md).
+pub const COLD_CPU_S: f64 = 100.0;
+
+/// A server that kept fewer cores than this busy through the pilot's first run did not serve
+/// it.
+const IDLE_CORES: f64 = 0.02;
+
+/// A server found young: its name, age (s) and CPU seconds used when the pilot started.
+#[derive(Debug, Clone)]
+struct Youth {
+    name: String,
+    age_s: f64,
+    cpu_used_s: Option<f64>,
+}
+
+impl Youth {
+    /// Colder than the young-server sides were measured on ([`COLD_CPU_S`]).
+    fn cold(&self) -> bool {
+        self.cpu_used_s.is_some_and(|c| c < COLD_CPU_S)
+    }
+    /// Young enough to be said: under [`YOUNG_S`] old, or cold.
+    fn young(&self) -> bool {
+        self.age_s < YOUNG_S || self.cold()
+    }
+    /// The relative sides a young Java server adds: shorter, longer.
+    fn sides(&self) -> (f64, f64) {
+        if self.cold() {
+            (COLD_SHORTER, YOUNG_LONGER)
+        } else {
+            (YOUNG_SHORTER, YOUNG_LONGER)
+        }
+    }
+    /// "125 s old", or "125 s old, 19 CPU seconds used" when it was cold.
+    fn age_text(&self) -> String {
+        match self.cpu_used_s.filter(|_| self.cold()) {
+            Some(c) => format!("{:.0} s old, {c:.0} CPU seconds used", self.age_s),
+            None => format!("{:.0} s old", self.age_s),
+        }
+    }
+}
+
+/// When a server the pilot's first run read (a local process, `servers[].age_s` and
+/// `cpu_used_s`) had run under [`YOUNG_S`] or used under [`COLD_CPU_S`] of CPU: how young,
+/// and what it may mean, said before the import.
 pub fn young_server(runs: &[&CellRun]) -> Option<String> {
-    let (name, age) = youngest(runs)?;
-    (age < YOUNG_S).then(|| {
+    let y = youngest(runs).filter(Youth::young)?;
+    let java = y.name.starts_with("java");
+    let (shorter, longer) = y.sides();
+    let holds = if java {
         format!(
-            "the server ({name}) had run {age:.0} s when the pilot started: a server this young may still change its pace after the pilot (on this project's lab the imports after the first pilots on a JVM just started ran 0.83-1.54x the pace estimated); {}; pilot a server that has worked for {:.0} minutes or more to know",
-            if name.starts_with("java") {
-                format!(
-                    "the interval holds that ({:.0} % shorter to {:.0} % longer)",
-                    YOUNG_SHORTER * 100.0,
-                    YOUNG_LONGER * 100.0
-                )
-            } else {
-                "the estimate assumes the pace the pilot saw".to_string()
-            },
+            "the interval holds that ({:.0} % shorter to {:.0} % longer)",
+            shorter * 100.0,
+            longer * 100.0
+        )
+    } else {
+        "the estimate assumes the pace the pilot saw".to_string()
+    };
+    Some(if y.cold() {
+        format!(
+            "the server ({}) had used {:.0} CPU seconds in the {:.0} s it had run when the pilot started: colder than any pilot this estimate was measured on (a JIT compiles by work done, so a server under a CPU quota stays cold for longer than its age says); a JVM that cold ran 4.8x faster once warm on this project's lab (336 then 1,600 requests/s on OpenCMIS FileShare); {holds}; pilot a server that has run {:.0} minutes or more and used {COLD_CPU_S:.0} CPU seconds or more to know",
+            y.name,
+            y.cpu_used_s.unwrap_or(0.0),
+            y.age_s,
+            YOUNG_S / 60.0
+        )
+    } else {
+        format!(
+            "the server ({}) had run {:.0} s when the pilot started: a server this young may still change its pace after the pilot (on this project's lab the imports after the first pilots on a JVM just started ran 0.83-1.54x the pace estimated); {holds}; pilot a server that has worked for {:.0} minutes or more to know",
+            y.name,
+            y.age_s,
             YOUNG_S / 60.0
         )
     })
 }
 
-/// The youngest server the pilot's first run read (a local process): its name and age (s).
-fn youngest(runs: &[&CellRun]) -> Option<(String, f64)> {
+/// The youngest server the pilot's first run read (a local process) among those that worked
+/// in it (a node behind the same balancer that sat idle served none of the pilot).
+fn youngest(runs: &[&CellRun]) -> Option<Youth> {
     let first = runs
         .iter()
         .filter(|r| is_pilot(r))
@@ -471,8 +531,15 @@ fn youngest(runs: &[&CellRun]) -> Option<(String, f64)> {
         .record
         .servers
         .iter()
-        .filter_map(|s| s.age_s.map(|a| (s.name.clone(), a)))
-        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .filter(|s| s.cpu_cores.is_none_or(|c| c > IDLE_CORES))
+        .filter_map(|s| {
+            s.age_s.map(|a| Youth {
+                name: s.name.clone(),
+                age_s: a,
+                cpu_used_s: s.cpu_used_s,
+            })
+        })
+        .min_by(|x, y| x.age_s.total_cmp(&y.age_s))
 }
 
 /// Why a pilot could not be read, and what would do: a pilot needs 16 points of its
@@ -1139,6 +1206,9 @@ fn interval(p: &Pilot, runs: &RunsSay, fin: &FinalFit, work: &ImportWork, start:
 /// young process is said, not widened for.
 const YOUNG_SHORTER: f64 = 0.35;
 const YOUNG_LONGER: f64 = 0.20;
+/// The shorter side for a server colder than [`COLD_CPU_S`]: a JVM just started on this
+/// project's lab ran OpenCMIS FileShare at 336 requests/s, then at 1,600 warm (1 − 336/1600).
+const COLD_SHORTER: f64 = 0.79;
 
 /// The interval's sides: its symmetric part (the fit, the import's own noise, the model
 /// error, the server's move between the runs, which the imports followed as often against
@@ -1150,14 +1220,15 @@ const YOUNG_LONGER: f64 = 0.20;
 ///   and bound);
 /// - shorter: a carried growth that stops where the pilot left it; a server still warming
 ///   that goes on at the pace the pilot ended at;
-/// - both, unequally: a server younger than [`YOUNG_S`].
+/// - both, unequally: a server younger than [`YOUNG_S`], more so one colder than
+///   [`COLD_CPU_S`].
 fn one_sided(
     p: &Pilot,
     full: &FullFit,
     runs: &RunsSay,
     fin: &FinalFit,
     iv: &mut Interval,
-    young_s: Option<f64>,
+    young: Option<Youth>,
 ) {
     let t = iv.t;
     let a = full.b[0].max(1e-12);
@@ -1234,13 +1305,15 @@ fn one_sided(
             fall * 100.0
         ));
     }
-    if let Some(age) = young_s.filter(|a| *a < YOUNG_S) {
-        lo.push(YOUNG_SHORTER * t);
-        hi.push(YOUNG_LONGER * t);
+    if let Some(y) = young.filter(Youth::young) {
+        let (shorter, longer) = y.sides();
+        lo.push(shorter * t);
+        hi.push(longer * t);
         iv.one_sided.push(format!(
-            "{:.0} % shorter to {:.0} % longer for a server {age:.0} s old",
-            YOUNG_SHORTER * 100.0,
-            YOUNG_LONGER * 100.0
+            "{:.0} % shorter to {:.0} % longer for a server {}",
+            shorter * 100.0,
+            longer * 100.0,
+            y.age_text()
         ));
     }
     let side = |exts: &[f64]| exts.iter().fold(iv.sym, |s, e| s.hypot(*e));
@@ -1451,9 +1524,7 @@ pub fn predict(
     let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
     let mut iv = interval(&p, &said, &fin, work, start);
-    let young_jvm = youngest(runs)
-        .filter(|(name, _)| name.starts_with("java"))
-        .map(|y| y.1);
+    let young_jvm = youngest(runs).filter(|y| y.name.starts_with("java"));
     one_sided(&p, &full, &said, &fin, &mut iv, young_jvm);
     let (a, ci) = (fin.b[0], fin.b.len() - 1);
     let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);
@@ -1636,6 +1707,7 @@ mod tests {
             cpu_share: None,
             memory_bytes: None,
             age_s: Some(age_s),
+            cpu_used_s: None,
             error: None,
         }
     }
@@ -1809,6 +1881,40 @@ mod tests {
         assert!(said.contains("java (pid 7)) had run 240 s"), "{said}");
         a.record.servers[0].age_s = Some(900.0);
         assert_eq!(young_server(&[&a, &b]), None);
+    }
+
+    /// A JVM 15 minutes old that had used 19 CPU seconds (a CPU quota) is cold: said, with
+    /// the CPU seconds, and its shorter side reaches a warm JVM's pace (-79 %); one that had
+    /// used 500 is not.
+    #[test]
+    fn a_pilot_on_a_server_cold_under_a_quota_says_so_and_widens_for_it() {
+        let (mut a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        let (_, _, warm) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        a.record.servers = vec![young_java(900.0)];
+        a.record.servers[0].cpu_used_s = Some(19.0);
+        let said = young_server(&[&a, &b]).unwrap();
+        assert!(
+            said.contains("had used 19 CPU seconds in the 900 s"),
+            "{said}"
+        );
+        let (_, _, cold) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert!(
+            cold.rel_lo >= COLD_SHORTER,
+            "{} {}",
+            warm.rel_lo,
+            cold.rel_lo
+        );
+        assert!(
+            cold.one_sided
+                .iter()
+                .any(|w| w.contains("19 CPU seconds used")),
+            "{:?}",
+            cold.one_sided
+        );
+        a.record.servers[0].cpu_used_s = Some(500.0);
+        assert_eq!(young_server(&[&a, &b]), None);
+        let (_, _, used) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        assert_eq!(used.rel_lo, warm.rel_lo);
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub struct ServerUsage {
     /// started may still change its pace after a pilot (`analysis::pilot::young_server`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age_s: Option<f64>,
+    /// A local process: the CPU seconds it (with its descendants) had used when the run
+    /// started. A JIT compiles by work done, not by the clock: under a CPU quota a server
+    /// minutes old can still be cold (`analysis::pilot::young_server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_used_s: Option<f64>,
     /// Why nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -56,6 +61,7 @@ pub fn usage(src: &Sources, r: &RunResources, a: &Snapshot, b: &Snapshot) -> Vec
                 cpu_share: None,
                 memory_bytes: None,
                 age_s: None,
+                cpu_used_s: None,
                 error: None,
             };
             let Some(cpu) = r
@@ -76,11 +82,11 @@ pub fn usage(src: &Sources, r: &RunResources, a: &Snapshot, b: &Snapshot) -> Vec
                 Some(Reading::Proc(i)) => {
                     u.cpu_share = Some(round3(cores / src.host_cores));
                     u.memory_bytes = b.procs[i].as_ref().ok().and_then(|c| c.rss_bytes);
-                    u.age_s = a.procs[i]
-                        .as_ref()
-                        .ok()
-                        .and_then(|c| c.age_s)
-                        .map(f64::round);
+                    let at_start = a.procs[i].as_ref().ok();
+                    u.age_s = at_start.and_then(|c| c.age_s).map(f64::round);
+                    u.cpu_used_s = at_start
+                        .filter(|c| c.age_s.is_some())
+                        .map(|c| (c.cpu_s * 10.0).round() / 10.0);
                 }
                 Some(Reading::Remote(i)) => {
                     let (Ok(x), Ok(y)) = (&a.remote[i], &b.remote[i]) else {
@@ -190,6 +196,7 @@ node_memory_MemAvailable_bytes 6e9
         assert_eq!(u[1].cpu_share, Some(0.5));
         assert_eq!(u[1].memory_bytes, Some(3 << 20));
         assert_eq!(u[1].age_s, Some(42.0));
+        assert_eq!(u[1].cpu_used_s, Some(1.0));
         assert_eq!(u[2].error.as_deref(), Some("unreachable: refused"));
         assert_eq!(u[2].cpu_share, None);
         assert!(parse_node_exporter("up 1\n").is_err());
