@@ -440,8 +440,8 @@ fn inflation(resid: &[f64]) -> f64 {
 /// (mean 0.98, 13 trials, without one whose runs moved +233 %) (docs/estimate.md).
 pub const YOUNG_S: f64 = 300.0;
 
-/// A server that had used fewer CPU seconds than this when the pilot started is colder than
-/// any the young-server sides were measured on: those JVMs (unthrottled, `--prewarm 180s`)
+/// A Java server that had used fewer CPU seconds than this when the pilot started is colder
+/// than any the young-server sides were measured on: those JVMs (unthrottled, `--prewarm 180s`)
 /// had worked about 4 minutes at most of a core each, 150-200 CPU seconds. A JIT compiles by
 /// work done, not by the clock, so a JVM under a CPU quota is cold for longer than its age
 /// says: on FileShare at 0.15 CPU, a pilot 125 s into the JVM's life (about 19 CPU seconds)
@@ -461,9 +461,14 @@ struct Youth {
 }
 
 impl Youth {
-    /// Colder than the young-server sides were measured on ([`COLD_CPU_S`]).
+    /// A Java process: what the young-server sides were measured on (a JIT that compiles in
+    /// plateaus). Another server that has used little CPU may simply be light.
+    fn java(&self) -> bool {
+        self.name.starts_with("java")
+    }
+    /// A Java server colder than the young-server sides were measured on ([`COLD_CPU_S`]).
     fn cold(&self) -> bool {
-        self.cpu_used_s.is_some_and(|c| c < COLD_CPU_S)
+        self.java() && self.cpu_used_s.is_some_and(|c| c < COLD_CPU_S)
     }
     /// Young enough to be said: under [`YOUNG_S`] old, or cold.
     fn young(&self) -> bool {
@@ -491,9 +496,8 @@ impl Youth {
 /// and what it may mean, said before the import.
 pub fn young_server(runs: &[&CellRun]) -> Option<String> {
     let y = youngest(runs).filter(Youth::young)?;
-    let java = y.name.starts_with("java");
     let (shorter, longer) = y.sides();
-    let holds = if java {
+    let holds = if y.java() {
         format!(
             "the interval holds that ({:.0} % shorter to {:.0} % longer)",
             shorter * 100.0,
@@ -1524,7 +1528,7 @@ pub fn predict(
     let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
     let mut iv = interval(&p, &said, &fin, work, start);
-    let young_jvm = youngest(runs).filter(|y| y.name.starts_with("java"));
+    let young_jvm = youngest(runs).filter(Youth::java);
     one_sided(&p, &full, &said, &fin, &mut iv, young_jvm);
     let (a, ci) = (fin.b[0], fin.b.len() - 1);
     let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);
@@ -1913,6 +1917,12 @@ mod tests {
         );
         a.record.servers[0].cpu_used_s = Some(500.0);
         assert_eq!(young_server(&[&a, &b]), None);
+        // A light server that is not a JVM is not cold for using little CPU.
+        a.record.servers[0].cpu_used_s = Some(19.0);
+        a.record.servers[0].name = "nginx (pid 8)".into();
+        assert_eq!(young_server(&[&a, &b]), None);
+        a.record.servers[0].name = "java (pid 7)".into();
+        a.record.servers[0].cpu_used_s = Some(500.0);
         let (_, _, used) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert_eq!(used.rel_lo, warm.rel_lo);
     }
