@@ -74,11 +74,13 @@ pub fn stop_record(
     checks: u32,
     target: f64,
     max_s: f64,
+    max_share: Option<f64>,
 ) -> SampleStop {
     SampleStop {
         reason,
         target_pct: target * 100.0,
         max_s,
+        max_share_pct: max_share.map(|s| s * 100.0),
         checks,
         checked_at_s: last.map(|c| (c.at_s * 1e3).round() / 1e3),
         checked_docs: last.map(|c| c.docs),
@@ -112,6 +114,10 @@ pub fn stop_text(s: &SampleStop, secs: f64, docs: u64) -> String {
         reason => {
             let why = match reason {
                 SampleStopReason::Cap => format!("--max-sample-time ({:.0} s) reached", s.max_s),
+                SampleStopReason::Share => format!(
+                    "--max-sample-share ({} of the corpus, its runs together) reached",
+                    pct(s.max_share_pct.unwrap_or(100.0))
+                ),
                 _ => "every file of the sample was sent".into(),
             };
             let mut line = format!(
@@ -120,6 +126,11 @@ pub fn stop_text(s: &SampleStop, secs: f64, docs: u64) -> String {
             for note in [&s.needed, &s.unresolved_growth].into_iter().flatten() {
                 line.push_str("\n  ");
                 line.push_str(note);
+            }
+            if reason == SampleStopReason::Share {
+                line.push_str(
+                    "\n  a longer pilot would cost more of the import than it tells: plan on what it gives and watch the import's live ETA, or raise --max-sample-share",
+                );
             }
             line
         }
@@ -148,6 +159,7 @@ mod tests {
             reason,
             target_pct: 15.0,
             max_s: 600.0,
+            max_share_pct: Some(15.0),
             checks: 20,
             checked_at_s: Some(41.0),
             checked_docs: Some(3120),
@@ -170,6 +182,14 @@ mod tests {
         assert!(cap.contains("--max-sample-time (600 s) reached"), "{cap}");
         assert!(cap.contains("target ±15 % not reached"), "{cap}");
         assert!(cap.contains("1.5× as long"), "{cap}");
+        let share = stop_text(&stop(SampleStopReason::Share), 52.0, 13_300);
+        assert!(
+            share.starts_with(
+                "pilot not sharp: --max-sample-share (15 % of the corpus, its runs together) reached after 52 s (13,300 documents)"
+            ),
+            "{share}"
+        );
+        assert!(share.contains("1.5× as long"), "{share}");
         let mut none = stop(SampleStopReason::Files);
         (none.estimate_s, none.rel_lo, none.rel_hi) = (None, None, None);
         let files = stop_text(&none, 3.0, 40);

@@ -5,8 +5,10 @@
 //! give, shows it on the progress line (`LiveCounters::note`) and, once both sides of the
 //! interval are within the target, closes the window now (`worker::Deadline::cut`): no
 //! upload starts after it, those in flight finish and count as after the window, exactly as
-//! at a deadline. The cap is the window the run was planned with; a sample that runs out
-//! first ends the run as `once` does. The run's record says why it stopped and what the
+//! at a deadline. It closes it as well once the run's documents, times the pilot's runs,
+//! reach `--max-sample-share` of the corpus (read more often as the run nears it, so it
+//! stops within a fraction of a second of it). The cap is the window the run was planned
+//! with; a sample that runs out first ends the run as `once` does. The run's record says why it stopped and what the
 //! estimate was ([`crate::results::SampleStop`]). Later runs last as long as the first did,
 //! with no watcher, so the runs stay comparable.
 
@@ -25,6 +27,11 @@ use crate::results::{CellKey, CellRun, RunRecord, SampleStop, SampleStopReason};
 
 /// How often the watcher checks the estimate.
 pub const EVERY: Duration = Duration::from_secs(2);
+
+/// The shortest wait between two reads of the documents done as the run nears its share,
+/// and the first read of a run with a share.
+const SHARE_TICK: Duration = Duration::from_millis(50);
+const FIRST_SHARE_READ: Duration = Duration::from_millis(250);
 
 /// An auto pilot's aim, the import it estimates, and (once the first run ended) the window
 /// every later run takes.
@@ -58,6 +65,14 @@ impl AutoPilot {
             let _ = pilot.chosen.set(d);
         }
         Arc::new(pilot)
+    }
+
+    /// The documents the first run may import before the pilot of all its runs reaches
+    /// `--max-sample-share` of the corpus (at least one); None without such a cap.
+    fn share_limit(&self) -> Option<u64> {
+        let share = self.plan.max_share?;
+        let runs = self.plan.runs.max(1) as f64;
+        Some(((share * self.plan.corpus.documents as f64 / runs).floor() as u64).max(1))
     }
 
     /// The window of the next run and whether it is watched: the first run's (fixed) once
@@ -97,6 +112,8 @@ pub(super) struct Watched {
 struct Found {
     checks: u32,
     last: Option<Check>,
+    /// The run reached its share of the corpus (`--max-sample-share`) unsharp.
+    share: bool,
 }
 
 /// A run's watcher, running.
@@ -130,6 +147,8 @@ impl Watch {
         let plan = &self.pilot.plan;
         let reason = if self.deadline.was_cut() && found.last.as_ref().is_some_and(|c| c.sharp) {
             SampleStopReason::Sharp
+        } else if self.deadline.was_cut() && found.share {
+            SampleStopReason::Share
         } else if sent_all && duration < plan.cap {
             SampleStopReason::Files
         } else {
@@ -144,45 +163,80 @@ impl Watch {
             found.checks,
             plan.target,
             plan.cap.as_secs_f64(),
+            plan.max_share,
         )
     }
 }
 
 async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
-    let plan = &pilot.plan;
-    let mut next = Instant::now() + EVERY;
+    let limit = pilot.share_limit();
+    let start = Instant::now();
+    let mut check_at = start + EVERY;
+    let mut next = if limit.is_some() {
+        start + FIRST_SHARE_READ
+    } else {
+        check_at
+    };
     loop {
         tokio::time::sleep_until(next).await;
-        next += EVERY;
         let now = Instant::now();
         if w.deadline.end().is_some_and(|d| now >= d) {
             return;
         }
         let (run, at_s) = w.so_far(now);
-        let Some(c) = sharp::check(
-            &run,
-            plan.protocol,
-            &pilot.work,
-            plan.target,
-            at_s,
-            plan.runs,
-        ) else {
-            continue;
-        };
-        if let Ok(mut note) = w.live.note.lock() {
-            *note = Some(sharp::progress_text(&c, plan.target));
+        if now >= check_at {
+            check_at += EVERY;
+            if check(&pilot, &w, &found, &run, at_s) {
+                w.deadline.cut(now);
+                return;
+            }
         }
-        let is_sharp = c.sharp;
-        {
-            let mut f = found.lock().expect("watch");
-            f.checks += 1;
-            f.last = Some(c);
-        }
-        if is_sharp {
-            w.deadline.cut(now);
-            return;
+        let docs = run.record.docs_ok;
+        next = check_at;
+        if let Some(limit) = limit {
+            if docs >= limit {
+                found.lock().expect("watch").share = true;
+                w.deadline.cut(now);
+                return;
+            }
+            next = next.min(now + until_share(limit, docs, at_s));
         }
     }
+}
+
+/// One check of the estimate on the run so far: said on the progress line and kept; true
+/// when it is sharp.
+fn check(pilot: &AutoPilot, w: &Watched, found: &Mutex<Found>, run: &CellRun, at_s: f64) -> bool {
+    let plan = &pilot.plan;
+    let Some(c) = sharp::check(
+        run,
+        plan.protocol,
+        &pilot.work,
+        plan.target,
+        at_s,
+        plan.runs,
+    ) else {
+        return false;
+    };
+    if let Ok(mut note) = w.live.note.lock() {
+        *note = Some(sharp::progress_text(&c, plan.target));
+    }
+    let is_sharp = c.sharp;
+    let mut f = found.lock().expect("watch");
+    f.checks += 1;
+    f.last = Some(c);
+    is_sharp
+}
+
+/// How long until `docs` reach `limit` at the run's pace so far (half of it, so the read
+/// lands just before, and never under [`SHARE_TICK`]); [`EVERY`] before anything is done.
+fn until_share(limit: u64, docs: u64, at_s: f64) -> Duration {
+    if docs == 0 || at_s <= 0.0 {
+        return EVERY;
+    }
+    let rate = docs as f64 / at_s;
+    let left_s = limit.saturating_sub(docs) as f64 / rate;
+    Duration::from_secs_f64((left_s / 2.0).min(EVERY.as_secs_f64())).max(SHARE_TICK)
 }
 
 impl Watched {

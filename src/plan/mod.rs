@@ -532,6 +532,9 @@ pub struct AutoPlan {
     pub target: f64,
     /// The longest first run (`--max-sample-time`).
     pub cap: Duration,
+    /// The most of the corpus's documents the pilot's runs import together
+    /// (`--max-sample-share`, relative: 0.15 = 15 %); None in records made before it.
+    pub max_share: Option<f64>,
     /// The whole corpus, whose import is estimated (not the sample drawn from it).
     pub corpus: Arc<crate::corpus::CorpusDescription>,
     pub protocol: ProtocolKind,
@@ -552,6 +555,7 @@ impl AutoPlan {
         Some(AutoPlan {
             target: auto.target_pct / 100.0,
             cap: Duration::from_secs_f64(auto.max_s),
+            max_share: auto.max_share_pct.map(|p| p / 100.0),
             corpus: corpus?,
             protocol,
             runs: runs.max(1),
@@ -858,6 +862,9 @@ fn sample_time(t: &str) -> Result<f64> {
 pub const MAX_SAMPLE_TIME_S: f64 = 600.0;
 /// `--target-precision` when not given (%).
 pub const TARGET_PRECISION_PCT: f64 = 15.0;
+/// `--max-sample-share` when not given (% of the corpus's documents, the pilot's runs
+/// together).
+pub const MAX_SAMPLE_SHARE_PCT: f64 = 15.0;
 
 /// `--sample-time`, `--max-sample-time` and `--target-precision`, checked together: the
 /// window of each run (auto: the cap) and, for auto, its aim.
@@ -871,6 +878,11 @@ fn sample_time_of(a: &RunArgs) -> Result<Option<(f64, Option<crate::results::Aut
     if !auto && let Some(p) = &a.target_precision {
         bail!(
             "--target-precision {p}: it is what a pilot that stops when its estimate is sharp aims at; give it with --sample-time auto"
+        );
+    }
+    if !auto && let Some(p) = &a.max_sample_share {
+        bail!(
+            "--max-sample-share {p}: it caps a pilot that stops when its estimate is sharp; give it with --sample-time auto (a fixed --sample-time or --sample is its own size)"
         );
     }
     let Some(t) = &a.sample_time else {
@@ -895,7 +907,20 @@ fn sample_time_of(a: &RunArgs) -> Result<Option<(f64, Option<crate::results::Aut
             ),
         },
     };
-    let aim = crate::results::AutoSample { target_pct, max_s };
+    let max_share_pct = match a.max_sample_share.as_deref() {
+        None => MAX_SAMPLE_SHARE_PCT,
+        Some(p) => match p.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= 100.0 => v,
+            _ => bail!(
+                "--max-sample-share {p}: give a percentage of the corpus more than 0 and at most 100, e.g. 15"
+            ),
+        },
+    };
+    let aim = crate::results::AutoSample {
+        target_pct,
+        max_s,
+        max_share_pct: Some(max_share_pct),
+    };
     Ok(Some((max_s, Some(aim))))
 }
 
@@ -997,10 +1022,16 @@ mod tests {
 
     #[test]
     fn sample_time_auto_parses_with_its_defaults_and_its_flags() {
-        let auto = |target_pct, max_s| Some(crate::results::AutoSample { target_pct, max_s });
+        let auto = |target_pct, max_s, share| {
+            Some(crate::results::AutoSample {
+                target_pct,
+                max_s,
+                max_share_pct: Some(share),
+            })
+        };
         assert_eq!(
             sample_time_of(&run_args(&["--sample-time", "auto"])).unwrap(),
-            Some((600.0, auto(15.0, 600.0)))
+            Some((600.0, auto(15.0, 600.0, 15.0)))
         );
         let given = [
             "--sample-time",
@@ -1009,10 +1040,12 @@ mod tests {
             "90s",
             "--target-precision",
             "7.5%",
+            "--max-sample-share",
+            "40 %",
         ];
         assert_eq!(
             sample_time_of(&run_args(&given)).unwrap(),
-            Some((90.0, auto(7.5, 90.0)))
+            Some((90.0, auto(7.5, 90.0, 40.0)))
         );
         assert_eq!(
             sample_time_of(&run_args(&["--sample-time", "2m"])).unwrap(),
@@ -1031,6 +1064,15 @@ mod tests {
                 "--max-sample-time 5m",
             ),
             (&["--target-precision", "10"], "--target-precision 10"),
+            (&["--max-sample-share", "10"], "--max-sample-share 10"),
+            (
+                &["--sample-time", "auto", "--max-sample-share", "0"],
+                "--max-sample-share 0",
+            ),
+            (
+                &["--sample-time", "auto", "--max-sample-share", "150"],
+                "--max-sample-share 150",
+            ),
             (
                 &["--sample-time", "1m", "--target-precision", "10"],
                 "--target-precision 10",

@@ -116,8 +116,9 @@ pub struct RunArgs {
     /// first run goes on until the estimate of importing the whole corpus is sharp (its 95 %
     /// interval within --target-precision, growth as the repository fills included, for the
     /// pilot of all its runs; checked every 2 s) and stops
-    /// there, early, as a deadline would; at the latest at --max-sample-time, or when the
-    /// files run out (then it says what stayed unresolved). Later runs (--runs) import the
+    /// there, early, as a deadline would; at the latest at --max-sample-time, at
+    /// --max-sample-share of the corpus, or when the files run out (then it says what stayed
+    /// unresolved). Later runs (--runs) import the
     /// same files for as long as the first run did.
     #[arg(long, value_name = "DURATION|auto", requires = "corpus", conflicts_with_all = ["duration", "rate"])]
     pub sample_time: Option<String>,
@@ -132,6 +133,13 @@ pub struct RunArgs {
     /// and below 100 (default 15).
     #[arg(long, value_name = "PCT")]
     pub target_precision: Option<String>,
+
+    /// With --sample-time auto: the most of the corpus the pilot may import, its runs
+    /// together (the first run stops when it times --runs reaches it), as a percentage of
+    /// the corpus's documents, more than 0 and at most 100 (default 15): a pilot is worth
+    /// running only while it is a small part of the import it estimates.
+    #[arg(long, value_name = "PCT")]
+    pub max_sample_share: Option<String>,
 
     /// With --corpus: the estimate made for this import (`ingestbench estimate`'s
     /// estimate.json). Its duration at --threads (else its answer's) is the live ETA's

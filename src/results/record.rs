@@ -281,6 +281,10 @@ pub struct AutoSample {
     pub target_pct: f64,
     /// `--max-sample-time`: the longest first run (s).
     pub max_s: f64,
+    /// `--max-sample-share`: the most of the corpus's documents the pilot's runs import
+    /// together (%); absent in records made before it (no such cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_share_pct: Option<f64>,
 }
 
 /// Why an auto pilot's first run (`run --sample-time auto`) stopped.
@@ -293,6 +297,8 @@ pub enum SampleStopReason {
     Cap,
     /// Every file of the sample was sent first.
     Files,
+    /// The pilot's runs together would import more than `--max-sample-share` of the corpus.
+    Share,
 }
 
 impl SampleStopReason {
@@ -301,6 +307,7 @@ impl SampleStopReason {
             SampleStopReason::Sharp => "sharp",
             SampleStopReason::Cap => "cap",
             SampleStopReason::Files => "files",
+            SampleStopReason::Share => "share",
         }
     }
 }
@@ -313,6 +320,9 @@ pub struct SampleStop {
     /// `--target-precision` (%), and the cap (s).
     pub target_pct: f64,
     pub max_s: f64,
+    /// `--max-sample-share` (% of the corpus's documents, the runs together), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_share_pct: Option<f64>,
     /// Checks of the estimate made while the run went on.
     pub checks: u32,
     /// Seconds from the start and documents acknowledged at the last check.

@@ -1,5 +1,6 @@
 //! `run --sample-time auto`: a pilot whose first run stops when its estimate of the whole
-//! corpus's import is sharp (or at `--max-sample-time`, or when the files run out), whose
+//! corpus's import is sharp (or at `--max-sample-time`, at `--max-sample-share` of the
+//! corpus, or when the files run out), whose
 //! later runs last as long, and whose records say why it stopped. Against an embedded target
 //! of known, flat capacity (2 slots × 12 ms: about 165 documents a second) and a corpus of
 //! 3,000 small files, so every run is a few seconds.
@@ -97,6 +98,8 @@ async fn an_auto_pilot_stops_when_its_estimate_is_sharp_and_its_second_run_lasts
             "60s",
             "--target-precision",
             "40",
+            "--max-sample-share",
+            "100",
             "--runs",
             "2",
         ],
@@ -106,7 +109,10 @@ async fn an_auto_pilot_stops_when_its_estimate_is_sharp_and_its_second_run_lasts
     let wall = t0.elapsed().as_secs_f64();
     assert_eq!(outcome, ingestbench::Outcome::Success, "{:?}", r.errors);
     let auto = r.plan.measure.auto_sample.expect("the plan records auto");
-    assert_eq!((auto.target_pct, auto.max_s), (40.0, 60.0));
+    assert_eq!(
+        (auto.target_pct, auto.max_s, auto.max_share_pct),
+        (40.0, 60.0, Some(100.0))
+    );
     let (first, second) = (&r.runs[0], &r.runs[1]);
     let stop = first.sample_stop.as_ref().expect("run 1 records its stop");
     eprintln!(
@@ -187,6 +193,8 @@ async fn an_auto_pilot_that_cannot_get_sharp_stops_at_its_cap_and_says_what_is_o
             "4s",
             "--target-precision",
             "0.5",
+            "--max-sample-share",
+            "100",
             "--runs",
             "1",
         ],
@@ -227,4 +235,67 @@ async fn an_auto_pilot_that_cannot_get_sharp_stops_at_its_cap_and_says_what_is_o
     );
     let needed = stop.needed.as_deref().expect("what would narrow it");
     assert!(err.contains(needed), "{err}");
+}
+
+/// (c) A pilot whose runs together would import more than `--max-sample-share` of the corpus
+/// (10 % of 3,000 files over 2 runs: 150 documents for the first) stops there unsharp,
+/// records `share`, says so and what it leaves open, and its second run lasts as long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_pilot_stops_at_its_share_of_the_corpus_and_says_so() {
+    let _one = common::TIMED.lock().await;
+    let (_target, dir, url) = flat_target().await;
+    let flags = pilot_flags(
+        &url,
+        dir.path(),
+        &[
+            "--max-sample-time",
+            "60s",
+            "--target-precision",
+            "0.5",
+            "--max-sample-share",
+            "10",
+            "--runs",
+            "2",
+        ],
+    );
+    let o = tokio::task::spawn_blocking(move || crate::cli::bin().args(&flags).output().unwrap())
+        .await
+        .unwrap();
+    let (_, err) = crate::cli::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let run_dir = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let (plan, runs) = ingestbench::results::load_dir(&run_dir).unwrap();
+    assert_eq!(
+        plan.measure.auto_sample.and_then(|a| a.max_share_pct),
+        Some(10.0)
+    );
+    let (first, second) = (&runs[0].record, &runs[1].record);
+    let stop = first.sample_stop.as_ref().expect("the stop is recorded");
+    eprintln!(
+        "pilot at its share: {:.2} s, {} documents ({} after the window); run 2 {:.2} s, {} documents\n{err}",
+        first.duration_s, first.docs_ok, first.docs_after_window, second.duration_s, second.docs_ok
+    );
+    assert_eq!(stop.reason, SampleStopReason::Share, "{stop:?}");
+    // Read every 50 ms or sooner as it nears 150 at about 165 documents a second (8 a
+    // read); a loaded host's late timer is given 60 more.
+    assert!(
+        (150..=210).contains(&first.docs_ok),
+        "stopped at its share: {first:?}"
+    );
+    assert!(first.duration_s < 5.0, "long before the cap: {first:?}");
+    assert!(
+        (second.duration_s - first.duration_s).abs() < 1e-6,
+        "run 2 lasts as long as run 1"
+    );
+    assert!(
+        err.contains(
+            "pilot not sharp: --max-sample-share (10 % of the corpus, its runs together) reached"
+        ) && err.contains("raise --max-sample-share"),
+        "{err}"
+    );
 }

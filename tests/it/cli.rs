@@ -44,6 +44,7 @@ fn help_documents_exit_codes() {
         "--sample-time <DURATION|auto>",
         "--max-sample-time <DURATION>",
         "--target-precision <PCT>",
+        "--max-sample-share <PCT>",
     ] {
         assert!(out.contains(s), "help mentions {s}");
     }
@@ -82,6 +83,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (
             vec!["--corpus", ".", "--max-sample-time", "5m"],
             "--max-sample-time 5m",
+        ),
+        (
+            vec!["--corpus", ".", "--max-sample-share", "10"],
+            "--max-sample-share 10",
         ),
         (
             vec![
