@@ -80,12 +80,14 @@ impl CostFit {
 /// Fits the cost of `samples` (time, cumulative counts; in time order, the first at the
 /// start), with a folder term when `folders` and a byte term when `bytes` (their totals
 /// known), and reads the levels over the last `window_s` and the first half. None before
-/// there are enough increments, or when documents come out free.
+/// there are enough increments, or when documents come out free. A rise per document held is
+/// kept when its t passes `min_t`.
 pub fn fit(
     samples: &[(f64, Counts)],
     folders: bool,
     bytes: bool,
     window_s: f64,
+    min_t: f64,
 ) -> Option<CostFit> {
     if samples.len() < 4 {
         return None;
@@ -160,7 +162,7 @@ pub fn fit(
             None => {
                 // A growth that does not stand out is left out and the rest refitted.
                 let se = if cols.contains(&3) {
-                    match growth_se(&steps, &mids, &cols, &b, &x) {
+                    match growth_se(&steps, &mids, &cols, &b, &x, min_t) {
                         Some(se) => se,
                         None => {
                             terms[3] = false;
@@ -234,6 +236,7 @@ fn growth_se(
     cols: &[usize],
     b: &[f64],
     x: &dyn Fn(&Counts, f64, usize) -> f64,
+    min_t: f64,
 ) -> Option<f64> {
     let k = cols.len();
     let n = steps.len();
@@ -259,7 +262,7 @@ fn growth_se(
     }
     let z = solve(xtx)?;
     let var = rss / (n - k) as f64 * z[g];
-    (var > 0.0 && b[g] / var.sqrt() > 3.0).then(|| var.sqrt())
+    (var > 0.0 && b[g] / var.sqrt() > min_t).then(|| var.sqrt())
 }
 
 /// Solves the augmented normal equations `m` (k rows of k + 1) by Gaussian elimination with
@@ -310,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_known_cost_is_recovered_and_the_level_is_one() {
-        let f = fit(&import(200), true, true, 0.5).unwrap();
+        let f = fit(&import(200), true, true, 0.5, 3.0).unwrap();
         assert!((f.per_doc - 0.001).abs() < 1e-9, "{f:?}");
         assert!((f.per_folder - 0.005).abs() < 1e-9, "{f:?}");
         assert!((f.per_byte * 1048576.0 - 0.002).abs() < 1e-9, "{f:?}");
@@ -319,7 +322,7 @@ mod tests {
 
     #[test]
     fn without_folder_counts_the_documents_carry_the_cost() {
-        let f = fit(&import(200), false, false, 0.5).unwrap();
+        let f = fit(&import(200), false, false, 0.5, 3.0).unwrap();
         assert_eq!((f.per_folder, f.per_byte), (0.0, 0.0));
         assert!(f.per_doc > 0.001, "{f:?}");
     }
