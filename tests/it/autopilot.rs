@@ -72,6 +72,23 @@ fn pilot_flags(url: &str, dir: &Path, extra: &[&str]) -> Vec<String> {
     v
 }
 
+/// The real binary run with `flags` (exit 0 asserted): its stderr and the run's directory
+/// under `dir/results`.
+async fn pilot_binary(flags: Vec<String>, dir: &Path) -> (String, PathBuf) {
+    let o = tokio::task::spawn_blocking(move || crate::cli::bin().args(&flags).output().unwrap())
+        .await
+        .unwrap();
+    let (_, err) = crate::cli::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let run_dir = std::fs::read_dir(dir.join("results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    (err, run_dir)
+}
+
 fn run_args(flags: &[String]) -> ingestbench::plan::options::RunArgs {
     let v = [&["ingestbench".to_string()][..], flags].concat();
     let Command::Run(a) = Cli::try_parse_from(v).unwrap().command else {
@@ -200,18 +217,7 @@ async fn an_auto_pilot_that_cannot_get_sharp_stops_at_its_cap_and_says_what_is_o
         ],
     );
     let t0 = std::time::Instant::now();
-    let o = tokio::task::spawn_blocking(move || crate::cli::bin().args(&flags).output().unwrap())
-        .await
-        .unwrap();
-    let (_, err) = crate::cli::text(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let results = dir.path().join("results");
-    let run_dir = std::fs::read_dir(&results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let (err, run_dir) = pilot_binary(flags, dir.path()).await;
     let (_, runs) = ingestbench::results::load_dir(&run_dir).unwrap();
     let first = &runs[0].record;
     let stop = first.sample_stop.as_ref().expect("the stop is recorded");
@@ -258,17 +264,7 @@ async fn an_auto_pilot_stops_at_its_share_of_the_corpus_and_says_so() {
             "2",
         ],
     );
-    let o = tokio::task::spawn_blocking(move || crate::cli::bin().args(&flags).output().unwrap())
-        .await
-        .unwrap();
-    let (_, err) = crate::cli::text(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let run_dir = std::fs::read_dir(dir.path().join("results"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let (err, run_dir) = pilot_binary(flags, dir.path()).await;
     let (plan, runs) = ingestbench::results::load_dir(&run_dir).unwrap();
     assert_eq!(
         plan.measure.auto_sample.and_then(|a| a.max_share_pct),
