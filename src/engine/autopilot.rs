@@ -8,8 +8,8 @@
 //! at a deadline. It closes it as well once the run's documents, times the pilot's runs,
 //! reach `--max-sample-share` of the corpus (read more often as the run nears it, so it
 //! stops within a fraction of a second of it). The cap is the window the run was planned
-//! with; a sample that runs out first ends the run as `once` does. The run's record says why it stopped and what the
-//! estimate was ([`crate::results::SampleStop`]). Later runs last as long as the first did,
+//! with; a sample that runs out first ends the run as `once` does. The run's record says
+//! why it stopped and what the estimate was ([`crate::results::SampleStop`]). Later runs last as long as the first did,
 //! with no watcher, so the runs stay comparable.
 
 use std::sync::atomic::{AtomicU64, Ordering};

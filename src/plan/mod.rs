@@ -866,6 +866,16 @@ pub const TARGET_PRECISION_PCT: f64 = 15.0;
 /// together).
 pub const MAX_SAMPLE_SHARE_PCT: f64 = 15.0;
 
+/// A percentage as a flag gives it (`15`, `7.5%`, `40 %`), when more than 0.
+fn percent(p: &str) -> Option<f64> {
+    p.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0)
+}
+
 /// `--sample-time`, `--max-sample-time` and `--target-precision`, checked together: the
 /// window of each run (auto: the cap) and, for auto, its aim.
 fn sample_time_of(a: &RunArgs) -> Result<Option<(f64, Option<crate::results::AutoSample>)>> {
@@ -900,21 +910,15 @@ fn sample_time_of(a: &RunArgs) -> Result<Option<(f64, Option<crate::results::Aut
     };
     let target_pct = match a.target_precision.as_deref() {
         None => TARGET_PRECISION_PCT,
-        Some(p) => match p.trim().trim_end_matches('%').trim().parse::<f64>() {
-            Ok(v) if v > 0.0 && v < 100.0 => v,
-            _ => bail!(
-                "--target-precision {p}: give a percentage more than 0 and below 100, e.g. 15 (±15 %)"
-            ),
-        },
+        Some(p) => percent(p).filter(|v| *v < 100.0).with_context(|| {
+            format!("--target-precision {p}: give a percentage more than 0 and below 100, e.g. 15 (±15 %)")
+        })?,
     };
     let max_share_pct = match a.max_sample_share.as_deref() {
         None => MAX_SAMPLE_SHARE_PCT,
-        Some(p) => match p.trim().trim_end_matches('%').trim().parse::<f64>() {
-            Ok(v) if v > 0.0 && v <= 100.0 => v,
-            _ => bail!(
-                "--max-sample-share {p}: give a percentage of the corpus more than 0 and at most 100, e.g. 15"
-            ),
-        },
+        Some(p) => percent(p).filter(|v| *v <= 100.0).with_context(|| {
+            format!("--max-sample-share {p}: give a percentage of the corpus more than 0 and at most 100, e.g. 15")
+        })?,
     };
     let aim = crate::results::AutoSample {
         target_pct,
