@@ -275,16 +275,22 @@ pub(super) struct FolderTable {
     base: String,
     per: u64,
     tree: Option<Arc<crate::fixtures::Tree>>,
-    made: tokio::sync::Mutex<Made>,
+    /// Held only to look up or count, never across a request: a worker making one folder
+    /// must not hold up the workers that need another (a pilot's random order asks for a
+    /// new folder at almost every document, and its folders were made one at a time).
+    made: std::sync::Mutex<Made>,
     /// Where each folder made below the base is counted as it is made (the run's timeline).
     count: std::sync::OnceLock<Arc<super::timeline::Tally>>,
 }
 
-/// The folders made so far, and every folder path below the base they created (a tree's
+/// A folder, made once: whoever asks while it is being made waits for that one request.
+type FolderCell = Arc<tokio::sync::OnceCell<Arc<(String, String)>>>;
+
+/// The folders asked for so far, and every folder path below the base they created (a tree's
 /// intermediate folders count once each).
 #[derive(Default)]
 struct Made {
-    by_key: HashMap<u64, Arc<(String, String)>>,
+    by_key: HashMap<u64, FolderCell>,
     paths: std::collections::HashSet<String>,
 }
 
@@ -298,7 +304,7 @@ impl FolderTable {
             base,
             per: per.max(1),
             tree,
-            made: tokio::sync::Mutex::new(Made::default()),
+            made: std::sync::Mutex::new(Made::default()),
             count: std::sync::OnceLock::new(),
         }
     }
@@ -328,7 +334,11 @@ impl FolderTable {
 
     /// The path of document `index`'s folder (made or not).
     fn path_of(&self, index: u64) -> String {
-        let k = self.key(index);
+        self.path_of_key(self.key(index))
+    }
+
+    /// The path of folder `k`.
+    fn path_of_key(&self, k: u64) -> String {
         match &self.tree {
             Some(t) => t.path(&self.base, k),
             None => format!("{}/{k:04}", self.base),
@@ -339,33 +349,36 @@ impl FolderTable {
     pub(super) async fn references(&self) -> Vec<String> {
         self.made
             .lock()
-            .await
+            .expect("folder table")
             .by_key
             .values()
-            .map(|f| f.1.clone())
+            .filter_map(|c| c.get().map(|f| f.1.clone()))
             .collect()
     }
 
     /// Folders created below the base so far (each path element once).
     pub(super) async fn created(&self) -> u64 {
-        self.made.lock().await.paths.len() as u64
+        self.made.lock().expect("folder table").paths.len() as u64
     }
 
     /// The folder of document `index`: (path for the manifest, the protocol's reference).
+    /// Made on first use, once; workers asking for other folders meanwhile do not wait.
     pub(super) async fn of<P: Protocol>(
         &self,
         proto: &P,
         index: u64,
     ) -> Result<Arc<(String, String)>> {
         let k = self.key(index);
-        let mut made = self.made.lock().await;
-        if let Some(f) = made.by_key.get(&k) {
-            return Ok(f.clone());
-        }
-        let path = match &self.tree {
-            Some(t) => t.path(&self.base, k),
-            None => format!("{}/{k:04}", self.base),
+        let cell = {
+            let mut made = self.made.lock().expect("folder table");
+            made.by_key.entry(k).or_default().clone()
         };
+        cell.get_or_try_init(|| self.make(proto, k)).await.cloned()
+    }
+
+    /// Makes folder `k` (its missing parents too) and counts what it created.
+    async fn make<P: Protocol>(&self, proto: &P, k: u64) -> Result<Arc<(String, String)>> {
+        let path = self.path_of_key(k);
         let reference = proto
             .prepare_folder(&path)
             .await
@@ -374,6 +387,7 @@ impl FolderTable {
             .strip_prefix(&self.base)
             .unwrap_or("")
             .trim_start_matches('/');
+        let mut made = self.made.lock().expect("folder table");
         let mut sofar = String::new();
         for seg in below.split('/').filter(|s| !s.is_empty()) {
             if !sofar.is_empty() {
@@ -387,9 +401,7 @@ impl FolderTable {
                 }
             }
         }
-        let f = Arc::new((path, reference));
-        made.by_key.insert(k, f.clone());
-        Ok(f)
+        Ok(Arc::new((path, reference)))
     }
 }
 
