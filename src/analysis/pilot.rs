@@ -474,6 +474,14 @@ impl Youth {
     fn young(&self) -> bool {
         self.age_s < YOUNG_S || self.cold()
     }
+    /// How much its youth says: a cold JVM most, then a young JVM, then anything else.
+    fn weight(&self) -> u8 {
+        if self.cold() {
+            2
+        } else {
+            u8::from(self.java() && self.young())
+        }
+    }
     /// The relative sides a young Java server adds: shorter, longer.
     fn sides(&self) -> (f64, f64) {
         if self.cold() {
@@ -524,8 +532,11 @@ pub fn young_server(runs: &[&CellRun]) -> Option<String> {
     })
 }
 
-/// The youngest server the pilot's first run read (a local process) among those that worked
-/// in it (a node behind the same balancer that sat idle served none of the pilot).
+/// The server whose youth the estimate must reckon with, among those the pilot's first run
+/// read (local processes) that worked in it (a node behind the same balancer that sat idle
+/// served none of the pilot): a cold JVM before a young one, a young JVM before another
+/// process, then the youngest. A proxy in front is started after the nodes behind it, so
+/// it is the youngest and says the least: picked by age alone, it hid a cold JVM behind it.
 fn youngest(runs: &[&CellRun]) -> Option<Youth> {
     let first = runs
         .iter()
@@ -543,7 +554,11 @@ fn youngest(runs: &[&CellRun]) -> Option<Youth> {
                 cpu_used_s: s.cpu_used_s,
             })
         })
-        .min_by(|x, y| x.age_s.total_cmp(&y.age_s))
+        .max_by(|x, y| {
+            x.weight()
+                .cmp(&y.weight())
+                .then(y.age_s.total_cmp(&x.age_s))
+        })
 }
 
 /// Why a pilot could not be read, and what would do: a pilot needs 16 points of its
@@ -1465,9 +1480,24 @@ fn evidence(p: &Pilot, full: &FullFit, runs: &RunsSay, fin: &FinalFit, pf: f64) 
 /// When the interval is wider than ±20 %: what would narrow it.
 fn needed_note(p: &Pilot, runs: &RunsSay, iv: &Interval) -> Option<String> {
     let rel = iv.sym / iv.t;
+    // Where the risks the pilot could not rule out widen a side, the figure here is the
+    // symmetric part only, and says so: the answer's sentence ([`narrowing`]) speaks of the
+    // whole interval, and the two must not read as disagreeing.
+    let (lo, hi) = (iv.lo / iv.t, iv.hi / iv.t);
+    let sided = lo.max(hi) > rel + 0.005;
     (rel > TARGET).then(|| {
+        let head = if sided {
+            format!(
+                "±{:.0} % before the risks below widen its sides (−{:.0} / +{:.0} % with them)",
+                rel * 100.0,
+                lo * 100.0,
+                hi * 100.0
+            )
+        } else {
+            format!("±{:.0} %", rel * 100.0)
+        };
         let more = needed(
-            rel,
+            (&head, sided),
             iv.var_fit,
             iv.var_run,
             (iv.model_error, iv.base_error),
@@ -1601,8 +1631,9 @@ pub fn predict(
 /// as 1/n, the swings' part of the model error as [`model_error_for`] says; the import's own
 /// noise, the step error and a drift between the pilot's runs do not fall at all.
 /// `errors`: the model error in the interval, and the part of it the pilot's length sets.
+/// `said`: the figure as said, and whether it is the symmetric part only (sides widened).
 fn needed(
-    rel: f64,
+    said: (&str, bool),
     var_fit: f64,
     var_run: f64,
     errors: (f64, f64),
@@ -1612,6 +1643,7 @@ fn needed(
 ) -> String {
     let (model, by_length) = errors;
     let fixed = (model.powi(2) - by_length.powi(2)).max(0.0);
+    let (head, part) = said;
     let target_var = (TARGET * t / 1.96).powi(2);
     let var_at =
         |k: f64| var_fit / k + var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t;
@@ -1621,16 +1653,15 @@ fn needed(
         .find(|&k| var_at(k) <= target_var);
     match k {
         Some(k) => format!(
-            "±{:.0} %: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring it to ±{:.0} %",
-            rel * 100.0,
+            "{head}: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring {} to ±{:.0} %",
             k,
             docs as f64 * k,
             secs * k,
+            if part { "that part" } else { "it" },
             TARGET * 100.0
         ),
         None => format!(
-            "±{:.0} %: the import's own run-to-run noise and what no pilot can show alone exceed ±{:.0} %; no longer pilot narrows it",
-            rel * 100.0,
+            "{head}: the import's own run-to-run noise and what no pilot can show alone exceed ±{:.0} %; no longer pilot narrows it",
             TARGET * 100.0
         ),
     }
@@ -1927,6 +1958,27 @@ mod tests {
         assert_eq!(used.rel_lo, warm.rel_lo);
     }
 
+    /// A proxy in front started after the JVM behind it: the proxy is younger, the cold
+    /// JVM is what the estimate is said and widened for; a warm JVM leaves the proxy's age.
+    #[test]
+    fn a_cold_jvm_behind_a_younger_proxy_is_the_one_said() {
+        let (mut a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        let mut proxy = young_java(100.0);
+        proxy.name = "apache2 (pid 9)".into();
+        proxy.cpu_used_s = Some(3.0);
+        let mut jvm = young_java(600.0);
+        jvm.cpu_used_s = Some(25.0);
+        a.record.servers = vec![proxy, jvm];
+        let said = young_server(&[&a, &b]).unwrap();
+        assert!(
+            said.contains("java (pid 7)) had used 25 CPU seconds"),
+            "{said}"
+        );
+        a.record.servers[1].cpu_used_s = Some(900.0);
+        let said = young_server(&[&a, &b]).unwrap();
+        assert!(said.contains("apache2 (pid 9)) had run 100 s"), "{said}");
+    }
+
     #[test]
     fn ols_recovers_a_known_line() {
         let x: Vec<Vec<f64>> = (0..20).map(|i| vec![1.0, i as f64]).collect();
@@ -2018,6 +2070,28 @@ mod tests {
             young.one_sided.iter().any(|w| w.contains("240 s old")),
             "{:?}",
             young.one_sided
+        );
+    }
+
+    /// Where a risk widens a side, the caveat's figure is the symmetric part and says so,
+    /// with the sides the interval has: it never reads as disagreeing with the answer's
+    /// sentence, which speaks of the whole interval.
+    #[test]
+    fn the_caveat_names_the_symmetric_part_where_a_risk_widens_a_side() {
+        let (mut a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        a.record.servers = vec![young_java(240.0)];
+        let (_, _, young) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        let said = young.needed.unwrap();
+        let sides = format!(
+            "±{:.0} % before the risks below widen its sides (−{:.0} / +{:.0} % with them)",
+            young.rel_sym * 100.0,
+            young.rel_lo * 100.0,
+            young.rel_hi * 100.0
+        );
+        assert!(said.starts_with(&sides), "{said}");
+        assert!(
+            said.contains("would bring that part to") || said.contains("no longer pilot"),
+            "{said}"
         );
     }
 
