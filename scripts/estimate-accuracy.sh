@@ -14,6 +14,8 @@
 #                                [--pilot-runs N] [--sample-time T] [--reuse-lab] [--node-cpus C]
 #                                [--max-sample-time T] [--stop-at HH:MM] [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
+# Each trial's pilot draws its slice with --seed <trial>: trials differ in the slice as well as
+#   in the server's moment (before 2026-11-29 (23) every trial of a corpus drew one slice, seed 1).
 # --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
 #   corpus's files in one random order until T is up) instead of --sample-pct's share.
 # --max-sample-time T: with --sample-time auto, the pilot's cap (the tool's default: 10m).
@@ -155,7 +157,11 @@ trial() { # case k
       if [ "$reuse" = 1 ] && [ "${lab_up:-0}" = 1 ]; then fresh=0; else java_lab_fresh; fi
       local m=direct; [ "$case" = fileshare-lb ] && m=http-lb
       url=$(grep '^url' "$ROOT_DIR/access-methods/lab-java/$m.toml" | cut -d'"' -f2)
-      proto=(--protocol cmis --profile opencmis) ;;
+      # The nodes behind the proxy are read too, as a team names them (docs/access-paths-lab.md):
+      # the proxy alone is all a loopback URL finds, and a cold JVM behind it went unseen.
+      spids=(); [ "$case" = fileshare-lb ] \
+        && for sp in $(grep '^server_pids' "$ROOT_DIR/access-methods/lab-java/$m.toml" | grep -o '[0-9]\+'); do spids+=(--server-pid "$sp"); done
+      proto=(--protocol cmis --profile opencmis "${spids[@]}") ;;
   esac
   rm -rf "$work/results" "$work/methods" "$work/prewarm"; mkdir -p "$work/methods"
   if [ -n "$prewarm" ] && [ "${fresh:-1}" = 1 ] && [ "$case" != linear ] && [ "$case" != growth ] && [ "$case" != usl ]; then
@@ -167,7 +173,7 @@ trial() { # case k
   fi
   if [ "$method" = pilot ]; then
     "$bin" run --quiet --url "$url" --corpus "$dir" "${pick[@]}" --threads "$threads" "${names[@]}" --warmup "$warmup" \
-      --runs "$pruns" "${proto[@]}" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
+      --runs "$pruns" "${proto[@]}" --seed "$k" --results-dir "$work/results" >/dev/null 2>"$work/sweep.log" \
       || { echo "pilot failed: $(tail -n3 "$work/sweep.log")" >&2; return 1; }
   else
     printf 'name = "direct"\nurl = "%s"\n' "$url" > "$work/methods/direct.toml"
