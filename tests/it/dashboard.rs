@@ -367,7 +367,6 @@ async fn a_browser_opened_mid_run_holds_the_history_and_the_streams_numbers() {
     let dir = tempfile::tempdir().unwrap();
     // 2,400 documents paced at 200/s: 12 s of uploads.
     let (mut child, url) = paced_with_page(2400, 20, dir.path());
-    let started = Instant::now();
     // The stream from the start: what the page's numbers are held against.
     let client = ingestbench::reqwest_builder().build().unwrap();
     let stream = {
@@ -382,7 +381,6 @@ async fn a_browser_opened_mid_run_holds_the_history_and_the_streams_numbers() {
             .await
             .unwrap()
     };
-    let watched_for = started.elapsed();
     let stream = stream.await.unwrap();
     let after = tokio::task::spawn_blocking(move || watch_page(&url, 1500))
         .await
@@ -421,10 +419,12 @@ async fn a_browser_opened_mid_run_holds_the_history_and_the_streams_numbers() {
             page["last"]
         );
     }
+    // Opened while the run went on: its last snapshot is of a run still going, seconds in
+    // (the page's own clock: a browser slow to start on a loaded host must not fail it).
     let page = &mid["page"];
     assert!(
-        watched_for < Duration::from_secs(12) && page["last"]["finished"] == false,
-        "opened while the run went on ({watched_for:?}): {mid}"
+        page["last"]["finished"] == false && page["last"]["t_s"].as_f64().unwrap() >= 3.0,
+        "opened while the run went on: {mid}"
     );
     let eta = page["tiles"]["eta"].as_str().unwrap();
     let range = page["tiles"]["etarange"].as_str().unwrap();
