@@ -503,7 +503,7 @@ impl Youth {
 /// `cpu_used_s`) had run under [`YOUNG_S`] or used under [`COLD_CPU_S`] of CPU: how young,
 /// and what it may mean, said before the import.
 pub fn young_server(runs: &[&CellRun]) -> Option<String> {
-    let y = youngest(runs).filter(Youth::young)?;
+    let y = youth_that_counts(runs).filter(Youth::young)?;
     let (shorter, longer) = y.sides();
     let holds = if y.java() {
         format!(
@@ -537,7 +537,7 @@ pub fn young_server(runs: &[&CellRun]) -> Option<String> {
 /// served none of the pilot): a cold JVM before a young one, a young JVM before another
 /// process, then the youngest. A proxy in front is started after the nodes behind it, so
 /// it is the youngest and says the least: picked by age alone, it hid a cold JVM behind it.
-fn youngest(runs: &[&CellRun]) -> Option<Youth> {
+fn youth_that_counts(runs: &[&CellRun]) -> Option<Youth> {
     let first = runs
         .iter()
         .filter(|r| is_pilot(r))
@@ -1558,7 +1558,7 @@ pub fn predict(
     let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
     let mut iv = interval(&p, &said, &fin, work, start);
-    let young_jvm = youngest(runs).filter(Youth::java);
+    let young_jvm = youth_that_counts(runs).filter(Youth::java);
     one_sided(&p, &full, &said, &fin, &mut iv, young_jvm);
     let (a, ci) = (fin.b[0], fin.b.len() - 1);
     let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);

@@ -9,8 +9,8 @@
 //! reach `--max-sample-share` of the corpus (read more often as the run nears it, so it
 //! stops within a fraction of a second of it). The cap is the window the run was planned
 //! with; a sample that runs out first ends the run as `once` does. The run's record says
-//! why it stopped and what the estimate was ([`crate::results::SampleStop`]). Later runs last as long as the first did,
-//! with no watcher, so the runs stay comparable.
+//! why it stopped and what the estimate was ([`crate::results::SampleStop`]). Later runs
+//! last as long as the first did, with no watcher, so the runs stay comparable.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
