@@ -25,6 +25,17 @@ fn cmis_sh(dir: &Path, arg: &str) {
     );
 }
 
+/// What a run directory says went wrong: its verify report and its failed uploads.
+fn said(run_dir: &Path) -> String {
+    let read = |f: &str| std::fs::read_to_string(run_dir.join(f)).unwrap_or_default();
+    let failed: Vec<String> = read("manifest.jsonl")
+        .lines()
+        .filter(|l| !l.contains("\"ok\":true"))
+        .map(String::from)
+        .collect();
+    format!("verify.json: {}\nnot ok in the manifest: {failed:?}", read("verify.json"))
+}
+
 /// `curl -s -u any:any ARGS`, its answer as JSON (null when it is not JSON).
 fn curl(args: &[&str]) -> serde_json::Value {
     let o = std::process::Command::new("curl")
@@ -155,8 +166,8 @@ fn versions_and_typed_metadata_against_real_opencmis() {
             )
         };
         let (code, err) = run("versioned", "v.toml", "r1", "18");
-        assert_eq!(code, 0, "{err}");
         let run_dir = only_dir(&d.join("r1"));
+        assert_eq!(code, 0, "{err}\n{}", said(&run_dir));
         let v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(run_dir.join("verify.json")).unwrap()).unwrap();
         assert_eq!(
