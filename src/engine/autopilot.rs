@@ -10,7 +10,12 @@
 //! stops within a fraction of a second of it). The cap is the window the run was planned
 //! with; a sample that runs out first ends the run as `once` does. The run's record says
 //! why it stopped and what the estimate was ([`crate::results::SampleStop`]). Later runs
-//! last as long as the first did, with no watcher, so the runs stay comparable.
+//! import the documents the first did, the same files in the same order, and stop there
+//! (their watcher counts, it does not estimate; the cap still holds): the runs compare the
+//! server's cost on one slice, and the pilot's share stays what the first run's documents
+//! times the runs make it. Runs of the same length would not: a server that warmed through
+//! the first run imported 2.3× as many in its second, files the first never sent, and the
+//! pilot took 25 % of a corpus capped at 15 %.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -33,12 +38,19 @@ pub const EVERY: Duration = Duration::from_secs(2);
 const SHARE_TICK: Duration = Duration::from_millis(50);
 const FIRST_SHARE_READ: Duration = Duration::from_millis(250);
 
-/// An auto pilot's aim, the import it estimates, and (once the first run ended) the window
-/// every later run takes.
+/// An auto pilot's aim, the import it estimates, and (once the first run ended) its window
+/// and the documents every later run imports.
 pub struct AutoPilot {
     plan: AutoPlan,
     work: ImportWork,
-    chosen: OnceLock<Duration>,
+    chosen: OnceLock<Chosen>,
+}
+
+/// What the first run of an auto pilot settled: its window and its documents.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chosen {
+    pub window: Duration,
+    pub docs: u64,
 }
 
 impl std::fmt::Debug for AutoPilot {
@@ -52,9 +64,9 @@ impl std::fmt::Debug for AutoPilot {
 }
 
 impl AutoPilot {
-    /// The pilot of `plan`; `chosen`: the first run's window when it is recorded already
+    /// The pilot of `plan`; `chosen`: what its first run settled when it is recorded already
     /// (`--resume` after it).
-    pub fn new(plan: AutoPlan, chosen: Option<Duration>) -> Arc<AutoPilot> {
+    pub fn new(plan: AutoPlan, chosen: Option<Chosen>) -> Arc<AutoPilot> {
         let work = ImportWork::of(&plan.corpus, plan.protocol);
         let pilot = AutoPilot {
             plan,
@@ -75,22 +87,29 @@ impl AutoPilot {
         Some(((share * self.plan.corpus.documents as f64 / runs).floor() as u64).max(1))
     }
 
-    /// The window of the next run and whether it is watched: the first run's (fixed) once
-    /// it is known, else the cap, watched.
-    pub(super) fn window(&self) -> (Duration, bool) {
-        match self.chosen.get() {
-            Some(d) => (*d, false),
-            None => (self.plan.cap, true),
-        }
+    /// The window of the next run: the cap, watched (the first run until it is sharp, a
+    /// later one until it has the first run's documents).
+    pub(super) fn window(&self) -> Duration {
+        self.plan.cap
+    }
+
+    /// What the first run settled, once it ended.
+    pub fn chosen(&self) -> Option<Chosen> {
+        self.chosen.get().copied()
     }
 }
 
-/// The window an auto pilot's first run chose, when it is recorded (`--resume` after it):
-/// the run that stopped with a [`SampleStop`], as long as it lasted.
-pub fn chosen_window(done: &[CellRun]) -> Option<Duration> {
+/// What an auto pilot's first run settled, when it is recorded (`--resume` after it): the
+/// run that stopped with a [`SampleStop`], its window and its documents.
+pub fn chosen_window(done: &[CellRun]) -> Option<Chosen> {
     done.iter()
         .find(|r| r.record.sample_stop.is_some())
-        .and_then(|r| Duration::try_from_secs_f64(r.record.duration_s).ok())
+        .and_then(|r| {
+            Some(Chosen {
+                window: Duration::try_from_secs_f64(r.record.duration_s).ok()?,
+                docs: r.record.docs_ok,
+            })
+        })
 }
 
 /// What a run's watcher reads.
@@ -116,33 +135,49 @@ struct Found {
     share: bool,
 }
 
-/// A run's watcher, running.
+/// A run's watcher, running: the first run's, or a later run's that counts its documents up
+/// to the first run's (`later`).
 pub(super) struct Watch {
     task: tokio::task::JoinHandle<()>,
     found: Arc<Mutex<Found>>,
     pilot: Arc<AutoPilot>,
     deadline: Arc<Deadline>,
+    later: bool,
 }
 
 impl Watch {
     pub(super) fn start(pilot: Arc<AutoPilot>, w: Watched) -> Watch {
         let found = Arc::new(Mutex::new(Found::default()));
         let deadline = w.deadline.clone();
-        let task = tokio::spawn(watch(pilot.clone(), w, found.clone()));
+        let later = pilot.chosen().is_some();
+        let task = match pilot.chosen() {
+            Some(c) => tokio::spawn(count(c.docs, w)),
+            None => tokio::spawn(watch(pilot.clone(), w, found.clone())),
+        };
         Watch {
             task,
             found,
             pilot,
             deadline,
+            later,
         }
     }
 
-    /// Stops the watcher once the run is over (`duration` its measured window, `sent_all`:
-    /// its sample ran out, `stopped`: interrupted or rejected, run again later): why the run
-    /// stopped and the estimate then. A run that ended normally fixes every later run's
-    /// window.
-    pub(super) fn finish(self, duration: Duration, sent_all: bool, stopped: bool) -> SampleStop {
+    /// Stops the watcher once the run is over (`duration` its measured window, `docs` its
+    /// documents, `sent_all`: its sample ran out, `stopped`: interrupted or rejected, run
+    /// again later): for the first run, why it stopped and the estimate then; a first run that
+    /// ended normally fixes what every later run imports. A later run's: nothing to record.
+    pub(super) fn finish(
+        self,
+        duration: Duration,
+        docs: u64,
+        sent_all: bool,
+        stopped: bool,
+    ) -> Option<SampleStop> {
         self.task.abort();
+        if self.later {
+            return None;
+        }
         let found = std::mem::take(&mut *self.found.lock().expect("watch"));
         let plan = &self.pilot.plan;
         let reason = if self.deadline.was_cut() && found.last.as_ref().is_some_and(|c| c.sharp) {
@@ -155,16 +190,40 @@ impl Watch {
             SampleStopReason::Cap
         };
         if !stopped {
-            let _ = self.pilot.chosen.set(duration);
+            let _ = self.pilot.chosen.set(Chosen {
+                window: duration,
+                docs,
+            });
         }
-        sharp::stop_record(
+        Some(sharp::stop_record(
             reason,
             found.last.as_ref(),
             found.checks,
             plan.target,
             plan.cap.as_secs_f64(),
             plan.max_share,
-        )
+        ))
+    }
+}
+
+/// A later run's watcher: closes the window once the run has `limit` documents (the first
+/// run's), read as often as [`until_share`] says.
+async fn count(limit: u64, w: Watched) {
+    let start = Instant::now();
+    let mut next = start + FIRST_SHARE_READ;
+    loop {
+        tokio::time::sleep_until(next).await;
+        let now = Instant::now();
+        if w.deadline.end().is_some_and(|d| now >= d) {
+            return;
+        }
+        let (run, at_s) = w.so_far(now);
+        let docs = run.record.docs_ok;
+        if docs >= limit {
+            w.deadline.cut(now);
+            return;
+        }
+        next = now + until_share(limit, docs, at_s);
     }
 }
 

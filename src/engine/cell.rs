@@ -105,8 +105,9 @@ pub struct CellPlan {
     /// documents are a closed-loop seeding import, and the readers start only once it is
     /// over, reading what it stored for this long with no import beside them.
     pub readers_alone: Option<Duration>,
-    /// `run --sample-time auto`, its first run: watched, and its window (the cap) closed
-    /// early once the estimate is sharp (`engine::autopilot`).
+    /// `run --sample-time auto`: watched, and its window (the cap) closed early, the first
+    /// run's once the estimate is sharp, a later run's once it has the first run's
+    /// documents (`engine::autopilot`).
     pub auto: Option<Arc<super::autopilot::AutoPilot>>,
 }
 
@@ -288,7 +289,7 @@ pub async fn run_cell<P: Protocol>(
         sent_all,
         end.saturating_duration_since(started),
     );
-    let sample_stop = watch.map(|w| w.finish(duration, sent_all, stopped));
+    let sample_stop = watch.and_then(|w| w.finish(duration, merged.docs_ok, sent_all, stopped));
     let paced = shared
         .pace
         .as_ref()
@@ -495,7 +496,7 @@ impl Shared {
         }
     }
 
-    /// `run --sample-time auto`'s first run: its watcher, started with the window.
+    /// `run --sample-time auto`'s runs: their watcher, started with the window.
     fn watch(
         &self,
         plan: &CellPlan,

@@ -63,7 +63,7 @@ pub struct JobSpec<'a> {
     /// the answers state, while the time lasts (`results::budget_defers`), in schedule order.
     pub deferred: &'a [(CellKey, u32)],
     /// `run --sample-time auto`: the first run stops when its estimate is sharp, the later
-    /// ones last as long (`autopilot`).
+    /// ones when they have its documents (`autopilot`).
     pub auto: Option<Arc<super::autopilot::AutoPilot>>,
 }
 
@@ -202,12 +202,10 @@ impl SweepJob<'_> {
         warm: bool,
     ) -> CellPlan {
         let (counter, url) = (c.counter.clone(), &c.url);
-        // An auto pilot: the cap, watched, until the first run fixed the window.
+        // An auto pilot: the cap, watched (the first run until sharp, the later ones until
+        // they have its documents).
         let (window, watched) = match &self.work.auto {
-            Some(a) => {
-                let (w, watched) = a.window();
-                (Some(w), watched.then(|| a.clone()))
-            }
+            Some(a) => (Some(a.window()), Some(a.clone())),
             None => (self.measure.duration_s.map(Duration::from_secs_f64), None),
         };
         let (folder, nonce) = match &self.work.folders {

@@ -119,7 +119,7 @@ pub struct RunArgs {
     /// there, early, as a deadline would; at the latest at --max-sample-time, at
     /// --max-sample-share of the corpus, or when the files run out (then it says what stayed
     /// unresolved). Later runs (--runs) import the
-    /// same files for as long as the first run did.
+    /// files the first run did, in the same order, and stop there.
     #[arg(long, value_name = "DURATION|auto", requires = "corpus", conflicts_with_all = ["duration", "rate"])]
     pub sample_time: Option<String>,
 

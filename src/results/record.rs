@@ -268,7 +268,7 @@ pub struct MeasurePolicy {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub once: bool,
     /// `run --sample-time auto`: the first run ends when its estimate is sharp (or at the
-    /// cap, `duration_s`, or when the files run out); later runs last as long as it did.
+    /// cap, `duration_s`, or when the files run out); later runs import its documents.
     /// Absent: a fixed `--sample-time`, or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_sample: Option<AutoSample>,

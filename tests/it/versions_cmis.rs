@@ -33,7 +33,10 @@ fn said(run_dir: &Path) -> String {
         .filter(|l| !l.contains("\"ok\":true"))
         .map(String::from)
         .collect();
-    format!("verify.json: {}\nnot ok in the manifest: {failed:?}", read("verify.json"))
+    format!(
+        "verify.json: {}\nnot ok in the manifest: {failed:?}",
+        read("verify.json")
+    )
 }
 
 /// `curl -s -u any:any ARGS`, its answer as JSON (null when it is not JSON).
