@@ -3,7 +3,10 @@
 # missing; non-root only checks and names what is missing. Safe to run again and again.
 #   scripts/deps.sh           # test dependencies
 # Also fetches, once, what the Java lab runs (Tomcat 9 and OpenCMIS FileShare from Maven
-# Central, into ~/.cache/ingestbench/lab-java; scripts/lab.sh fetch --backend java).
+# Central, into ~/.cache/ingestbench/lab-java; scripts/lab.sh fetch --backend java) and the
+# OpenCMIS InMemory server (into ~/.cache/ingestbench/cmis; scripts/cmis.sh fetch): fetched
+# here, before the tests, several tests starting their own server at once never fetch into
+# one cache side by side (a jar half written by one is not read by another).
 set -euo pipefail
 
 # command -> Debian package
@@ -66,3 +69,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get clean  # the downloaded packages are not needed once installed: CI's disk is small
 fi
 bash "$(dirname "$0")/lab.sh" fetch --backend java >/dev/null
+bash "$(dirname "$0")/cmis.sh" fetch >/dev/null
