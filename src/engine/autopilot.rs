@@ -149,17 +149,14 @@ impl Watch {
     pub(super) fn start(pilot: Arc<AutoPilot>, w: Watched) -> Watch {
         let found = Arc::new(Mutex::new(Found::default()));
         let deadline = w.deadline.clone();
-        let later = pilot.chosen().is_some();
-        let task = match pilot.chosen() {
-            Some(c) => tokio::spawn(count(c.docs, w)),
-            None => tokio::spawn(watch(pilot.clone(), w, found.clone())),
-        };
+        let later = pilot.chosen().map(|c| c.docs);
+        let task = tokio::spawn(watch(pilot.clone(), w, found.clone(), later));
         Watch {
             task,
             found,
             pilot,
             deadline,
-            later,
+            later: later.is_some(),
         }
     }
 
@@ -206,29 +203,11 @@ impl Watch {
     }
 }
 
-/// A later run's watcher: closes the window once the run has `limit` documents (the first
-/// run's), read as often as [`until_share`] says.
-async fn count(limit: u64, w: Watched) {
-    let start = Instant::now();
-    let mut next = start + FIRST_SHARE_READ;
-    loop {
-        tokio::time::sleep_until(next).await;
-        let now = Instant::now();
-        if w.deadline.end().is_some_and(|d| now >= d) {
-            return;
-        }
-        let (run, at_s) = w.so_far(now);
-        let docs = run.record.docs_ok;
-        if docs >= limit {
-            w.deadline.cut(now);
-            return;
-        }
-        next = now + until_share(limit, docs, at_s);
-    }
-}
-
-async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
-    let limit = pilot.share_limit();
+/// The watcher: the first run's checks its estimate every [`EVERY`] and counts its
+/// documents up to its share; a later run's (`later`: the first run's documents) only counts
+/// them up to those. Either closes the window when it has what it waits for.
+async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>, later: Option<u64>) {
+    let limit = later.or_else(|| pilot.share_limit());
     let start = Instant::now();
     let mut check_at = start + EVERY;
     let mut next = if limit.is_some() {
@@ -243,7 +222,7 @@ async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
             return;
         }
         let (run, at_s) = w.so_far(now);
-        if now >= check_at {
+        if later.is_none() && now >= check_at {
             check_at += EVERY;
             if check(&pilot, &w, &found, &run, at_s) {
                 w.deadline.cut(now);
@@ -251,7 +230,11 @@ async fn watch(pilot: Arc<AutoPilot>, w: Watched, found: Arc<Mutex<Found>>) {
             }
         }
         let docs = run.record.docs_ok;
-        next = check_at;
+        next = if later.is_none() {
+            check_at
+        } else {
+            now + EVERY
+        };
         if let Some(limit) = limit {
             if docs >= limit {
                 found.lock().expect("watch").share = true;
