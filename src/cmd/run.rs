@@ -197,7 +197,7 @@ async fn measure(
         paired: false,
         deferred: &[],
         auto: plan.auto.clone().map(|a| {
-            crate::engine::AutoPilot::new(a, crate::engine::autopilot::chosen_window(start.done))
+            crate::engine::AutoPilot::new(a, crate::engine::autopilot::first_run_docs(start.done))
         }),
     };
     let job = SweepJob::new(

@@ -38,19 +38,12 @@ pub const EVERY: Duration = Duration::from_secs(2);
 const SHARE_TICK: Duration = Duration::from_millis(50);
 const FIRST_SHARE_READ: Duration = Duration::from_millis(250);
 
-/// An auto pilot's aim, the import it estimates, and (once the first run ended) its window
-/// and the documents every later run imports.
+/// An auto pilot's aim, the import it estimates, and (once the first run ended) the
+/// documents every later run imports: the first run's.
 pub struct AutoPilot {
     plan: AutoPlan,
     work: ImportWork,
-    chosen: OnceLock<Chosen>,
-}
-
-/// What the first run of an auto pilot settled: its window and its documents.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Chosen {
-    pub window: Duration,
-    pub docs: u64,
+    first_docs: OnceLock<u64>,
 }
 
 impl std::fmt::Debug for AutoPilot {
@@ -58,23 +51,23 @@ impl std::fmt::Debug for AutoPilot {
         f.debug_struct("AutoPilot")
             .field("target", &self.plan.target)
             .field("cap", &self.plan.cap)
-            .field("chosen", &self.chosen.get())
+            .field("first_docs", &self.first_docs.get())
             .finish_non_exhaustive()
     }
 }
 
 impl AutoPilot {
-    /// The pilot of `plan`; `chosen`: what its first run settled when it is recorded already
-    /// (`--resume` after it).
-    pub fn new(plan: AutoPlan, chosen: Option<Chosen>) -> Arc<AutoPilot> {
+    /// The pilot of `plan`; `first_docs`: its first run's documents when it is recorded
+    /// already (`--resume` after it).
+    pub fn new(plan: AutoPlan, first_docs: Option<u64>) -> Arc<AutoPilot> {
         let work = ImportWork::of(&plan.corpus, plan.protocol);
         let pilot = AutoPilot {
             plan,
             work,
-            chosen: OnceLock::new(),
+            first_docs: OnceLock::new(),
         };
-        if let Some(d) = chosen {
-            let _ = pilot.chosen.set(d);
+        if let Some(d) = first_docs {
+            let _ = pilot.first_docs.set(d);
         }
         Arc::new(pilot)
     }
@@ -93,23 +86,18 @@ impl AutoPilot {
         self.plan.cap
     }
 
-    /// What the first run settled, once it ended.
-    pub fn chosen(&self) -> Option<Chosen> {
-        self.chosen.get().copied()
+    /// The first run's documents, once it ended.
+    pub fn first_docs(&self) -> Option<u64> {
+        self.first_docs.get().copied()
     }
 }
 
-/// What an auto pilot's first run settled, when it is recorded (`--resume` after it): the
-/// run that stopped with a [`SampleStop`], its window and its documents.
-pub fn chosen_window(done: &[CellRun]) -> Option<Chosen> {
+/// An auto pilot's first run's documents, when it is recorded (`--resume` after it): the
+/// run that stopped with a [`SampleStop`].
+pub fn first_run_docs(done: &[CellRun]) -> Option<u64> {
     done.iter()
         .find(|r| r.record.sample_stop.is_some())
-        .and_then(|r| {
-            Some(Chosen {
-                window: Duration::try_from_secs_f64(r.record.duration_s).ok()?,
-                docs: r.record.docs_ok,
-            })
-        })
+        .map(|r| r.record.docs_ok)
 }
 
 /// What a run's watcher reads.
@@ -149,7 +137,7 @@ impl Watch {
     pub(super) fn start(pilot: Arc<AutoPilot>, w: Watched) -> Watch {
         let found = Arc::new(Mutex::new(Found::default()));
         let deadline = w.deadline.clone();
-        let later = pilot.chosen().map(|c| c.docs);
+        let later = pilot.first_docs();
         let task = tokio::spawn(watch(pilot.clone(), w, found.clone(), later));
         Watch {
             task,
@@ -187,10 +175,7 @@ impl Watch {
             SampleStopReason::Cap
         };
         if !stopped {
-            let _ = self.pilot.chosen.set(Chosen {
-                window: duration,
-                docs,
-            });
+            let _ = self.pilot.first_docs.set(docs);
         }
         Some(sharp::stop_record(
             reason,

@@ -179,7 +179,7 @@ async fn an_auto_pilot_stops_when_its_estimate_is_sharp_and_its_second_run_impor
         two.len()
     );
 
-    // --resume with run 2's record lost: run 2 again, for run 1's window.
+    // --resume with run 2's record lost: run 2 again, to run 1's documents.
     let r2 = std::fs::read_dir(run_dir.join("runs"))
         .unwrap()
         .flatten()
