@@ -13,8 +13,8 @@
 //!   term `h · √(left / done)`. By default `h` is [`HORIZON`] (10 % done: the time left
 //!   ×/÷ 1.8; half done: ×/÷ 1.22; 90 % done: ×/÷ 1.07). A corpus import reads `h` from its
 //!   own past (`read_horizon`): how far its level strayed after earlier checkpoints from the
-//!   level the ETA would then have carried on. An import that held its pace gets 0.04 (a
-//!   quarter done: ×/÷ 1.15), one whose pace wandered up to 0.3;
+//!   level the ETA would then have carried on, pooled with the default. An import that
+//!   held its pace gets 0.076 (a quarter done: ×/÷ 1.29), one whose pace wandered up to 0.22;
 //! - **stall**: no completion for `s` seconds (well past the gap the rate predicts) means the
 //!   stall may go on: by Gott's rule a pause that has lasted `s` lasts between `s/39` and
 //!   `39 s` more with 95 % odds, so the upper bound grows by `39 s` and the point by `s`.
@@ -492,8 +492,15 @@ const MIN_LOOK_BACK: usize = 4;
 /// rest may stray from what was seen. Two checkpoints: one as far back, relative to the work
 /// done, as the work left is ahead (its `left/done` now's), and half-way (more evidence, a
 /// shorter reach). The larger miss counts, times [`LOOK_BACK_FACTOR`] (one miss is a small
-/// sample of a spread), kept within [`HORIZON_FLOOR`] and [`HORIZON_CAP`]. None before a
-/// checkpoint has [`MIN_LOOK_BACK`] samples behind it (the default [`HORIZON`] then holds).
+/// sample of a spread), kept within [`HORIZON_FLOOR`] and [`HORIZON_CAP`], then pooled with
+/// the default [`HORIZON`] (the root of their squares' mean): one or two misses are a small
+/// sample, and read alone they made the interval too narrow where the early pace looked
+/// steady and then stepped (InMemory's heap) and too wide where it wandered early (a CPU
+/// quota). Replayed (docs/dashboard.md), pooling moved the median half-width at a quarter
+/// from ±132 % to ±90 % over the 55 imports it was chosen on, covering as many; over 22 it
+/// was not, the nine behind mod_jk went from ±90 % to ±66 % (9 of 9 inside either way) and
+/// InMemory's thirteen from 8 to 11 inside.
+/// None before a checkpoint has [`MIN_LOOK_BACK`] samples behind it (the default then holds).
 fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostFit) -> Option<f64> {
     let &(t, now) = hist.last()?;
     if now.docs <= 0.0 || total.docs <= 0.0 {
@@ -521,7 +528,10 @@ fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostF
         let miss = (after / before).ln().abs() / reach.sqrt();
         worst = Some(worst.map_or(miss, |w: f64| w.max(miss)));
     }
-    worst.map(|m| (LOOK_BACK_FACTOR * m).clamp(HORIZON_FLOOR, HORIZON_CAP))
+    worst.map(|m| {
+        let own = (LOOK_BACK_FACTOR * m).clamp(HORIZON_FLOOR, HORIZON_CAP);
+        ((own * own + HORIZON * HORIZON) / 2.0).sqrt()
+    })
 }
 
 /// `ETA 3m10s (2m40s–3m55s)`, or `ETA ?` before the first completion.
@@ -950,10 +960,10 @@ mod tests {
         None
     }
 
-    /// An import that held its pace reads a narrow horizon from its own past and shows a
-    /// narrow interval at a quarter that holds its end; one whose pace wandered (a server
-    /// slowing and recovering every few minutes) reads a wide one, and its interval holds
-    /// its end too.
+    /// An import that held its pace reads a narrow horizon from its own past (its floor,
+    /// pooled with the default: 0.076) and shows a narrow interval at a quarter that holds
+    /// its end; one whose pace wandered (a server slowing and recovering every few minutes)
+    /// reads a wide one, and its interval holds its end too.
     #[test]
     fn the_horizon_is_read_from_the_imports_own_past() {
         let steady = import_costing(20_000, |_| 0.01);
@@ -964,12 +974,12 @@ mod tests {
             horizon_at(&steady, 0.25).unwrap(),
             horizon_at(&wandering, 0.25).unwrap(),
         );
-        assert!(hs <= 0.05, "{hs}");
+        assert!(hs <= 0.08, "{hs}");
         assert!(hw > 2.0 * hs, "{hw} vs {hs}");
         let at = |p: &[(f64, Counts)]| replay(p, &[0.25], 30.0, None)[0];
         let (s, w) = (at(&steady), at(&wandering));
         assert!(s.covers() && w.covers(), "{s:?} {w:?}");
-        assert!(s.eta.rel_half_width() <= 0.2, "{s:?}");
+        assert!(s.eta.rel_half_width() <= 0.3, "{s:?}");
         assert!(
             w.eta.rel_half_width() > s.eta.rel_half_width(),
             "{w:?} vs {s:?}"
