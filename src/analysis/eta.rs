@@ -50,7 +50,8 @@ const Z95: f64 = 1.96;
 const HORIZON: f64 = 0.1;
 
 /// The horizon read from an import's own past ([`Tracker::observed_work`]): its look back's
-/// miss is scaled by this factor and kept within these bounds.
+/// miss is scaled by this factor and kept within these bounds, then pooled with
+/// [`HORIZON`] (so the horizon used lies between 0.076 and 0.22).
 const LOOK_BACK_FACTOR: f64 = 1.5;
 const HORIZON_FLOOR: f64 = 0.04;
 const HORIZON_CAP: f64 = 0.3;
@@ -496,10 +497,10 @@ const MIN_LOOK_BACK: usize = 4;
 /// the default [`HORIZON`] (the root of their squares' mean): one or two misses are a small
 /// sample, and read alone they made the interval too narrow where the early pace looked
 /// steady and then stepped (InMemory's heap) and too wide where it wandered early (a CPU
-/// quota). Replayed (docs/dashboard.md), pooling moved the median half-width at a quarter
-/// from ±132 % to ±90 % over the 55 imports it was chosen on, covering as many; over 22 it
-/// was not, the nine behind mod_jk went from ±90 % to ±66 % (9 of 9 inside either way) and
-/// InMemory's thirteen from 8 to 11 inside.
+/// quota). Replayed (docs/calibration.md, "the horizon pooled"), pooling moved the median
+/// half-width at a quarter from ±132 % to ±90 % over the 55 imports it was chosen on (54 →
+/// 53 inside; at half 51 → 52); over 22 it was not, the nine behind mod_jk went from ±90 %
+/// to ±66 % (9 of 9 inside either way) and InMemory's thirteen from 8 to 11 inside.
 /// None before a checkpoint has [`MIN_LOOK_BACK`] samples behind it (the default then holds).
 fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostFit) -> Option<f64> {
     let &(t, now) = hist.last()?;
