@@ -27,6 +27,9 @@
 #   no warm-up rule can tell from the end (docs/estimate.md). Default: none.
 # --node-cpus C: each Tomcat node of the Java lab under a CPU quota of C CPUs (scripts/lab.sh):
 #   a slower server, so that a pilot of minutes is a small slice of a corpus this disk holds.
+# INMEMORY_PREWARM_MAX=S (environment): the opencmis case's prewarm is capped at S seconds
+#   (default 30: InMemory keeps every object in its heap and slows with each); 120 warms its
+#   JVM past 100 CPU seconds (docs/calibration.md, 2026-11-29 (24)).
 # --reuse-lab: the Java lab's cases start one lab per case (prewarmed once) and run every
 #   trial of the case on it, as a repository in use: a fresh JVM per trial reached its speed
 #   after 50 s of load in one trial and after more than 130 s in another.
@@ -85,6 +88,7 @@ if [ -n "$cpus" ]; then
   awk -v c="$cpus" 'BEGIN { exit !(c + 0 >= 0.01) }' || { echo "estimate-accuracy.sh: --node-cpus $cpus: give a number of CPUs of at least 0.01 (e.g. 0.3)" >&2; exit 2; }
 fi
 [ -z "$stop" ] || [[ "$stop" =~ ^[0-2][0-9]:[0-5][0-9]$ ]] || { echo "estimate-accuracy.sh: --stop-at $stop: give a time of day as HH:MM (e.g. 20:10)" >&2; exit 2; }
+[[ "${INMEMORY_PREWARM_MAX:-30}" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: INMEMORY_PREWARM_MAX=$INMEMORY_PREWARM_MAX: give a whole number of seconds, 1 or more (e.g. 120)" >&2; exit 2; }
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 # INGESTBENCH_BIN: a binary built beforehand (a campaign that must not rebuild while the
 # source changes under it), as scripts/lab.sh takes it.

@@ -1886,15 +1886,20 @@ mod tests {
     /// Two flat runs: the growth neither shows is bounded by the runs and the step between
     /// them together, narrower than by the runs alone (whose own levels cost them the lever
     /// from one run to the next), and nothing is carried.
-    #[test]
-    fn within_and_between_the_runs_together_bound_the_growth() {
-        // Swings of ±20 % over a few hundred documents (a disk's writeback) in runs of a
-        // minute each: the rise within a run is uncertain, the step between the runs less so.
+    /// Two runs of 3,000 documents swinging ±20 % over a few hundred (a disk's writeback).
+    fn swinging_runs() -> (CellRun, CellRun) {
         let swing = |d: f64| 0.02 * (1.0 + 0.2 * (d / 97.0).sin());
-        let (a, b) = (
+        (
             pilot_run_with(1, 3000, swing),
             pilot_run_with(2, 3000, swing),
-        );
+        )
+    }
+
+    #[test]
+    fn within_and_between_the_runs_together_bound_the_growth() {
+        // Runs of a minute each: the rise within a run is uncertain, the step between the
+        // runs less so.
+        let (a, b) = swinging_runs();
         let p = read_pilot(&[&a, &b], 1.0).unwrap();
         let full = full_fit(&p, 1.0).unwrap();
         let say = runs_say(&p, &full, 1.0);
@@ -1913,11 +1918,7 @@ mod tests {
     /// FileShare trial of 2026-11-29).
     #[test]
     fn the_unresolved_growth_caveat_says_the_upper_sides_figure() {
-        let swing = |d: f64| 0.02 * (1.0 + 0.2 * (d / 97.0).sin());
-        let (a, b) = (
-            pilot_run_with(1, 3000, swing),
-            pilot_run_with(2, 3000, swing),
-        );
+        let (a, b) = swinging_runs();
         let big = ImportWork {
             docs: 60000.0,
             folders: 0.0,
