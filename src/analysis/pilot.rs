@@ -103,6 +103,12 @@ pub const DRIFT_LIMIT: f64 = 0.05;
 /// The half-width (relative, 95 %) the estimate aims at; wider, it says what would narrow it.
 pub const TARGET: f64 = 0.20;
 
+/// The longest pilot the advice asks for, as a share of the import's documents: a pilot of
+/// half the corpus is the import half done, whose own live ETA (`run --estimate`) is then the
+/// better evidence. Before 2026-11-29 the advice had no bound and asked for pilots of up to
+/// twice the corpus ("13.3x as long (31446 documents)" for an import of 15,538).
+pub const MAX_PILOT_SHARE: f64 = 0.5;
+
 /// What the pilot measured and the model fitted to it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PilotFit {
@@ -1368,34 +1374,54 @@ fn one_sided(
 /// grows (its standard error as the span to the power 1.5); a young server's, a carried
 /// growth's and a warming server's sides do not fall. `None`: no longer pilot reaches it.
 fn longer_by(iv: &Interval, secs: f64, target: f64) -> Option<f64> {
-    let t = iv.t;
-    let fixed = (iv.model_error.powi(2) - iv.base_error.powi(2)).max(0.0);
-    let sym_at = |k: f64| {
-        iv.t975
-            * (iv.var_fit / k + iv.var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t)
-                .sqrt()
-    };
-    // A rise the pilot measured stays; only the bound's uncertain part narrows.
-    let rise = (iv.growth_up - iv.growth_unknown).max(0.0) * t;
-    let wide_at = |k: f64| {
-        let s = sym_at(k);
-        let hi = iv.hi_rest.iter().fold(
-            s.hypot(rise + iv.growth_unknown / k.powf(1.5) * t),
-            |a, e| a.hypot(*e),
-        );
-        let lo = iv.lo_rest.iter().fold(s, |a, e| a.hypot(*e));
-        hi.max(lo) / t
-    };
-    (wide_at(1.0) > target).then_some(())?;
+    (wide_at(iv, secs, 1.0) > target).then_some(())?;
     (1..=700)
         .map(|i| 1.01f64.powi(i * 10).min(1000.0))
-        .find(|&k| wide_at(k) <= target)
+        .find(|&k| wide_at(iv, secs, k) <= target)
+}
+
+/// The interval's wider side (relative) after a pilot `k` times as long ([`longer_by`]).
+fn wide_at(iv: &Interval, secs: f64, k: f64) -> f64 {
+    let t = iv.t;
+    let fixed = (iv.model_error.powi(2) - iv.base_error.powi(2)).max(0.0);
+    let s = iv.t975
+        * (iv.var_fit / k + iv.var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t)
+            .sqrt();
+    // A rise the pilot measured stays; only the bound's uncertain part narrows.
+    let rise = (iv.growth_up - iv.growth_unknown).max(0.0) * t;
+    let hi = iv.hi_rest.iter().fold(
+        s.hypot(rise + iv.growth_unknown / k.powf(1.5) * t),
+        |a, e| a.hypot(*e),
+    );
+    let lo = iv.lo_rest.iter().fold(s, |a, e| a.hypot(*e));
+    hi.max(lo) / t
+}
+
+/// How many times as long as `p` a pilot of [`MAX_PILOT_SHARE`] of the import would be.
+fn longest_pilot(p: &Pilot, iv: &Interval) -> f64 {
+    (MAX_PILOT_SHARE * iv.import.d / (p.docs as f64).max(1.0)).max(1.0)
+}
+
+/// "no pilot of less than half the corpus …": the advice's bound, in words.
+fn beyond_half() -> String {
+    format!(
+        "no pilot of less than {:.0} % of the corpus",
+        MAX_PILOT_SHARE * 100.0
+    )
 }
 
 /// What would narrow the interval to [`TARGET`], in a phrase for the answer's sentence.
 fn narrowing(p: &Pilot, iv: &Interval) -> Option<String> {
     let wide = iv.lo.max(iv.hi) / iv.t;
+    let most = longest_pilot(p, iv);
     (wide > TARGET).then(|| match longer_by(iv, p.secs, TARGET) {
+        Some(k) if k > most => format!(
+            "{} narrows it to ±{:.0} % (a pilot of {:.0} % would leave about ±{:.0} %); the import's ETA (run --estimate estimate.json) narrows it as the import runs",
+            beyond_half(),
+            TARGET * 100.0,
+            MAX_PILOT_SHARE * 100.0,
+            wide_at(iv, p.secs, most) * 100.0
+        ),
         Some(k) => format!(
             "a pilot about {k:.1}x as long ({:.0} documents, {:.0} s) would narrow it to ±{:.0} %",
             p.docs as f64 * k,
@@ -1525,7 +1551,7 @@ fn needed_note(p: &Pilot, runs: &RunsSay, iv: &Interval) -> Option<String> {
             (iv.model_error, iv.base_error),
             iv.t,
             p.secs,
-            p.docs,
+            (p.docs, longest_pilot(p, iv)),
         );
         match runs.drift {
             None => format!(
@@ -1552,11 +1578,11 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
     (!full.keep_g && could > 0.10 && lever > 0.0).then(|| {
         let span = fin.wins.last().map_or(0.0, |w| w.fill) - fin.wins.first().map_or(0.0, |w| w.fill);
         // What a longer pilot narrows is the bound's uncertain part, not a rise it measured.
-        let tell = if iv.growth_unknown > 0.10 {
-            format!(
-                "a pilot about {:.1}x as long would resolve it",
-                (iv.growth_unknown / 0.10).powf(2.0 / 3.0)
-            )
+        let k = (iv.growth_unknown / 0.10).powf(2.0 / 3.0);
+        let tell = if iv.growth_unknown > 0.10 && k > longest_pilot(p, iv) {
+            format!("{} would resolve it", beyond_half())
+        } else if iv.growth_unknown > 0.10 {
+            format!("a pilot about {k:.1}x as long would resolve it")
         } else {
             "a longer pilot would tell whether the rise it saw goes on".to_string()
         };
@@ -1668,7 +1694,7 @@ fn needed(
     errors: (f64, f64),
     t: f64,
     secs: f64,
-    docs: u64,
+    (docs, most): (u64, f64),
 ) -> String {
     let (model, by_length) = errors;
     let fixed = (model.powi(2) - by_length.powi(2)).max(0.0);
@@ -1681,6 +1707,14 @@ fn needed(
         .map(|i| 1.01f64.powi(i * 10).min(1000.0))
         .find(|&k| var_at(k) <= target_var);
     match k {
+        Some(k) if k > most => format!(
+            "{head}: {} brings {} to ±{:.0} % (a pilot of {:.0} % would leave about ±{:.0} %)",
+            beyond_half(),
+            if part { "that part" } else { "it" },
+            TARGET * 100.0,
+            MAX_PILOT_SHARE * 100.0,
+            1.96 * var_at(most).sqrt() / t * 100.0
+        ),
         Some(k) => format!(
             "{head}: a pilot about {:.1}× as long ({:.0} documents, {:.0} s) would bring {} to ±{:.0} %",
             k,
@@ -1968,15 +2002,15 @@ mod tests {
     /// ±20 % (the swings' part of the model error falls with the pilot's length).
     #[test]
     fn a_long_pilot_narrows_the_interval_and_a_short_one_says_how_long() {
-        let (a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
-        let (t, h, short) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
-        let (c, d) = (pilot_run(1, 0.001, 20_000), pilot_run(2, 0.001, 20_000));
         let import = ImportWork {
             docs: 80_000.0,
             objects: 80_000.0,
             bytes: 8.0e7,
             ..IMPORT
         };
+        let (a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        let (t, h, short) = predict(&[&a, &b], ProtocolKind::Cmis, &import, None).unwrap();
+        let (c, d) = (pilot_run(1, 0.001, 20_000), pilot_run(2, 0.001, 20_000));
         let (tl, hl, long) = predict(&[&c, &d], ProtocolKind::Cmis, &import, None).unwrap();
         assert_eq!(short.model_error, MODEL_ERROR);
         assert!(long.model_error < 0.09, "{}", long.model_error);
@@ -1986,6 +2020,23 @@ mod tests {
             said.contains("a pilot about") && said.contains("as long"),
             "{said}"
         );
+    }
+
+    /// A pilot already half the import is not told to run longer than the import: the advice
+    /// stops at half the corpus and says what that would leave (it asked for twice the
+    /// corpus before).
+    #[test]
+    fn the_advice_never_asks_for_a_pilot_past_half_the_corpus() {
+        let (a, b) = (pilot_run(1, 0.001, 2000), pilot_run(2, 0.001, 2000));
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
+        for said in [fit.needed.unwrap(), fit.narrowing.unwrap()] {
+            assert!(!said.contains("as long"), "{said}");
+            assert!(
+                said.contains("no pilot of less than 50 % of the corpus")
+                    && said.contains("a pilot of 50 % would leave about ±"),
+                "{said}"
+            );
+        }
     }
 
     /// The first pilot run read a server 4 minutes old: said before the import; 15 minutes
@@ -2173,7 +2224,9 @@ mod tests {
         );
         assert!(said.starts_with(&sides), "{said}");
         assert!(
-            said.contains("would bring that part to") || said.contains("no longer pilot"),
+            said.contains("would bring that part to")
+                || said.contains("brings that part to")
+                || said.contains("no longer pilot"),
             "{said}"
         );
     }
