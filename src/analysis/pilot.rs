@@ -24,10 +24,11 @@
 //! came from their folders and their last seconds, and carried over the import they
 //! over-predicted 2x; measured in docs/estimate.md). `c` is always in the model
 //! (a window holding a large file must not read as growth); where it comes out below 0 it is
-//! taken as 0, its uncertainty kept: a byte does not make an upload faster. A folder's cost
-//! of its own was tried and left out: a pilot makes its folders early, so that term trades
-//! places with any trend from one trial to the next (fitted on warm servers it made the
-//! median error 21 % instead of 11 %). The windows of the first 5 % and the last 15 % of the
+//! taken as 0, its uncertainty kept: a byte does not make an upload faster. A folder counts
+//! as its API's requests unless two runs or more tell its own cost ([`folder_cost`]): within
+//! one run a pilot makes its folders early, so that term trades places with any trend (fitted
+//! on single warm runs it made the median error 21 % instead of 11 %), while a second run
+//! makes the same folders again as the repository goes on filling. The windows of the first 5 % and the last 15 % of the
 //! documents (workers starting together; the tail where fewer than all are busy, as long as
 //! the largest files of the last shares take) are left out of the fit and their excess added
 //! once: the import has one start and one tail too.
@@ -303,9 +304,9 @@ struct Window {
     run: usize,
 }
 
-/// A run's windows of equal documents (at most 40; about 2 ticks each), with the objects
-/// stored before it (`offset`); a timeline point interpolated linearly between ticks.
-fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<Window> {
+/// A run's windows of equal documents (at most `most`; at least 2 ticks each), with the
+/// objects stored before it (`offset`); a timeline point interpolated linearly between ticks.
+fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize, most: usize) -> Vec<Window> {
     // (t, documents as requests, folders, bytes, objects)
     let pts: Vec<[f64; 5]> = tl
         .iter()
@@ -336,7 +337,7 @@ fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<Win
         };
         std::array::from_fn(|k| p0[k] + f * (p1[k] - p0[k]))
     };
-    let k = (tl.len() / 2).clamp(4, 40);
+    let k = (tl.len() / 2).clamp(4, most.max(4));
     let mut out = Vec::with_capacity(k);
     let mut prev = at(0.0);
     prev[2] = 0.0;
@@ -688,6 +689,9 @@ fn within_runs_growth(
 struct Pilot {
     wins: Vec<Window>,
     edges: Vec<Window>,
+    /// The steady part again, cut at the timeline's own ticks ([`tick_windows`]): a folder's
+    /// cost is told by how the folders' share moves, which wider windows average out.
+    folder_wins: Vec<Window>,
     runs_read: usize,
     /// Objects stored when the pilot ended.
     stored: f64,
@@ -701,6 +705,55 @@ struct Pilot {
     fill_mean: f64,
 }
 
+/// Windows a run is cut into for the fit.
+const WINDOWS: usize = 40;
+/// Requests a window of [`tick_windows`] holds at least.
+const TICK_REQUESTS: f64 = 40.0;
+
+/// A run cut at its own ticks into windows of at least [`TICK_REQUESTS`] requests (documents
+/// and folders), nothing interpolated: what a folder's cost is read from ([`folder_cost`]).
+fn tick_windows(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<Window> {
+    let mut out = Vec::new();
+    let Some(mut prev) = tl.first().copied() else {
+        return out;
+    };
+    for p in &tl[1..] {
+        let d = (p.docs - prev.docs) as f64 + pv * (p.versions - prev.versions) as f64;
+        let f = (p.folders - prev.folders) as f64;
+        if d + f < TICK_REQUESTS {
+            continue;
+        }
+        let held = |q: &TimelinePoint| (q.docs + q.versions + q.folders) as f64;
+        out.push(Window {
+            dt: p.t_s - prev.t_s,
+            d,
+            f,
+            b: (p.bytes - prev.bytes) as f64,
+            fill: offset + (held(&prev) + held(p)) / 2.0,
+            run,
+        });
+        prev = *p;
+    }
+    out
+}
+
+/// The steady part of a run's `k` windows: the start (the first 5 % of the documents:
+/// workers starting together) and the tail (the last 15 %: a worker whose share holds the
+/// large files still uploads while the others are done, which lasts as long as those files
+/// take, far longer than one window) are not the steady import; their excess is added once.
+fn steady_range(k: usize) -> (usize, usize) {
+    (
+        (k * 5).div_ceil(100).max(1),
+        k - (k * 15).div_ceil(100).max(1),
+    )
+}
+
+/// The steady windows of a run ([`steady_range`]).
+fn steady(ws: &[Window]) -> &[Window] {
+    let (lo, hi) = steady_range(ws.len());
+    &ws[lo..hi.max(lo)]
+}
+
 /// The pilot's runs (in the order they ran) as windows; `None` with fewer than 6 steady ones.
 fn read_pilot(runs: &[&CellRun], pv: f64) -> Option<Pilot> {
     let mut ordered: Vec<&&CellRun> = runs.iter().filter(|r| is_pilot(r)).collect();
@@ -708,25 +761,20 @@ fn read_pilot(runs: &[&CellRun], pv: f64) -> Option<Pilot> {
     // Every window of every run, objects counted from the first run's start.
     let mut wins: Vec<Window> = Vec::new();
     let mut edges: Vec<Window> = Vec::new();
+    let mut folder_wins: Vec<Window> = Vec::new();
     let mut runs_read = 0usize;
     let mut stored = 0.0;
     let (mut docs, mut versions, mut folders, mut bytes, mut secs) = (0, 0, 0, 0, 0.0);
     for r in &ordered {
         let rec = &r.record;
         stored += rec.warmup_docs as f64;
-        let ws = windows_of(&rec.timeline, pv, stored, runs_read);
+        let ws = windows_of(&rec.timeline, pv, stored, runs_read, WINDOWS);
         if ws.len() < 4 {
             continue;
         }
-        // The start (the first 5 % of the documents: workers starting together) and the
-        // tail (the last 15 %: a worker whose share holds the large files still uploads
-        // while the others are done, which lasts as long as those files take, far longer
-        // than one window) are not the steady import; their excess is added once.
-        let k = ws.len();
-        let (lo, hi) = (
-            (k * 5).div_ceil(100).max(1),
-            k - (k * 15).div_ceil(100).max(1),
-        );
+        let fine = tick_windows(&rec.timeline, pv, stored, runs_read);
+        folder_wins.extend_from_slice(steady(&fine));
+        let (lo, hi) = steady_range(ws.len());
         edges.extend_from_slice(&ws[..lo]);
         edges.extend_from_slice(&ws[hi..]);
         wins.extend_from_slice(&ws[lo..hi]);
@@ -749,6 +797,7 @@ fn read_pilot(runs: &[&CellRun], pv: f64) -> Option<Pilot> {
     Some(Pilot {
         wins,
         edges,
+        folder_wins,
         runs_read,
         stored,
         docs,
@@ -787,15 +836,70 @@ impl FullFit {
     }
 }
 
+/// What a folder costs against a document: fitted from the pilot's runs where they can tell
+/// it, else its API's requests ([`weights`]).
+#[derive(Debug, Clone, Copy)]
+struct FolderCost {
+    weight: f64,
+    /// The weight's standard error (0 where it is the API's).
+    se: f64,
+    fitted: bool,
+}
+
+/// The widest standard error of a fitted folder weight the estimate uses (a document is 1).
+const FOLDER_SE_MAX: f64 = 0.25;
+/// The largest folder weight taken from a fit; a fit beyond it is the API's weight.
+const FOLDER_WEIGHT_MAX: f64 = 2.0;
+
+/// A folder's cost from the pilot's windows, a term of its own beside a document's, the
+/// bytes and the growth. A pilot makes its folders early in each run, so within one run that
+/// term trades places with a trend; two runs of the same slice make the same folders again
+/// while the repository goes on filling, which tells them apart. So: two runs or more, a
+/// weight known within [`FOLDER_SE_MAX`], else the API's. Why it matters: on FileShare under
+/// a CPU quota a folder cost 0.5-0.85 of a document, a pilot's requests were 0.38 folders
+/// and the import's 0.09, so counting a folder as a document put the import 4-21 % short
+/// (docs/calibration.md).
+fn folder_cost(p: &Pilot, api: f64) -> FolderCost {
+    let fallback = FolderCost {
+        weight: api,
+        se: 0.0,
+        fitted: false,
+    };
+    if api <= 0.0 || p.runs_read < 2 || p.folder_wins.len() < 8 {
+        return fallback;
+    }
+    let xs: Vec<Vec<f64>> = p
+        .folder_wins
+        .iter()
+        .map(|x| vec![x.d, x.f, x.b - x.d * p.beta, x.d * (x.fill - p.fill_mean)])
+        .collect();
+    let y: Vec<f64> = p.folder_wins.iter().map(|x| x.dt).collect();
+    let Some((b, cov, resid)) = ols(&xs, &y) else {
+        return fallback;
+    };
+    let a = b[0];
+    if a <= 0.0 {
+        return fallback;
+    }
+    let weight = b[1] / a;
+    let se = (cov[1][1] * inflation(&resid)).max(0.0).sqrt() / a;
+    if se > FOLDER_SE_MAX || !(0.0..=FOLDER_WEIGHT_MAX).contains(&weight) {
+        return fallback;
+    }
+    FolderCost {
+        weight,
+        se,
+        fitted: true,
+    }
+}
+
 /// The full model, then what the evidence keeps.
 fn full_fit(p: &Pilot, pf: f64) -> Option<FullFit> {
     let y: Vec<f64> = p.wins.iter().map(|x| x.dt).collect();
-    // A folder is one request where its API makes one (Liferay, CMIS; in Alfresco the upload
-    // that first needs it creates it), as a document is: a term of its own (a folder's cost
-    // apart from a document's) was fitted on the /usr/share/doc trials and swung from -4 to
-    // +5 ms between trials of one server, since the pilot makes its folders early, while it
-    // still warms up; counted as requests, the pilot's rate carried to the import within 2-8 %
-    // on the same trials (docs/estimate.md).
+    // A folder at the weight [`folder_cost`] gave: fitted over two runs or more, else its
+    // API's requests (one in Liferay and CMIS; none in Alfresco, where the upload that first
+    // needs it creates it). A term of its own in this fit would trade places with the growth
+    // within a run (on single-run /usr/share/doc trials it swung from -4 to +5 ms).
     let full_t = Terms {
         per_folder: pf,
         growth: true,
@@ -1180,7 +1284,15 @@ impl Interval {
     }
 }
 
-fn interval(p: &Pilot, runs: &RunsSay, fin: &FinalFit, work: &ImportWork, start: f64) -> Interval {
+/// `(start, folder_se)`: the fill the import starts at, and the folder weight's standard
+/// error ([`FolderCost`]), whose share of the import's folders joins the fit's variance.
+fn interval(
+    p: &Pilot,
+    runs: &RunsSay,
+    fin: &FinalFit,
+    work: &ImportWork,
+    (start, folder_se): (f64, f64),
+) -> Interval {
     let import = Window {
         dt: 0.0,
         d: work.docs,
@@ -1211,7 +1323,8 @@ fn interval(p: &Pilot, runs: &RunsSay, fin: &FinalFit, work: &ImportWork, start:
                 .sum::<f64>()
         })
         .sum::<f64>()
-        * fin.infl;
+        * fin.infl
+        + (work.folders * folder_se * fin.b[0]).powi(2);
     let var_run = fin.s2 * fin.infl * work.docs / fin.win_d;
     // Two runs that agree do not narrow it: no trial has shown that they may. On FileShare
     // (2026-11-26) the server swung between about 700 and 1,500 requests/s over tens of
@@ -1434,17 +1547,8 @@ fn covered(most: f64) -> String {
     )
 }
 
-/// "even a pilot of half the corpus …": the advice's bound, in words.
-fn even_half() -> String {
-    format!(
-        "even a pilot of {} the corpus (its runs together)",
-        if MAX_PILOT_SHARE == 0.5 {
-            "half".to_string()
-        } else {
-            format!("{:.0} % of", MAX_PILOT_SHARE * 100.0)
-        }
-    )
-}
+/// The advice's bound, [`MAX_PILOT_SHARE`], in words (a test keeps the two together).
+const EVEN_HALF: &str = "even a pilot of half the corpus (its runs together)";
 
 /// What would narrow the interval to [`TARGET`], in a phrase for the answer's sentence.
 fn narrowing(p: &Pilot, iv: &Interval) -> Option<String> {
@@ -1453,8 +1557,7 @@ fn narrowing(p: &Pilot, iv: &Interval) -> Option<String> {
     (wide > TARGET).then(|| match longer_by(iv, p.secs, TARGET) {
         Some(_) if most <= 1.0 => covered(most),
         Some(k) if k > most => format!(
-            "{} would leave about ±{:.0} %; {ETA_NARROWS}",
-            even_half(),
+            "{EVEN_HALF} would leave about ±{:.0} %; {ETA_NARROWS}",
             wide_at(iv, p.secs, most) * 100.0
         ),
         Some(k) => format!(
@@ -1491,7 +1594,13 @@ fn growth_model(full: &FullFit, runs: &RunsSay) -> &'static str {
 }
 
 /// The evidence line: the windows, what a folder counts as, the growth tests, the bytes.
-fn evidence(p: &Pilot, full: &FullFit, runs: &RunsSay, fin: &FinalFit, pf: f64) -> String {
+fn evidence(
+    p: &Pilot,
+    full: &FullFit,
+    runs: &RunsSay,
+    fin: &FinalFit,
+    folder: FolderCost,
+) -> String {
     let per1000 = |v: f64| v * 1000.0 / fin.b[0].max(1e-12);
     let ci = fin.b.len() - 1;
     format!(
@@ -1499,10 +1608,16 @@ fn evidence(p: &Pilot, full: &FullFit, runs: &RunsSay, fin: &FinalFit, pf: f64) 
         p.wins.len(),
         fin.win_d,
         p.secs,
-        if pf > 0.0 {
-            "counts as a request, as a document does"
+        if folder.fitted {
+            format!(
+                "costs {:.2} ± {:.2} of a document (fitted over the pilot's runs)",
+                folder.weight, folder.se
+            )
+        } else if folder.weight > 0.0 {
+            "counts as a request, as a document does".to_string()
         } else {
             "costs nothing of its own (its API makes it in the upload that first needs it)"
+                .to_string()
         },
         per1000(full.b[GROWTH]) * 100.0,
         per1000(full.se(GROWTH)) * 100.0,
@@ -1623,8 +1738,7 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
         } else if iv.growth_unknown > 0.10 && k > most {
             // As [`longer_by`]: the bound's uncertain part falls with the span to the 1.5.
             format!(
-                "{} would still leave it up to {:.0} % longer",
-                even_half(),
+                "{EVEN_HALF} would still leave it up to {:.0} % longer",
                 ((iv.growth_up - iv.growth_unknown).max(0.0) + iv.growth_unknown / most.powf(1.5))
                     * 100.0
             )
@@ -1651,8 +1765,10 @@ pub fn predict(
     work: &ImportWork,
     existing: Option<u64>,
 ) -> Option<(f64, f64, PilotFit)> {
-    let (pv, pf) = weights(protocol);
+    let (pv, api_folder) = weights(protocol);
     let p = read_pilot(runs, pv)?;
+    let folder = folder_cost(&p, api_folder);
+    let pf = folder.weight;
     let full = full_fit(&p, pf)?;
     let young_jvm = youth_that_counts(runs).filter(Youth::java);
     let mut said = runs_say(&p, &full, pf);
@@ -1660,7 +1776,7 @@ pub fn predict(
     said.step = step_shape(&p, &full, &said, pf);
     let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
-    let mut iv = interval(&p, &said, &fin, work, start);
+    let mut iv = interval(&p, &said, &fin, work, (start, folder.se));
     one_sided(&p, &full, &said, &fin, &mut iv, young_jvm);
     let (a, ci) = (fin.b[0], fin.b.len() - 1);
     let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);
@@ -1713,12 +1829,12 @@ pub fn predict(
             evidence: match said.step {
                 Some(st) => format!(
                     "{}; the cost stepped up {:+.1} % after {:.0} objects stored (t = {:.1}), a better fit than a line",
-                    evidence(&p, &full, &said, &fin, pf),
+                    evidence(&p, &full, &said, &fin, folder),
                     st.rise * 100.0,
                     st.at,
                     st.t
                 ),
-                None => evidence(&p, &full, &said, &fin, pf),
+                None => evidence(&p, &full, &said, &fin, folder),
             },
             step_at_objects: said.step.map(|st| st.at.round()),
             step_rise: said.step.map(|st| st.rise),
@@ -1746,7 +1862,7 @@ fn needed(
     let (model, by_length) = errors;
     let fixed = (model.powi(2) - by_length.powi(2)).max(0.0);
     let (head, part) = said;
-    let target_var = (TARGET * t / 1.96).powi(2);
+    let target_var = (TARGET * t / t975).powi(2);
     let var_at =
         |k: f64| var_fit / k + var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t;
     // The smallest of 1.1x, 1.2x, ... up to 1,000x that reaches it.
@@ -1756,8 +1872,7 @@ fn needed(
     match k {
         Some(_) if most <= 1.0 => format!("{head}: {}", covered(most)),
         Some(k) if k > most => format!(
-            "{head}: {} would leave {} about ±{:.0} %",
-            even_half(),
+            "{head}: {EVEN_HALF} would leave {} about ±{:.0} %",
             if part { "that part" } else { "it" },
             t975 * var_at(most).sqrt() / t * 100.0
         ),
@@ -1803,7 +1918,7 @@ mod tests {
     #[test]
     fn a_flat_pilot_recovers_its_cost_per_request() {
         let pts = tl(|d| 0.001 * (1.0 + 0.05 * (d * 7.3).sin()), 2000);
-        let w = windows_of(&pts, 1.0, 0.0, 0);
+        let w = windows_of(&pts, 1.0, 0.0, 0, WINDOWS);
         assert_eq!(w.len(), 40);
         let dt: f64 = w.iter().map(|x| x.dt).sum();
         assert!((dt - pts.last().unwrap().t_s).abs() < 1e-9);
@@ -1842,6 +1957,30 @@ mod tests {
         }
     }
 
+    /// A pilot run of `n` documents of a slice whose `folders` are made as a random order
+    /// needs them (most early): a document costs `doc_s`, a folder `folder_s` (±3 %).
+    fn pilot_run_folders(start: i64, n: u64, folders: u64, doc_s: f64, folder_s: f64) -> CellRun {
+        let mut run = pilot_run(start, doc_s, n);
+        let made =
+            |d: u64| (folders as f64 * (1.0 - (-3.0 * d as f64 / n as f64).exp())).round() as u64;
+        let (mut t, mut tl) = (0.0, vec![TimelinePoint::default()]);
+        for d in 1..=n {
+            let new = made(d) - made(d - 1);
+            t += (doc_s + folder_s * new as f64) * (1.0 + 0.03 * (d as f64 * 7.3).sin());
+            if d % 10 == 0 {
+                tl.push(TimelinePoint {
+                    t_s: t,
+                    docs: d,
+                    versions: 0,
+                    bytes: d * 1000 + (d * 37 % 101) * 500,
+                    folders: made(d),
+                });
+            }
+        }
+        run.record.timeline = tl;
+        run
+    }
+
     /// A Java server process `age_s` seconds old, as the sampler reads it.
     fn young_java(age_s: f64) -> crate::metrics::servers::ServerUsage {
         crate::metrics::servers::ServerUsage {
@@ -1862,6 +2001,44 @@ mod tests {
         objects: 8000.0,
         bytes: 8.0e6,
     };
+
+    /// A folder that costs half a document, in a pilot whose requests are far more often
+    /// folders than the import's: two runs tell its cost, and the import comes out right; one
+    /// run cannot (a folder counts as a request, and the import comes out short).
+    #[test]
+    fn two_runs_tell_what_a_folder_costs() {
+        let (a, b) = (
+            pilot_run_folders(1, 2000, 1200, 0.002, 0.001),
+            pilot_run_folders(2, 2000, 1200, 0.002, 0.001),
+        );
+        let import = ImportWork {
+            docs: 20000.0,
+            folders: 2000.0,
+            objects: 22000.0,
+            bytes: 2.0e7,
+        };
+        let truth = 20000.0 * 0.002 + 2000.0 * 0.001;
+        let (two, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &import, None).unwrap();
+        assert!(
+            (fit.per_folder - 0.5).abs() < 0.1,
+            "{}: {}",
+            fit.per_folder,
+            fit.evidence
+        );
+        assert!(
+            fit.evidence
+                .contains("of a document (fitted over the pilot's runs)")
+        );
+        assert!((two / truth - 1.0).abs() < 0.05, "{two} against {truth}");
+        let (one, _, fit) = predict(&[&a], ProtocolKind::Cmis, &import, None).unwrap();
+        assert_eq!(fit.per_folder, 1.0);
+        assert!(
+            fit.evidence.contains("counts as a request"),
+            "{}",
+            fit.evidence
+        );
+        assert!(one / truth < 0.9, "{one} against {truth}");
+    }
 
     /// Two runs that agree: the drift is said, the model error stays, the level is the runs'
     /// mean.
@@ -2108,6 +2285,10 @@ mod tests {
         let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &big, None).unwrap();
         let said = fit.narrowing.unwrap();
         assert!(!said.contains("as long"), "{said}");
+        assert!(
+            (MAX_PILOT_SHARE - 0.5).abs() < 1e-12,
+            "EVEN_HALF says half: change its words with the bound"
+        );
         let at = "even a pilot of half the corpus (its runs together) would leave about ±";
         let left: f64 = said
             .split_once(at)
