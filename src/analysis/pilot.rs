@@ -11,13 +11,14 @@
 //! runs did not. A pilot does all of that, and its windows give the trajectory.
 //!
 //! **Model.** The pilot's measured part is cut into windows of equal documents; each window
-//! `w` took `dt_w = a·R_w + c·(B_w − β·D_w) + g·D_w·(S_w − S̄)` seconds: `R_w` its requests
-//! (a document, its versions' calls, a folder where its API makes a request for one:
-//! [`weights`]), `B_w` its bytes, `β` the pilot's bytes per document, `S_w` the objects stored
-//! at its middle (counted from the pilot's start, warm-up included). So `a` is the cost of a
-//! request at the pilot's own mix and mean fill, `c` what a byte costs beyond the pilot's mix
-//! (it matters only when the corpus's mix differs from the slice's: a heavy tail the slice
-//! took too little or too much of) and `g` how the cost grows with what the repository holds.
+//! `w` took `dt_w = a·R_w + c·(B_w − β·D_w) + g·D_w·(S_w − S̄)` seconds: `R_w` its
+//! requests (a document, its versions' calls, a folder at its fitted weight or its API's
+//! requests: [`folder_cost`]), `B_w` its bytes, `β` the pilot's bytes per document, `S_w` the
+//! objects stored at its middle (counted from the pilot's start, warm-up included). So `a` is
+//! the cost of a request at the pilot's own mix and mean fill, `c` what a byte costs beyond
+//! the pilot's mix (it matters only when the corpus's mix differs from the slice's: a heavy
+//! tail the slice took too little or too much of) and `g` how the cost grows with what the
+//! repository holds.
 //! `g` is tested, not extrapolated: the estimate takes the pilot's mean cost, and a trend
 //! significant at 95 % (a rise, or a fall: a server still warming up) is said; it widens
 //! the interval through the flat fit's residuals (on warm servers the trends pilots showed
@@ -28,10 +29,10 @@
 //! as its API's requests unless two runs or more tell its own cost ([`folder_cost`]): within
 //! one run a pilot makes its folders early, so that term trades places with any trend (fitted
 //! on single warm runs it made the median error 21 % instead of 11 %), while a second run
-//! makes the same folders again as the repository goes on filling. The windows of the first 5 % and the last 15 % of the
-//! documents (workers starting together; the tail where fewer than all are busy, as long as
-//! the largest files of the last shares take) are left out of the fit and their excess added
-//! once: the import has one start and one tail too.
+//! makes the same folders again as the repository goes on filling. The windows of the first
+//! 5 % and the last 15 % of the documents (workers starting together; the tail where fewer
+//! than all are busy, as long as the largest files of the last shares take) are left out of
+//! the fit and their excess added once: the import has one start and one tail too.
 //!
 //! **Two runs.** A pilot run twice (`--runs 2`: the same slice again, into a folder of its
 //! own) shows whether the server held still: the change of its cost per request from the
@@ -41,8 +42,9 @@
 //! its folders nor its tail), that each run shows on its own (not a step between flat
 //! runs) and at the rate of the rise between them (not each run's own shape; the two rates,
 //! where they agree, are pooled by their inverse variances, and the pooled rise need be
-//! significant, not each run's alone) is the repository filling, and is carried over the import's fill (the embedded target's known
-//! growth: 0.97 of the import, where one run said 0.82); the interval then reaches the
+//! significant, not each run's alone) is the repository filling, and is carried over the
+//! import's fill (the embedded target's known growth: 0.97 of the import, where one run said
+//! 0.82); the interval then reaches the
 //! import at the cost the pilot ended at, in case the growth stops there.
 //! Two runs that agree do not narrow the model error: no trial has shown that they may
 //! (docs/estimate.md).
@@ -304,9 +306,9 @@ struct Window {
     run: usize,
 }
 
-/// A run's windows of equal documents (at most `most`; at least 2 ticks each), with the
-/// objects stored before it (`offset`); a timeline point interpolated linearly between ticks.
-fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize, most: usize) -> Vec<Window> {
+/// A run's windows of equal documents (at most 40; about 2 ticks each), with the objects
+/// stored before it (`offset`); a timeline point interpolated linearly between ticks.
+fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<Window> {
     // (t, documents as requests, folders, bytes, objects)
     let pts: Vec<[f64; 5]> = tl
         .iter()
@@ -337,7 +339,7 @@ fn windows_of(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize, most: usiz
         };
         std::array::from_fn(|k| p0[k] + f * (p1[k] - p0[k]))
     };
-    let k = (tl.len() / 2).clamp(4, most.max(4));
+    let k = (tl.len() / 2).clamp(4, 40);
     let mut out = Vec::with_capacity(k);
     let mut prev = at(0.0);
     prev[2] = 0.0;
@@ -624,7 +626,7 @@ impl ImportWork {
 /// Which terms the evidence keeps (see the module's documentation).
 #[derive(Clone, Copy)]
 struct Terms {
-    /// What a folder counts as in requests ([`weights`]).
+    /// What a folder counts as in requests ([`folder_cost`]).
     per_folder: f64,
     growth: bool,
     /// A step in the cost at this fill (objects stored): the pace after it holds.
@@ -689,8 +691,8 @@ fn within_runs_growth(
 struct Pilot {
     wins: Vec<Window>,
     edges: Vec<Window>,
-    /// The steady part again, cut at the timeline's own ticks ([`tick_windows`]): a folder's
-    /// cost is told by how the folders' share moves, which wider windows average out.
+    /// The steady documents again, cut at the timeline's own ticks ([`tick_windows`]): a
+    /// folder's cost is told by how the folders' share moves, which wider windows average out.
     folder_wins: Vec<Window>,
     runs_read: usize,
     /// Objects stored when the pilot ended.
@@ -705,33 +707,40 @@ struct Pilot {
     fill_mean: f64,
 }
 
-/// Windows a run is cut into for the fit.
-const WINDOWS: usize = 40;
 /// Requests a window of [`tick_windows`] holds at least.
 const TICK_REQUESTS: f64 = 40.0;
 
 /// A run cut at its own ticks into windows of at least [`TICK_REQUESTS`] requests (documents
-/// and folders), nothing interpolated: what a folder's cost is read from ([`folder_cost`]).
-fn tick_windows(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<Window> {
+/// and folders), nothing interpolated, those within `steady` (documents as requests, the
+/// range [`steady_range`] keeps of the fit's windows): what a folder's cost is read from
+/// ([`folder_cost`]).
+fn tick_windows(
+    tl: &[TimelinePoint],
+    pv: f64,
+    (offset, run): (f64, usize),
+    steady: (f64, f64),
+) -> Vec<Window> {
     let mut out = Vec::new();
     let Some(mut prev) = tl.first().copied() else {
         return out;
     };
+    let req = |q: &TimelinePoint| q.docs as f64 + pv * q.versions as f64;
+    let held = |q: &TimelinePoint| (q.docs + q.versions + q.folders) as f64;
     for p in &tl[1..] {
-        let d = (p.docs - prev.docs) as f64 + pv * (p.versions - prev.versions) as f64;
-        let f = (p.folders - prev.folders) as f64;
+        let (d, f) = (req(p) - req(&prev), p.folders as f64 - prev.folders as f64);
         if d + f < TICK_REQUESTS {
             continue;
         }
-        let held = |q: &TimelinePoint| (q.docs + q.versions + q.folders) as f64;
-        out.push(Window {
-            dt: p.t_s - prev.t_s,
-            d,
-            f,
-            b: (p.bytes - prev.bytes) as f64,
-            fill: offset + (held(&prev) + held(p)) / 2.0,
-            run,
-        });
+        if req(&prev) >= steady.0 && req(p) <= steady.1 {
+            out.push(Window {
+                dt: p.t_s - prev.t_s,
+                d,
+                f,
+                b: p.bytes as f64 - prev.bytes as f64,
+                fill: offset + (held(&prev) + held(p)) / 2.0,
+                run,
+            });
+        }
         prev = *p;
     }
     out
@@ -744,14 +753,8 @@ fn tick_windows(tl: &[TimelinePoint], pv: f64, offset: f64, run: usize) -> Vec<W
 fn steady_range(k: usize) -> (usize, usize) {
     (
         (k * 5).div_ceil(100).max(1),
-        k - (k * 15).div_ceil(100).max(1),
+        k.saturating_sub((k * 15).div_ceil(100).max(1)),
     )
-}
-
-/// The steady windows of a run ([`steady_range`]).
-fn steady(ws: &[Window]) -> &[Window] {
-    let (lo, hi) = steady_range(ws.len());
-    &ws[lo..hi.max(lo)]
 }
 
 /// The pilot's runs (in the order they ran) as windows; `None` with fewer than 6 steady ones.
@@ -768,13 +771,19 @@ fn read_pilot(runs: &[&CellRun], pv: f64) -> Option<Pilot> {
     for r in &ordered {
         let rec = &r.record;
         stored += rec.warmup_docs as f64;
-        let ws = windows_of(&rec.timeline, pv, stored, runs_read, WINDOWS);
+        let ws = windows_of(&rec.timeline, pv, stored, runs_read);
         if ws.len() < 4 {
             continue;
         }
-        let fine = tick_windows(&rec.timeline, pv, stored, runs_read);
-        folder_wins.extend_from_slice(steady(&fine));
         let (lo, hi) = steady_range(ws.len());
+        // The fit's windows hold equal documents: the same documents' range, cut at ticks.
+        let per = ws.iter().map(|w| w.d).sum::<f64>() / ws.len() as f64;
+        folder_wins.extend(tick_windows(
+            &rec.timeline,
+            pv,
+            (stored, runs_read),
+            (per * lo as f64, per * hi as f64),
+        ));
         edges.extend_from_slice(&ws[..lo]);
         edges.extend_from_slice(&ws[hi..]);
         wins.extend_from_slice(&ws[lo..hi]);
@@ -856,7 +865,7 @@ const FOLDER_WEIGHT_MAX: f64 = 2.0;
 /// term trades places with a trend; two runs of the same slice make the same folders again
 /// while the repository goes on filling, which tells them apart. So: two runs or more, a
 /// weight known within [`FOLDER_SE_MAX`], else the API's. Why it matters: on FileShare under
-/// a CPU quota a folder cost 0.5-0.85 of a document, a pilot's requests were 0.38 folders
+/// a CPU quota a folder cost 0.5-0.87 of a document, a pilot's requests were 0.38 folders
 /// and the import's 0.09, so counting a folder as a document put the import 4-21 % short
 /// (docs/calibration.md).
 fn folder_cost(p: &Pilot, api: f64) -> FolderCost {
@@ -1284,14 +1293,14 @@ impl Interval {
     }
 }
 
-/// `(start, folder_se)`: the fill the import starts at, and the folder weight's standard
-/// error ([`FolderCost`]), whose share of the import's folders joins the fit's variance.
+/// `start`: the fill the import starts at; `folder`: a folder's cost, whose standard error
+/// over the import's folders joins the fit's variance.
 fn interval(
     p: &Pilot,
     runs: &RunsSay,
     fin: &FinalFit,
     work: &ImportWork,
-    (start, folder_se): (f64, f64),
+    (start, folder): (f64, FolderCost),
 ) -> Interval {
     let import = Window {
         dt: 0.0,
@@ -1324,7 +1333,7 @@ fn interval(
         })
         .sum::<f64>()
         * fin.infl
-        + (work.folders * folder_se * fin.b[0]).powi(2);
+        + (work.folders * folder.se * fin.b[0]).powi(2);
     let var_run = fin.s2 * fin.infl * work.docs / fin.win_d;
     // Two runs that agree do not narrow it: no trial has shown that they may. On FileShare
     // (2026-11-26) the server swung between about 700 and 1,500 requests/s over tens of
@@ -1776,7 +1785,7 @@ pub fn predict(
     said.step = step_shape(&p, &full, &said, pf);
     let fin = final_fit(&p, &full, &said, pf, said.step.map(|st| st.at))?;
     let start = existing.map_or(p.stored, |e| e as f64);
-    let mut iv = interval(&p, &said, &fin, work, (start, folder.se));
+    let mut iv = interval(&p, &said, &fin, work, (start, folder));
     one_sided(&p, &full, &said, &fin, &mut iv, young_jvm);
     let (a, ci) = (fin.b[0], fin.b.len() - 1);
     let per1000 = |v: f64| v * 1000.0 / a.max(1e-12);
@@ -1918,7 +1927,7 @@ mod tests {
     #[test]
     fn a_flat_pilot_recovers_its_cost_per_request() {
         let pts = tl(|d| 0.001 * (1.0 + 0.05 * (d * 7.3).sin()), 2000);
-        let w = windows_of(&pts, 1.0, 0.0, 0, WINDOWS);
+        let w = windows_of(&pts, 1.0, 0.0, 0);
         assert_eq!(w.len(), 40);
         let dt: f64 = w.iter().map(|x| x.dt).sum();
         assert!((dt - pts.last().unwrap().t_s).abs() < 1e-9);
