@@ -1,6 +1,7 @@
 //! criterion benches of the hot paths: building a document's request body (what a worker
 //! does per upload before sending), Liferay's document JSON, its manifest line, recording a latency, merging
-//! recorders (once per worker per run), and rendering the reports. `cargo bench`.
+//! recorders (once per worker per run), rendering the reports, and a corpus import's ETA (its
+//! cost fit, horizon and swing: ten times a second on the progress line). `cargo bench`.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -127,12 +128,33 @@ fn render(c: &mut Criterion) {
     }
 }
 
+/// A corpus import's ETA late in a long import: a full history (2,048 samples, a second
+/// apart), the cost fit, the horizon's look back and the swing's stretches, as the progress
+/// line computes it every 100 ms.
+fn eta(c: &mut Criterion) {
+    use ingestbench::analysis::eta::{Counts, Tracker, eta};
+    let mut tr = Tracker::new(30.0, 0.0);
+    let at = |t: f64| Counts {
+        docs: 40.0 * t + 400.0 * (t / 60.0).sin(),
+        folders: (4.0 * t).min(2_000.0),
+        bytes: 4.0e5 * t,
+    };
+    for i in 0..2_047 {
+        tr.observe_counts(i as f64, at(i as f64));
+    }
+    let total = at(2_300.0);
+    c.bench_function("corpus import ETA (2,048 samples, 89 % done)", |b| {
+        b.iter(|| black_box(eta(&tr.observed_work(2_046.5, total))))
+    });
+}
+
 criterion_group!(
     benches,
     request_body,
     liferay_document,
     record,
     merge,
-    render
+    render,
+    eta
 );
 criterion_main!(benches);

@@ -2,7 +2,7 @@
 //! the progress line's tracker (`analysis::eta::replay`), and how often the interval shown at
 //! 10 %, 25 % and 50 % of the documents covered the actual end, with its half-widths.
 //!
-//!   cargo run --release --example eta_replay -- [--prior] FILE...
+//!   [ETA_SHARES=0.25,0.6] cargo run --release --example eta_replay -- [--prior] FILE...
 //!
 //! FILE is an import's `run.json` (`run --json`) or a run directory's `result.json`; with
 //! `--prior`, an `estimate.json` beside it supplies the prior rate (its duration for the
@@ -15,6 +15,20 @@ use ingestbench::analysis::eta::{Counts, Replayed, replay};
 use serde_json::Value;
 
 const SHARES: [f64; 3] = [0.1, 0.25, 0.5];
+
+/// `ETA_SHARES=0.25,0.6,0.75`: the shares replayed instead of [`SHARES`] (where the interval
+/// reaches a width, e.g. ±20 %).
+fn shares() -> Vec<f64> {
+    std::env::var("ETA_SHARES")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|x| x.trim().parse().ok())
+                .collect::<Vec<f64>>()
+        })
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| SHARES.to_vec())
+}
 
 fn main() {
     let mut prior = false;
@@ -29,6 +43,7 @@ fn main() {
         eprintln!("usage: eta_replay [--prior] RUN_JSON...");
         std::process::exit(2);
     }
+    let shares = shares();
     let mut all: Vec<(String, Replayed)> = Vec::new();
     println!("import\tshare\tt_s\tleft_s\tlow_s\thigh_s\tactual_s\tinside\thalf_width");
     for f in &files {
@@ -51,7 +66,7 @@ fn main() {
         } else {
             None
         };
-        for r in replay(&points, &SHARES, 30.0, p) {
+        for r in replay(&points, &shares, 30.0, p) {
             println!(
                 "{f}\t{:.2}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{:.3}",
                 r.done_fraction,
@@ -66,7 +81,7 @@ fn main() {
             all.push((f.clone(), r));
         }
     }
-    for share in SHARES {
+    for share in shares {
         let at: Vec<&Replayed> = all
             .iter()
             .filter(|(_, r)| r.done_fraction == share)
