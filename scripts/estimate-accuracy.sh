@@ -12,13 +12,16 @@
 #   scripts/estimate-accuracy.sh [--method pilot|sizes] [--trials N] [--cases linear,growth,opencmis]
 #                                [--threads T] [--sample-pct P] [--warmup W] [--prewarm D]
 #                                [--pilot-runs N] [--sample-time T] [--reuse-lab] [--node-cpus C]
-#                                [--max-sample-time T] [--stop-at HH:MM] [--keep DIR] [DIR]
+#                                [--max-sample-time T] [--max-sample-share P] [--stop-at HH:MM]
+#                                [--keep DIR] [DIR]
 # --warmup W: the pilot's warm-up (default auto).
 # Each trial's pilot draws its slice with --seed <trial>: trials differ in the slice as well as
 #   in the server's moment (before 2026-11-29 (23) every trial of a corpus drew one slice, seed 1).
 # --sample-time T: a pilot measured by time (run --sample-time T: each run imports the
 #   corpus's files in one random order until T is up) instead of --sample-pct's share.
 # --max-sample-time T: with --sample-time auto, the pilot's cap (the tool's default: 10m).
+# --max-sample-share P: with --sample-time auto, the pilot's cap as a percentage of the corpus
+#   (the tool's default: 15): how sharp a longer pilot makes the estimate.
 # --pilot-runs N: the pilot imports its slice N times, each into a folder of its own (default 2, as docs/estimate.md advises; 1 before 2026-11-26 (4));
 #   with 2 the estimate sees whether the server held still between them (docs/estimate.md).
 # --prewarm D: before the pilot, the freshly started server (real cases) works for D (for
@@ -60,7 +63,7 @@
 # Loopback only. Default: 10 trials, cases linear,growth, 4 threads, /usr/share/doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus= stop= maxst=
+trials=10 cases=linear,growth threads=4 dir=/usr/share/doc keep= from= pct=10 method=pilot warmup=auto prewarm= reuse=0 pruns=2 stime= cpus= stop= maxst= maxsh=
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -73,6 +76,7 @@ while [ $# -gt 0 ]; do
     --node-cpus) cpus=$2; shift 2 ;;
     --stop-at) stop=$2; shift 2 ;;
     --max-sample-time) maxst=$2; shift 2 ;;
+    --max-sample-share) maxsh=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
@@ -122,7 +126,7 @@ export INGESTBENCH_PASSWORD=admin
 "$bin" corpus "$dir" --output "$work/corpus.json" >/dev/null 2>&1
 docs=$(python3 -c "import json;print(json.load(open('$work/corpus.json'))['documents'])")
 sample=$(( docs * pct / 100 ))
-pick=(--sample "$sample"); [ -n "$stime" ] && pick=(--sample-time "$stime" ${maxst:+--max-sample-time "$maxst"})
+pick=(--sample "$sample"); [ -n "$stime" ] && pick=(--sample-time "$stime" ${maxst:+--max-sample-time "$maxst"} ${maxsh:+--max-sample-share "$maxsh"})
 case $method in
   pilot) echo "corpus $dir: $docs documents; pilot import: ${stime:-$sample documents ($pct %)}, $threads threads" ;;
   sizes) echo "corpus $dir: $docs documents; sample: $sample documents per run ($pct %), 3 runs, 3 sizes, $threads threads" ;;
