@@ -2,7 +2,7 @@
 //! the progress line's tracker (`analysis::eta::replay`), and how often the interval shown at
 //! 10 %, 25 % and 50 % of the documents covered the actual end, with its half-widths.
 //!
-//!   [ETA_SHARES=0.25,0.6] cargo run --release --example eta_replay -- [--prior] FILE...
+//!   [ETA_SHARES=0.25,0.6] [ETA_DOCS_ONLY=1] cargo run --release --example eta_replay -- [--prior] FILE...
 //!
 //! FILE is an import's `run.json` (`run --json`) or a run directory's `result.json`; with
 //! `--prior`, an `estimate.json` beside it supplies the prior rate (its duration for the
@@ -17,17 +17,26 @@ use serde_json::Value;
 const SHARES: [f64; 3] = [0.1, 0.25, 0.5];
 
 /// `ETA_SHARES=0.25,0.6,0.75`: the shares replayed instead of [`SHARES`] (where the interval
-/// reaches a width, e.g. ±20 %).
+/// reaches a width, e.g. ±20 %): fractions in (0, 1], sorted (the replay walks them in order).
 fn shares() -> Vec<f64> {
-    std::env::var("ETA_SHARES")
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .filter_map(|x| x.trim().parse().ok())
-                .collect::<Vec<f64>>()
-        })
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| SHARES.to_vec())
+    let Ok(v) = std::env::var("ETA_SHARES") else {
+        return SHARES.to_vec();
+    };
+    let mut out = Vec::new();
+    for x in v.split(',') {
+        match x.trim().parse::<f64>() {
+            Ok(f) if f > 0.0 && f <= 1.0 => out.push(f),
+            _ => {
+                eprintln!(
+                    "ETA_SHARES={v}: give fractions of the documents done, above 0 and at most 1, e.g. 0.25,0.75"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
 }
 
 fn main() {

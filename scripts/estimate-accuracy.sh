@@ -21,7 +21,7 @@
 #   corpus's files in one random order until T is up) instead of --sample-pct's share.
 # --max-sample-time T: with --sample-time auto, the pilot's cap (the tool's default: 10m).
 # --max-sample-share P: with --sample-time auto, the pilot's cap as a percentage of the corpus
-#   (the tool's default: 15): how sharp a longer pilot makes the estimate.
+#   (the tool's default: 15).
 # --pilot-runs N: the pilot imports its slice N times, each into a folder of its own (default 2, as docs/estimate.md advises; 1 before 2026-11-26 (4));
 #   with 2 the estimate sees whether the server held still between them (docs/estimate.md).
 # --prewarm D: before the pilot, the freshly started server (real cases) works for D (for
@@ -93,6 +93,7 @@ if [ -n "$cpus" ]; then
 fi
 [ -z "$stop" ] || [[ "$stop" =~ ^[0-2][0-9]:[0-5][0-9]$ ]] || { echo "estimate-accuracy.sh: --stop-at $stop: give a time of day as HH:MM (e.g. 20:10)" >&2; exit 2; }
 [[ "${INMEMORY_PREWARM_MAX:-30}" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: INMEMORY_PREWARM_MAX=$INMEMORY_PREWARM_MAX: give a whole number of seconds, 1 or more (e.g. 120)" >&2; exit 2; }
+[ -z "$maxsh" ] || [ "$stime" = auto ] || { echo "estimate-accuracy.sh: --max-sample-share $maxsh caps an auto pilot: give --sample-time auto too" >&2; exit 2; }
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 # INGESTBENCH_BIN: a binary built beforehand (a campaign that must not rebuild while the
 # source changes under it), as scripts/lab.sh takes it.
