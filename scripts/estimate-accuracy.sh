@@ -94,6 +94,7 @@ fi
 [ -z "$stop" ] || [[ "$stop" =~ ^[0-2][0-9]:[0-5][0-9]$ ]] || { echo "estimate-accuracy.sh: --stop-at $stop: give a time of day as HH:MM (e.g. 20:10)" >&2; exit 2; }
 [[ "${INMEMORY_PREWARM_MAX:-30}" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: INMEMORY_PREWARM_MAX=$INMEMORY_PREWARM_MAX: give a whole number of seconds, 1 or more (e.g. 120)" >&2; exit 2; }
 [ -z "$maxsh" ] || [ "$stime" = auto ] || { echo "estimate-accuracy.sh: --max-sample-share $maxsh caps an auto pilot: give --sample-time auto too" >&2; exit 2; }
+[ -z "$maxsh" ] || awk -v p="$maxsh" 'BEGIN { exit !(p ~ /^[0-9]+([.][0-9]+)?$/ && p + 0 > 0 && p + 0 <= 100) }' || { echo "estimate-accuracy.sh: --max-sample-share $maxsh: give a percentage of the corpus above 0 and at most 100 (e.g. 50)" >&2; exit 2; }
 [[ "$pruns" =~ ^[1-9][0-9]*$ ]] || { echo "estimate-accuracy.sh: --pilot-runs $pruns: give a whole number of runs, 1 or more (2 is advised)" >&2; exit 2; }
 # INGESTBENCH_BIN: a binary built beforehand (a campaign that must not rebuild while the
 # source changes under it), as scripts/lab.sh takes it.
