@@ -573,7 +573,12 @@ fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostF
 /// run to now. None until the run spans 1.5 stretches (and two fit past its start): early,
 /// the time left is long against the swings and the horizon term holds it. The time left's
 /// mean rate strays from the level carried on as much as a past stretch of its length
-/// strayed from the others.
+/// strayed from the others, and more while the past holds few such stretches: the stretch
+/// left is a new one, and the past's `n` (its span over the stretch's length; overlapping
+/// stretches are not independent) read their spread about their own mean, so the variance
+/// is widened by `(n + 1) / (n − 1)` (a prediction's; n ≥ 1.35 by the 1.5-stretch gate: at
+/// 70 % done about ×1.5 in spread, at 90 % ×1.13). No factor fitted: replayed,
+/// docs/calibration.md, "late in the import".
 fn read_swing(hist: &[(f64, Counts)], started: f64, fit: &CostFit, left_s: f64) -> Option<f64> {
     let (&(t0, _), &(t, _)) = (hist.first()?, hist.last()?);
     let spacing = (t - t0) / (hist.len().max(2) - 1) as f64;
@@ -603,8 +608,9 @@ fn read_swing(hist: &[(f64, Counts)], started: f64, fit: &CostFit, left_s: f64) 
     }
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
-    Some((logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
-        .filter(|s| s.is_finite())
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let independent = (t - from) / len;
+    Some((var * (independent + 1.0) / (independent - 1.0)).sqrt()).filter(|s| s.is_finite())
 }
 
 /// `ETA 3m10s (2m40s–3m55s)`, or `ETA ?` before the first completion.
@@ -1112,6 +1118,46 @@ mod tests {
                 break;
             }
         }
+    }
+
+    /// Imports whose pace moves at random from one stretch to the next (each 2,500 documents
+    /// at its own level, 1 sd 25 % in log: a known truth that is not the model's): late in
+    /// each, the past holds few stretches as long as the time left (at 70 % done about two,
+    /// at 90 % about eight), and their spread read as it is reads the next one's low. Read
+    /// as a prediction from that few (`read_swing`), the interval held the end of 75, 87 and
+    /// 88 of 100 such imports at 70, 80 and 90 % done; the spread as read held 72, 81 and 82.
+    /// Still short of 95 %: two or three stretches tell a spread only roughly (the estimate's
+    /// own error is not in the interval), which docs/dashboard.md's limits say.
+    #[test]
+    fn few_past_stretches_widen_the_swing_as_a_prediction() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut uniform = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let mut held = [0usize; 3];
+        for _ in 0..100 {
+            let levels: Vec<f64> = (0..8)
+                .map(|_| {
+                    let z =
+                        (-2.0 * uniform().ln()).sqrt() * (std::f64::consts::TAU * uniform()).cos();
+                    (0.25 * z).exp()
+                })
+                .collect();
+            let points = import_costing(20_000, |i| 0.01 * levels[(i / 2_500) as usize]);
+            for (k, r) in replay(&points, &[0.7, 0.8, 0.9], 30.0, None)
+                .iter()
+                .enumerate()
+            {
+                held[k] += usize::from(r.covers());
+            }
+        }
+        assert!(
+            held[0] >= 74 && held[1] >= 85 && held[2] >= 85,
+            "{held:?} of 100"
+        );
     }
 
     /// Runs left at the runs' mean wall time, less the part of the current one done, and never
