@@ -1401,8 +1401,9 @@ const COLD_SHORTER: f64 = 0.79;
 /// not rule out, so that the interval holds its caveats rather than sitting beside them:
 /// - longer: growth as the repository fills that the pilot cannot rule out (its 95 % bound
 ///   over the import's lever, from the rates within and between the runs pooled where they
-///   agree, else from within the runs; a rise the runs did not confirm, at its fitted rate
-///   and bound);
+///   agree, else from within the runs, or from between them where the runs each slow more
+///   than their levels say (a shape each run resets); a rise the runs did not confirm, at
+///   its fitted rate and bound);
 /// - shorter: a carried growth that stops where the pilot left it; a server still warming
 ///   that goes on at the pace the pilot ended at;
 /// - both, unequally: a server younger than [`YOUNG_S`], more so one colder than
@@ -1431,6 +1432,21 @@ fn one_sided(
             (None, _) if runs.combined.is_some() => {
                 let (g, se) = runs.combined.unwrap_or_default();
                 (if runs.combined_rises { g } else { 0.0 }, se)
+            }
+            // Each run slowing as it goes, more than the runs' levels say the fill slowed
+            // them (the two disagree: `one_rate`): the runs' own shape, which each new run
+            // resets (folders made early, a quota's rhythm), not the repository filling. The
+            // growth the pilot cannot rule out is then the runs' levels' (their drift over
+            // the fill between them). On /usr/local (2026-12-07 (29)), +175 % per 1,000
+            // within the runs against +11 % ± 6 % between them, carried, made the upper side
+            // +3,082 % for an import at 0.54 of the point.
+            (None, Some((g, _, _)))
+                if runs
+                    .between
+                    .is_some_and(|(gb, _)| !runs.one_rate && g / a > gb) =>
+            {
+                let (gb, se_b) = runs.between.unwrap_or_default();
+                (if gb > t975(fin.df) * se_b { gb } else { 0.0 }, se_b)
             }
             (None, Some((g, tw, _))) if tw.abs() > 1e-9 => (
                 if runs.within_rises {
@@ -2147,6 +2163,51 @@ mod tests {
         assert_ne!(fit.growth_model, "carried", "{}", fit.evidence);
         assert!(fit.evidence.contains("another rate"), "{}", fit.evidence);
         assert!(fit.if_growth_stops_s.is_none());
+    }
+
+    /// Runs that each slow as they go, fourfold, and start afresh (the second as cheap at its
+    /// start as the first was, with more objects stored): the slope within them is their own
+    /// shape, and the growth the pilot cannot rule out is what the runs' levels say (the same
+    /// slice at a higher fill), not the slope within carried over the import's fill. On
+    /// /usr/local (2026-12-07 (29)) that slope, carried, made the upper side +3,082 % for an
+    /// import at 0.54 of the point.
+    #[test]
+    fn a_slowdown_each_run_resets_is_not_carried_as_growth_not_ruled_out() {
+        let slowing = |d: f64| 0.005 * (1.0 + 1e-3 * d);
+        let (a, b) = (
+            pilot_run_with(1, 3000, slowing),
+            pilot_run_with(2, 3000, slowing),
+        );
+        let p = read_pilot(&[&a, &b], 1.0).unwrap();
+        let full = full_fit(&p, 1.0).unwrap();
+        let say = runs_say(&p, &full, 1.0);
+        let (g, t, df) = say.within.unwrap();
+        let (gb, se_b) = say.between.unwrap();
+        let a_doc = full.b[0];
+        assert!(
+            !say.one_rate && g / a_doc > gb + 3.0 * se_b,
+            "{g} {t} / {gb} ± {se_b}"
+        );
+        let big = ImportWork {
+            docs: 60000.0,
+            folders: 0.0,
+            objects: 60000.0,
+            bytes: 6.0e7,
+        };
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &big, None).unwrap();
+        // The slope within carried over the import's fill (its mean, from the pilot's).
+        let lever = p.stored + big.objects / 2.0 - p.fill_mean;
+        let within_side = (g / a_doc + t975(df) * (g / t).abs() / a_doc) * lever;
+        let between_side = t975(df) * se_b * lever;
+        assert!(
+            fit.rel_hi < 0.5 * within_side && fit.rel_hi >= 0.9 * between_side,
+            "+{:.0} % against +{:.0} % carried within, +{:.0} % between: {}",
+            fit.rel_hi * 100.0,
+            within_side * 100.0,
+            between_side * 100.0,
+            fit.evidence
+        );
+        assert!(fit.unresolved_growth.is_some(), "{}", fit.evidence);
     }
 
     /// Two flat runs: the growth neither shows is bounded by the runs and the step between
