@@ -577,8 +577,8 @@ fn read_horizon(hist: &[(f64, Counts)], started: f64, total: Counts, fit: &CostF
 /// left is a new one, and the past's `n` (its span over the stretch's length; overlapping
 /// stretches are not independent) read their spread about their own mean, so the variance
 /// is widened by `(n + 1) / (n − 1)` (a prediction's; n ≥ 1.35 by the 1.5-stretch gate: at
-/// 70 % done about ×1.5 in spread, at 90 % ×1.13). No factor fitted: replayed,
-/// docs/calibration.md, "late in the import".
+/// 70 % done n is about 2, ×1.7 in spread; at 90 % about 8, ×1.13). No factor fitted:
+/// replayed, docs/calibration.md, "the swing read as a prediction".
 fn read_swing(hist: &[(f64, Counts)], started: f64, fit: &CostFit, left_s: f64) -> Option<f64> {
     let (&(t0, _), &(t, _)) = (hist.first()?, hist.last()?);
     let spacing = (t - t0) / (hist.len().max(2) - 1) as f64;
@@ -609,7 +609,9 @@ fn read_swing(hist: &[(f64, Counts)], started: f64, fit: &CostFit, left_s: f64) 
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
     let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let independent = (t - from) / len;
+    // At least 1.35 by the gate above (the first tenth left out of 1.5 stretches); kept
+    // there should either change, so that the widening stays finite.
+    let independent = ((t - from) / len).max(1.35);
     Some((var * (independent + 1.0) / (independent - 1.0)).sqrt()).filter(|s| s.is_finite())
 }
 

@@ -973,6 +973,19 @@ struct RunsSay {
     step: Option<Step>,
 }
 
+impl RunsSay {
+    /// Each run slowed as it went (significant at 95 %), at another rate than the runs'
+    /// levels rose from one to the next (`one_rate` false), and faster than they did: the
+    /// runs' own shape, which each new run resets, not the repository filling. `a`: the
+    /// cost per request the growths are relative to.
+    fn own_shape(&self, a: f64) -> bool {
+        match (self.within, self.between) {
+            (Some((g, _, _)), Some((gb, _))) => !self.one_rate && self.within_rises && g / a > gb,
+            _ => false,
+        }
+    }
+}
+
 fn runs_say(p: &Pilot, full: &FullFit, pf: f64) -> RunsSay {
     let (wins, runs_read) = (&p.wins, p.runs_read);
     // A pilot run twice (`--runs 2`: the same slice again, into a folder of its own) shows
@@ -1282,6 +1295,10 @@ struct Interval {
     /// The growth's uncertainty over the import's lever (relative, its 95 % bound): what a
     /// longer pilot narrows, whether the rise is seen or not.
     growth_unknown: f64,
+    /// The power of a longer pilot's length by which `growth_unknown` falls: a slope's
+    /// standard error falls as the span to the 1.5; the runs' levels' ([`RunsSay::own_shape`])
+    /// as the fill between them, to the 1.
+    growth_shrink: f64,
     lo_rest: Vec<f64>,
     hi_rest: Vec<f64>,
 }
@@ -1379,6 +1396,7 @@ fn interval(
         t975: t975(fin.df),
         growth_up: 0.0,
         growth_unknown: 0.0,
+        growth_shrink: 1.5,
         lo_rest: Vec::new(),
         hi_rest: Vec::new(),
     }
@@ -1427,28 +1445,25 @@ fn one_sided(
         // of the interval is the drift's), not the repository filling (on the FileShare gate,
         // 2026-11-27, runs +11 % apart, each flat: the fit over both said +1.95 % per 1,000,
         // t = 3.1, and the import came at 0.995 of the pilot's level).
-        let (rise, se) = match (runs.step, runs.within) {
-            (Some(st), _) => (0.0, st.se_growth),
-            (None, _) if runs.combined.is_some() => {
+        let (rise, se) = match (runs.step, runs.within, runs.between) {
+            (Some(st), _, _) => (0.0, st.se_growth),
+            (None, _, _) if runs.combined.is_some() => {
                 let (g, se) = runs.combined.unwrap_or_default();
                 (if runs.combined_rises { g } else { 0.0 }, se)
             }
             // Each run slowing as it goes, more than the runs' levels say the fill slowed
-            // them (the two disagree: `one_rate`): the runs' own shape, which each new run
-            // resets (folders made early, a quota's rhythm), not the repository filling. The
-            // growth the pilot cannot rule out is then the runs' levels' (their drift over
-            // the fill between them). On /usr/local (2026-12-07 (29)), +175 % per 1,000
-            // within the runs against +11 % ± 6 % between them, carried, made the upper side
-            // +3,082 % for an import at 0.54 of the point.
-            (None, Some((g, _, _)))
-                if runs
-                    .between
-                    .is_some_and(|(gb, _)| !runs.one_rate && g / a > gb) =>
-            {
-                let (gb, se_b) = runs.between.unwrap_or_default();
+            // them ([`RunsSay::own_shape`]): a shape each new run resets (folders made early,
+            // a quota's rhythm), not the repository filling. The growth the pilot cannot rule
+            // out is then the runs' levels' (their drift over the fill between them), whose
+            // uncertainty a longer pilot narrows as the fill between the runs grows, not as
+            // a slope's. On /usr/local (2026-12-07 (29)), +175 % per 1,000 within the runs
+            // against +11 % ± 6 % between them, carried, made the upper side +3,082 % for an
+            // import at 0.54 of the point.
+            (None, _, Some((gb, se_b))) if runs.own_shape(a) => {
+                iv.growth_shrink = 1.0;
                 (if gb > t975(fin.df) * se_b { gb } else { 0.0 }, se_b)
             }
-            (None, Some((g, tw, _))) if tw.abs() > 1e-9 => (
+            (None, Some((g, tw, _)), _) if tw.abs() > 1e-9 => (
                 if runs.within_rises {
                     g.max(0.0) / a
                 } else {
@@ -1548,7 +1563,7 @@ fn wide_at(iv: &Interval, secs: f64, k: f64) -> f64 {
     // A rise the pilot measured stays; only the bound's uncertain part narrows.
     let rise = (iv.growth_up - iv.growth_unknown).max(0.0) * t;
     let hi = iv.hi_rest.iter().fold(
-        s.hypot(rise + iv.growth_unknown / k.powf(1.5) * t),
+        s.hypot(rise + iv.growth_unknown / k.powf(iv.growth_shrink) * t),
         |a, e| a.hypot(*e),
     );
     let lo = iv.lo_rest.iter().fold(s, |a, e| a.hypot(*e));
@@ -1757,14 +1772,16 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
     (!full.keep_g && could > 0.10 && lever > 0.0).then(|| {
         let span = fin.wins.last().map_or(0.0, |w| w.fill) - fin.wins.first().map_or(0.0, |w| w.fill);
         // What a longer pilot narrows is the bound's uncertain part, not a rise it measured.
-        let (k, most) = ((iv.growth_unknown / 0.10).powf(2.0 / 3.0), longest_pilot(p, iv));
+        let e = iv.growth_shrink;
+        let (k, most) = ((iv.growth_unknown / 0.10).powf(1.0 / e), longest_pilot(p, iv));
         let tell = if iv.growth_unknown > 0.10 && most <= 1.0 {
             covered(most)
         } else if iv.growth_unknown > 0.10 && k > most {
-            // As [`longer_by`]: the bound's uncertain part falls with the span to the 1.5.
+            // As [`longer_by`]: the bound's uncertain part falls with the span to the 1.5
+            // (the runs' levels': to the 1).
             format!(
                 "{EVEN_HALF} would still leave it up to {:.0} % longer",
-                ((iv.growth_up - iv.growth_unknown).max(0.0) + iv.growth_unknown / most.powf(1.5))
+                ((iv.growth_up - iv.growth_unknown).max(0.0) + iv.growth_unknown / most.powf(e))
                     * 100.0
             )
         } else if iv.growth_unknown > 0.10 {
