@@ -2044,6 +2044,14 @@ mod tests {
         bytes: 8.0e6,
     };
 
+    /// An import of 60,000 documents: a fill many times what a pilot of a few thousand spans.
+    const BIG: ImportWork = ImportWork {
+        docs: 60000.0,
+        folders: 0.0,
+        objects: 60000.0,
+        bytes: 6.0e7,
+    };
+
     /// A folder that costs half a document, in a pilot whose requests are far more often
     /// folders than the import's: two runs tell its cost, and the import comes out right; one
     /// run cannot (a folder counts as a request, and the import comes out short).
@@ -2205,15 +2213,9 @@ mod tests {
             !say.one_rate && g / a_doc > gb + 3.0 * se_b,
             "{g} {t} / {gb} ± {se_b}"
         );
-        let big = ImportWork {
-            docs: 60000.0,
-            folders: 0.0,
-            objects: 60000.0,
-            bytes: 6.0e7,
-        };
-        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &big, None).unwrap();
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &BIG, None).unwrap();
         // The slope within carried over the import's fill (its mean, from the pilot's).
-        let lever = p.stored + big.objects / 2.0 - p.fill_mean;
+        let lever = p.stored + BIG.objects / 2.0 - p.fill_mean;
         let within_side = (g / a_doc + t975(df) * (g / t).abs() / a_doc) * lever;
         let between_side = t975(df) * se_b * lever;
         assert!(
@@ -2263,13 +2265,7 @@ mod tests {
     #[test]
     fn the_unresolved_growth_caveat_says_the_upper_sides_figure() {
         let (a, b) = swinging_runs();
-        let big = ImportWork {
-            docs: 60000.0,
-            folders: 0.0,
-            objects: 60000.0,
-            bytes: 6.0e7,
-        };
-        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &big, None).unwrap();
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &BIG, None).unwrap();
         let side = fit
             .one_sided
             .iter()
@@ -2523,14 +2519,8 @@ mod tests {
     fn a_flat_pilot_narrows_its_longer_side_as_it_grows() {
         let short = pilot_run(1, 0.001, 1000);
         let long = pilot_run(1, 0.001, 6000);
-        let big = ImportWork {
-            docs: 60000.0,
-            folders: 0.0,
-            objects: 60000.0,
-            bytes: 6.0e7,
-        };
-        let (_, _, s) = predict(&[&short], ProtocolKind::Cmis, &big, None).unwrap();
-        let (t, _, l) = predict(&[&long], ProtocolKind::Cmis, &big, None).unwrap();
+        let (_, _, s) = predict(&[&short], ProtocolKind::Cmis, &BIG, None).unwrap();
+        let (t, _, l) = predict(&[&long], ProtocolKind::Cmis, &BIG, None).unwrap();
         assert_eq!(s.growth_model, "flat", "{}", s.evidence);
         assert!(s.rel_hi > s.rel_lo, "{s:?}");
         assert!(
