@@ -90,6 +90,21 @@ fn record(c: &mut Criterion) {
     });
 }
 
+/// What a worker adds per upload to its run's shared tally (the timeline's counts and the
+/// latencies by size): relaxed atomic adds, uncontended here.
+fn tally(c: &mut Criterion) {
+    let t = ingestbench::engine::timeline::Tally::default();
+    let mut us = 1000u64;
+    let mut size = 1u64;
+    c.bench_function("tally an upload (timeline and sizes)", |b| {
+        b.iter(|| {
+            us = (us * 7 + 13) % 5_000_000 + 1;
+            size = (size * 5 + 3) % 50_000_000;
+            t.ok(0, black_box(size), Duration::from_micros(black_box(us)));
+        })
+    });
+}
+
 fn merge(c: &mut Criterion) {
     let now = Instant::now();
     let workers: Vec<Recorder> = (0..16)
@@ -153,6 +168,7 @@ criterion_group!(
     request_body,
     liferay_document,
     record,
+    tally,
     merge,
     render,
     eta

@@ -629,6 +629,9 @@ pub fn estimate_from(
         if let Some(y) = super::pilot::young_server(&refs) {
             flags.push(y);
         }
+        if let Some(l) = super::pilot::larger_than_sent(&refs, corpus) {
+            flags.push(l);
+        }
         if let (Some(at), Some(rise)) = (fit.step_at_objects, fit.step_rise) {
             flags.push(format!("the cost stepped up {:+.0} % after {at:.0} objects stored and held (a cache or a heap's threshold?): the estimate takes the pace after the step; the interval's shorter side reaches the import at the pace before it, in case it was a swing", rise * 100.0));
         }

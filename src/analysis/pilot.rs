@@ -64,6 +64,8 @@ use serde::{Deserialize, Serialize};
 use super::stats::t975;
 use crate::corpus::CorpusDescription;
 use crate::protocol_kind::ProtocolKind;
+#[cfg(test)]
+use crate::results::SizeLatency;
 use crate::results::{CellRun, TimelinePoint};
 
 /// Relative error (one σ) of what a pilot of a few seconds cannot show: the import's other
@@ -511,6 +513,43 @@ impl Youth {
             None => format!("{:.0} s old", self.age_s),
         }
     }
+}
+
+/// The share of the corpus's bytes in files larger than any the pilot sent from which it is
+/// said ([`larger_than_sent`]).
+pub const UNSENT_SHARE: f64 = 0.10;
+
+/// When files larger than any the pilot sent hold [`UNSENT_SHARE`] of the corpus's bytes or
+/// more: how many, their share and the pilot's largest size, said before the import. The
+/// estimate costs their bytes at what a byte of the pilot's own sizes cost, which a server
+/// need not keep to: OpenCMIS holds an upload of up to 4 MiB in memory and writes a larger
+/// one to a temporary file first (its services factory's memory threshold), and on FileShare
+/// under a quota a byte above 4 MiB took 3–4× the latency a byte took at 1–4 MiB (8 imports of
+/// `/usr/local`, whose 11 files above 4 MiB hold 59 % of its bytes; docs/calibration.md).
+/// Read from the pilot's latencies by size, so `None` for a pilot recorded before them.
+pub fn larger_than_sent(runs: &[&CellRun], corpus: &CorpusDescription) -> Option<String> {
+    let top = runs
+        .iter()
+        .filter(|r| is_pilot(r))
+        .flat_map(|r| &r.record.latency_by_size)
+        .map(|b| b.lo_bytes)
+        .max()?;
+    let above = top.max(1).saturating_mul(2);
+    let (files, bytes) = corpus
+        .size_histogram
+        .iter()
+        .filter(|b| b.lo_bytes >= above)
+        .fold((0, 0), |(f, by), b| (f + b.files, by + b.bytes));
+    let share = bytes as f64 / corpus.bytes.max(1) as f64;
+    (files > 0 && share >= UNSENT_SHARE).then(|| {
+        format!(
+            "{files} {}, {:.0} % of the corpus's bytes, {} larger than any the pilot sent (its largest under {}): the estimate prices their bytes at what a byte of the pilot's sizes cost, and a server may charge more above some size (OpenCMIS writes an upload over 4 MiB to a temporary file first: on FileShare under a quota a byte there took 3–4× as long); a pilot that draws more of the corpus (--max-sample-share) sends some of them and measures it",
+            if files == 1 { "file" } else { "files" },
+            share * 100.0,
+            if files == 1 { "is" } else { "are" },
+            super::estimate::human_bytes(above)
+        )
+    })
 }
 
 /// When a server the pilot's first run read (a local process, `servers[].age_s` and
@@ -1699,8 +1738,10 @@ fn evidence(
                 ": within and between the runs together not significant at 95 %: not carried"
             } else if !runs.within_rises {
                 ": the runs stepped apart but each held flat, a move of the server, not the repository filling: not carried"
+            } else if runs.own_shape(full.b[0].max(1e-12)) {
+                ": each run slowed as it went faster than the repository's fill from one run to the next, the runs' own shape, not the repository filling: not carried"
             } else {
-                ": each run slowed as it went at another rate than the repository's fill from one run to the next, the runs' own shape, not the repository filling: not carried"
+                ": the runs stepped apart by more than each slowed as it went, a move of the server beside the repository filling: not carried"
             }
         )),
         if let Some((c, t)) = fin.bytes_below_zero {
@@ -2186,7 +2227,12 @@ mod tests {
         let b = pilot_run_with(2, 3000, |d| 0.0107 * (1.0 + 3e-4 * d));
         let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert_ne!(fit.growth_model, "carried", "{}", fit.evidence);
-        assert!(fit.evidence.contains("another rate"), "{}", fit.evidence);
+        assert!(
+            fit.evidence
+                .contains("faster than the repository's fill from one run to the next"),
+            "{}",
+            fit.evidence
+        );
         assert!(fit.if_growth_stops_s.is_none());
     }
 
@@ -2227,6 +2273,32 @@ mod tests {
             fit.evidence
         );
         assert!(fit.unresolved_growth.is_some(), "{}", fit.evidence);
+    }
+
+    /// Runs that each rise a little and step far apart: not the runs' own shape (the bound
+    /// keeps the slope within), and the evidence says what it is, as the bound reads it.
+    #[test]
+    fn runs_that_step_apart_more_than_they_rise_are_not_called_their_own_shape() {
+        let (a, b) = (
+            pilot_run_with(1, 3000, |d| 0.005 * (1.0 + 1e-4 * d)),
+            pilot_run_with(2, 3000, |d| 0.01 * (1.0 + 1e-4 * d)),
+        );
+        let p = read_pilot(&[&a, &b], 1.0).unwrap();
+        let full = full_fit(&p, 1.0).unwrap();
+        let say = runs_say(&p, &full, 1.0);
+        assert!(
+            say.within_rises && !say.one_rate && !say.own_shape(full.b[0]),
+            "{:?} {:?}",
+            say.within,
+            say.between
+        );
+        let (_, _, fit) = predict(&[&a, &b], ProtocolKind::Cmis, &BIG, None).unwrap();
+        assert!(
+            fit.evidence
+                .contains("the runs stepped apart by more than each slowed as it went"),
+            "{}",
+            fit.evidence
+        );
     }
 
     /// Two flat runs: the growth neither shows is bounded by the runs and the step between
@@ -2351,6 +2423,38 @@ mod tests {
         );
         let (_, _, s) = predict(&[&slower], ProtocolKind::Cmis, &IMPORT, None).unwrap();
         assert!((s.s_per_mib - 0.0105).abs() < 0.003, "{}", s.s_per_mib);
+    }
+
+    /// Files larger than any the pilot sent are said when they hold a tenth of the corpus's
+    /// bytes or more (`/usr/local`'s shape: three files of 26–91 MB beside 15,000 small
+    /// ones); not when they hold less, nor for a pilot recorded before its sizes were.
+    #[test]
+    fn files_larger_than_any_the_pilot_sent_are_said() {
+        let corpus = |big: u64| {
+            let mut d = crate::corpus::Describer::new("t", "directory");
+            for _ in 0..15_000 {
+                d.document(20_000, "text/plain");
+            }
+            for _ in 0..3 {
+                d.document(big, "application/octet-stream");
+            }
+            d.finish()
+        };
+        let mut run = pilot_run(1, 0.001, 2000);
+        assert_eq!(larger_than_sent(&[&run], &corpus(50_000_000)), None);
+        run.record.latency_by_size = vec![SizeLatency {
+            lo_bytes: 262_144,
+            docs: 2,
+            bytes: 700_000,
+            latency_sum_ms: 50.0,
+            latency_sq_sum_ms2: 1300.0,
+        }];
+        let said = larger_than_sent(&[&run], &corpus(50_000_000)).expect("said");
+        assert!(
+            said.starts_with("3 files, 33 % of the corpus's bytes, are larger than any the pilot sent (its largest under 512.0 KiB)"),
+            "{said}"
+        );
+        assert_eq!(larger_than_sent(&[&run], &corpus(1_000_000)), None);
     }
 
     /// The advice never asks for a pilot past half the corpus: a pilot of 15 % that would

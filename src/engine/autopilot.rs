@@ -289,6 +289,7 @@ impl Watched {
             window_s: Some(at_s),
             started_unix_ms: self.started_unix_ms,
             timeline,
+            latency_by_size: self.timeline.by_size(),
             ..RunRecord::default()
         };
         let cell = CellKey {

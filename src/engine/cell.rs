@@ -276,6 +276,7 @@ pub async fn run_cell<P: Protocol>(
     merged.folders_created = shared.folders.created().await;
     let end = merged.last_done.map(Instant::from_std).unwrap_or(started);
     let timeline = ticker.finish(end);
+    let latency_by_size = shared.tally.by_size();
     let stopped = live.stop.load(Ordering::Relaxed);
     let sent = merged.docs_ok + merged.docs_failed + joined.late;
     let window = plan
@@ -304,6 +305,7 @@ pub async fn run_cell<P: Protocol>(
         upload_runtimes: Some(shared.width),
         progress_s: shared.marks.seconds_since(started),
         timeline,
+        latency_by_size,
         warmup_ok: joined.warmup_ok,
         warmup_failed: joined.warmup_failed,
         docs_after_window: joined.late,

@@ -1,8 +1,10 @@
 //! A run's trajectory: what it had done at regular instants (documents, versions, bytes,
 //! folders created), so a single long run can be read as a stream of windows. The pilot
 //! estimate (`analysis::pilot`) fits its cost per request, per byte and its growth from
-//! them. Workers add to [`Tally`] with relaxed atomic adds (one per upload); a ticker task
-//! reads it every [`TICK`] and never touches the hot path otherwise.
+//! them. Workers add to [`Tally`] with relaxed atomic adds (a few per upload); a ticker task
+//! reads it every [`TICK`] and never touches the hot path otherwise. The tally also keeps
+//! the documents' latencies by size ([`Tally::by_size`]): a window's bytes land where its
+//! large file completes, while the upload's latency holds the time it took.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -18,22 +20,64 @@ use crate::results::TimelinePoint;
 const TICK: Duration = Duration::from_millis(20);
 const MAX_POINTS: usize = 512;
 
+/// Size buckets kept: a power of 2 of bytes each, the last holding everything from 2^46.
+const SIZE_BUCKETS: usize = 48;
+
 /// What the run's workers have acknowledged in its measured part, and the folders made.
-#[derive(Default)]
 pub struct Tally {
     pub docs: AtomicU64,
     pub versions: AtomicU64,
     pub bytes: AtomicU64,
     pub folders: AtomicU64,
+    /// Per size bucket (bit length of the bytes): documents, bytes, latency (µs), and the
+    /// latency's squares in (100 µs)², which an hour of uploads at a minute each cannot wrap.
+    by_size: [[AtomicU64; 4]; SIZE_BUCKETS],
+}
+
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally {
+            docs: AtomicU64::new(0),
+            versions: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            folders: AtomicU64::new(0),
+            by_size: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+        }
+    }
 }
 
 impl Tally {
-    pub fn ok(&self, versions: u64, bytes: u64) {
+    pub fn ok(&self, versions: u64, bytes: u64, latency: Duration) {
         self.docs.fetch_add(1, Ordering::Relaxed);
         if versions > 0 {
             self.versions.fetch_add(versions, Ordering::Relaxed);
         }
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        let i = ((64 - bytes.leading_zeros()) as usize).min(SIZE_BUCKETS - 1);
+        let us = latency.as_micros().min(u128::from(u32::MAX)) as u64;
+        let s = &self.by_size[i];
+        s[0].fetch_add(1, Ordering::Relaxed);
+        s[1].fetch_add(bytes, Ordering::Relaxed);
+        s[2].fetch_add(us, Ordering::Relaxed);
+        s[3].fetch_add((us / 100).pow(2), Ordering::Relaxed);
+    }
+
+    /// The documents acknowledged so far by size, with their latencies (buckets holding any).
+    pub fn by_size(&self) -> Vec<crate::results::SizeLatency> {
+        self.by_size
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let docs = s[0].load(Ordering::Relaxed);
+                (docs > 0).then(|| crate::results::SizeLatency {
+                    lo_bytes: if i == 0 { 0 } else { 1u64 << (i - 1) },
+                    docs,
+                    bytes: s[1].load(Ordering::Relaxed),
+                    latency_sum_ms: s[2].load(Ordering::Relaxed) as f64 / 1e3,
+                    latency_sq_sum_ms2: s[3].load(Ordering::Relaxed) as f64 / 100.0,
+                })
+            })
+            .collect()
     }
 
     /// The counts as the ETA reads them: documents with their versions, folders, bytes.
@@ -114,6 +158,11 @@ impl Reader {
         points.retain(|p| p.t_s < t);
         points.push(self.tally.point(t));
         (points, t)
+    }
+
+    /// The documents acknowledged so far by size, with their latencies.
+    pub fn by_size(&self) -> Vec<crate::results::SizeLatency> {
+        self.tally.by_size()
     }
 }
 

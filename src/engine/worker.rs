@@ -635,7 +635,7 @@ pub(super) async fn worker<P: Protocol>(mut ctx: WorkerCtx<P>) -> WorkerOut {
             out.rec.record_ok(latency, size, done.into_std());
             out.rec.versions_ok += versions;
             ctx.ok_so_far.fetch_add(1, Ordering::Relaxed);
-            ctx.tally.ok(versions, size);
+            ctx.tally.ok(versions, size, latency);
         }
         ctx.live.done.fetch_add(1, Ordering::Relaxed);
         ctx.marks.completed_one();

@@ -23,6 +23,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
     let (mut warm_s, mut warm_settled) = (None, None);
     let mut servers = Vec::new();
     let mut folder = String::new();
+    let mut by_size = Vec::new();
     let mut nodes: BTreeMap<String, u64> = BTreeMap::new();
     for (x, hist) in parts {
         if hist.is_empty() {
@@ -39,6 +40,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         rec.recovered += x.recovered;
         rec.versions_ok += x.versions_ok;
         rec.folders_created += x.folders_created;
+        crate::results::SizeLatency::merge_into(&mut by_size, &x.latency_by_size);
         rec.add_errors(&x.errors);
         for (n, c) in &x.node_split {
             *nodes.entry(n.clone()).or_insert(0) += c;
@@ -102,6 +104,7 @@ pub fn merge_records(run: u32, parts: &[(&RunRecord, &str)]) -> Result<RunMeasur
         upload_runtimes: None,
         progress_s: Vec::new(),
         timeline: Vec::new(),
+        latency_by_size: by_size,
         warmup_ok: warm_ok,
         warmup_failed: warm_failed,
         warmup_s: warm_s,

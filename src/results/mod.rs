@@ -20,8 +20,8 @@ pub mod verified;
 pub(crate) use record::is_zero;
 pub use record::{
     AutoSample, CellKey, CellRun, MeasurePolicy, MethodRecord, Order, PlanKind, PlanRecord,
-    RunRecord, SCHEMA_VERSION, SampleStop, SampleStopReason, ShardRecord, TimelinePoint, Tool,
-    Warmup, WarmupRule, budget_defers,
+    RunRecord, SCHEMA_VERSION, SampleStop, SampleStopReason, ShardRecord, SizeLatency,
+    TimelinePoint, Tool, Warmup, WarmupRule, budget_defers,
 };
 
 use std::path::{Path, PathBuf};
@@ -181,6 +181,8 @@ pub struct RunMeasurement {
     pub readers: Option<crate::results::readers::ReadersRecord>,
     /// `run --sample-time auto`, its first run: why it stopped.
     pub sample_stop: Option<SampleStop>,
+    /// The measured part's documents by size, with their latencies (`engine::timeline`).
+    pub latency_by_size: Vec<SizeLatency>,
 }
 
 /// The record of one run (durations to the µs).
@@ -222,6 +224,7 @@ pub fn run_record(o: &RunMeasurement) -> RunRecord {
         paced: o.paced.clone(),
         readers: o.readers.clone(),
         sample_stop: o.sample_stop.clone(),
+        latency_by_size: o.latency_by_size.clone(),
     }
 }
 

@@ -122,6 +122,41 @@ pub struct RunRecord {
     /// `run --sample-time auto`, its first run: why it stopped and the estimate then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_stop: Option<SampleStop>,
+    /// The measured part's acknowledged documents by size (a bucket per power of 2 of their
+    /// bytes, versions included), with their latencies: what a byte costs is read from it.
+    /// Absent before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_by_size: Vec<SizeLatency>,
+}
+
+/// The documents of one size bucket (`lo_bytes` up to twice it) and their latencies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SizeLatency {
+    pub lo_bytes: u64,
+    pub docs: u64,
+    /// Their bytes, versions included.
+    pub bytes: u64,
+    /// Their latencies' sum and sum of squares.
+    pub latency_sum_ms: f64,
+    pub latency_sq_sum_ms2: f64,
+}
+
+impl SizeLatency {
+    /// Adds `more` bucket by bucket (by `lo_bytes`), keeping the buckets in order.
+    pub fn merge_into(into: &mut Vec<SizeLatency>, more: &[SizeLatency]) {
+        for m in more {
+            match into.binary_search_by_key(&m.lo_bytes, |b| b.lo_bytes) {
+                Ok(i) => {
+                    let b = &mut into[i];
+                    b.docs += m.docs;
+                    b.bytes += m.bytes;
+                    b.latency_sum_ms += m.latency_sum_ms;
+                    b.latency_sq_sum_ms2 += m.latency_sq_sum_ms2;
+                }
+                Err(i) => into.insert(i, *m),
+            }
+        }
+    }
 }
 
 /// What a run had done `t_s` seconds after its start (cumulative).
@@ -610,7 +645,22 @@ pub fn budget_defers(compared: bool, all: &[u64], threads: u64, run: u32) -> boo
 
 #[cfg(test)]
 mod tests {
-    use super::budget_defers;
+    use super::{SizeLatency, budget_defers};
+
+    /// Buckets merge by their size, in order, whatever order the parts come in.
+    #[test]
+    fn latencies_by_size_merge_bucket_by_bucket() {
+        let b = |lo: u64, docs: u64| SizeLatency {
+            lo_bytes: lo,
+            docs,
+            bytes: lo * docs,
+            latency_sum_ms: docs as f64,
+            latency_sq_sum_ms2: docs as f64,
+        };
+        let mut all = vec![b(1024, 2)];
+        SizeLatency::merge_into(&mut all, &[b(4096, 1), b(0, 3), b(1024, 5)]);
+        assert_eq!(all, vec![b(0, 3), b(1024, 7), b(4096, 1)]);
+    }
 
     /// Only runs after the first, only at the counts in between, only with comparisons.
     #[test]

@@ -69,6 +69,19 @@ async fn what_the_target_stored_is_what_the_report_claims() {
         }
     }
 
+    // The documents by size: a run's 60 of 4 KiB in one bucket, with their latencies.
+    for r in &result.runs {
+        assert_eq!(r.latency_by_size.len(), 1, "{:?}", r.latency_by_size);
+        let b = r.latency_by_size[0];
+        assert_eq!((b.lo_bytes, b.docs, b.bytes), (4096, 60, r.bytes_ok));
+        let mean = b.latency_sum_ms / 60.0;
+        assert!(
+            mean >= r.latency_ms.min - 0.01 && mean <= r.latency_ms.max + 0.01,
+            "{mean} against {:?}",
+            r.latency_ms
+        );
+    }
+
     // The JSON result follows its schema.
     let schema = common::result_schema();
     common::assert_valid(&schema, &schema, &serde_json::to_value(&result).unwrap());
