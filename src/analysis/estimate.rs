@@ -542,6 +542,19 @@ fn flags(
     out
 }
 
+/// The caveat for files larger than any the pilot sent ([`super::pilot::larger_than_sent`]).
+fn unsent_note(u: super::pilot::Unsent) -> String {
+    let one = u.files == 1;
+    format!(
+        "{} {}, {:.0} % of the corpus's bytes, {} larger than any the pilot sent (its largest under {}): the estimate prices their bytes at what a byte of the pilot's sizes cost, and a server may charge more above some size (OpenCMIS writes an upload over 4 MiB to a temporary file first: on FileShare a byte there took 2× as long unthrottled, 3–4× under a quota); a pilot that draws more of the corpus (--max-sample-share) sends some of them",
+        u.files,
+        if one { "file" } else { "files" },
+        u.share * 100.0,
+        if one { "is" } else { "are" },
+        human_bytes(u.above_bytes)
+    )
+}
+
 /// Bytes for people: B, KiB, MiB, GiB.
 pub fn human_bytes(b: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -629,8 +642,8 @@ pub fn estimate_from(
         if let Some(y) = super::pilot::young_server(&refs) {
             flags.push(y);
         }
-        if let Some(l) = super::pilot::larger_than_sent(&refs, corpus) {
-            flags.push(l);
+        if let Some(u) = super::pilot::larger_than_sent(&refs, corpus) {
+            flags.push(unsent_note(u));
         }
         if let (Some(at), Some(rise)) = (fit.step_at_objects, fit.step_rise) {
             flags.push(format!("the cost stepped up {:+.0} % after {at:.0} objects stored and held (a cache or a heap's threshold?): the estimate takes the pace after the step; the interval's shorter side reaches the import at the pace before it, in case it was a swing", rise * 100.0));
@@ -1123,6 +1136,22 @@ fn findings(options: &[OptionEstimate], shares: &[BucketShare]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One file or several, the caveat reads right and names the size from which it counts.
+    #[test]
+    fn the_unsent_caveat_counts_in_words() {
+        let u = |files| super::super::pilot::Unsent {
+            files,
+            share: 0.24,
+            above_bytes: 64 << 20,
+        };
+        assert!(
+            unsent_note(u(1)).starts_with("1 file, 24 % of the corpus's bytes, is larger than any the pilot sent (its largest under 64.0 MiB)"),
+            "{}",
+            unsent_note(u(1))
+        );
+        assert!(unsent_note(u(11)).starts_with("11 files, 24 % of the corpus's bytes, are larger"));
+    }
 
     /// The ETA's prior: the documents over the duration at the import's threads (else the
     /// first option's), the spread from the interval's larger side.

@@ -64,8 +64,6 @@ use serde::{Deserialize, Serialize};
 use super::stats::t975;
 use crate::corpus::CorpusDescription;
 use crate::protocol_kind::ProtocolKind;
-#[cfg(test)]
-use crate::results::SizeLatency;
 use crate::results::{CellRun, TimelinePoint};
 
 /// Relative error (one σ) of what a pilot of a few seconds cannot show: the import's other
@@ -519,36 +517,43 @@ impl Youth {
 /// said ([`larger_than_sent`]).
 pub const UNSENT_SHARE: f64 = 0.10;
 
+/// Files larger than any the pilot sent ([`larger_than_sent`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unsent {
+    pub files: u64,
+    /// Their share of the corpus's bytes.
+    pub share: f64,
+    /// The size they are at least: twice the pilot's largest bucket's lower bound.
+    pub above_bytes: u64,
+}
+
 /// When files larger than any the pilot sent hold [`UNSENT_SHARE`] of the corpus's bytes or
 /// more: how many, their share and the pilot's largest size, said before the import. The
-/// estimate costs their bytes at what a byte of the pilot's own sizes cost, which a server
+/// estimate prices their bytes at what a byte of the pilot's own sizes cost, which a server
 /// need not keep to: OpenCMIS holds an upload of up to 4 MiB in memory and writes a larger
 /// one to a temporary file first (its services factory's memory threshold), and on FileShare
-/// under a quota a byte above 4 MiB took 3–4× the latency a byte took at 1–4 MiB (8 imports of
-/// `/usr/local`, whose 11 files above 4 MiB hold 59 % of its bytes; docs/calibration.md).
-/// Read from the pilot's latencies by size, so `None` for a pilot recorded before them.
-pub fn larger_than_sent(runs: &[&CellRun], corpus: &CorpusDescription) -> Option<String> {
+/// a byte above 4 MiB took 3–4× the latency a byte took at 1–4 MiB under a quota, 2×
+/// unthrottled (the imports of `/usr/local` and `/usr/share`; docs/calibration.md). Read from
+/// the pilot's latencies by size (documents without versions, sized as the corpus's
+/// description sizes its files), so `None` for a pilot recorded before them.
+pub fn larger_than_sent(runs: &[&CellRun], corpus: &CorpusDescription) -> Option<Unsent> {
     let top = runs
         .iter()
         .filter(|r| is_pilot(r))
         .flat_map(|r| &r.record.latency_by_size)
         .map(|b| b.lo_bytes)
         .max()?;
-    let above = top.max(1).saturating_mul(2);
+    let above_bytes = top.max(1).saturating_mul(2);
     let (files, bytes) = corpus
         .size_histogram
         .iter()
-        .filter(|b| b.lo_bytes >= above)
+        .filter(|b| b.lo_bytes >= above_bytes)
         .fold((0, 0), |(f, by), b| (f + b.files, by + b.bytes));
     let share = bytes as f64 / corpus.bytes.max(1) as f64;
-    (files > 0 && share >= UNSENT_SHARE).then(|| {
-        format!(
-            "{files} {}, {:.0} % of the corpus's bytes, {} larger than any the pilot sent (its largest under {}): the estimate prices their bytes at what a byte of the pilot's sizes cost, and a server may charge more above some size (OpenCMIS writes an upload over 4 MiB to a temporary file first: on FileShare under a quota a byte there took 3–4× as long); a pilot that draws more of the corpus (--max-sample-share) sends some of them and measures it",
-            if files == 1 { "file" } else { "files" },
-            share * 100.0,
-            if files == 1 { "is" } else { "are" },
-            super::estimate::human_bytes(above)
-        )
+    (files > 0 && share >= UNSENT_SHARE).then_some(Unsent {
+        files,
+        share,
+        above_bytes,
     })
 }
 
@@ -1977,6 +1982,7 @@ fn needed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::SizeLatency;
 
     fn tl(rate: impl Fn(f64) -> f64, n: u64) -> Vec<TimelinePoint> {
         // Documents completed at a cost per doc that depends on the docs done so far.
@@ -2426,22 +2432,24 @@ mod tests {
     }
 
     /// Files larger than any the pilot sent are said when they hold a tenth of the corpus's
-    /// bytes or more (`/usr/local`'s shape: three files of 26–91 MB beside 15,000 small
-    /// ones); not when they hold less, nor for a pilot recorded before its sizes were.
+    /// bytes or more (`/usr/local`'s shape: three large files beside 15,000 small ones): from
+    /// twice the lower bound of the pilot's largest size bucket (a file of that bucket is not
+    /// larger than it sent), not when they hold less, nor for a pilot recorded before its
+    /// sizes were.
     #[test]
     fn files_larger_than_any_the_pilot_sent_are_said() {
-        let corpus = |big: u64| {
+        let corpus = |big: u64, n: u64| {
             let mut d = crate::corpus::Describer::new("t", "directory");
             for _ in 0..15_000 {
                 d.document(20_000, "text/plain");
             }
-            for _ in 0..3 {
+            for _ in 0..n {
                 d.document(big, "application/octet-stream");
             }
             d.finish()
         };
         let mut run = pilot_run(1, 0.001, 2000);
-        assert_eq!(larger_than_sent(&[&run], &corpus(50_000_000)), None);
+        assert_eq!(larger_than_sent(&[&run], &corpus(50_000_000, 3)), None);
         run.record.latency_by_size = vec![SizeLatency {
             lo_bytes: 262_144,
             docs: 2,
@@ -2449,12 +2457,16 @@ mod tests {
             latency_sum_ms: 50.0,
             latency_sq_sum_ms2: 1300.0,
         }];
-        let said = larger_than_sent(&[&run], &corpus(50_000_000)).expect("said");
-        assert!(
-            said.starts_with("3 files, 33 % of the corpus's bytes, are larger than any the pilot sent (its largest under 512.0 KiB)"),
-            "{said}"
+        let said = larger_than_sent(&[&run], &corpus(50_000_000, 3)).expect("said");
+        assert_eq!((said.files, said.above_bytes), (3, 524_288));
+        assert!((said.share - 0.333).abs() < 0.001, "{said:?}");
+        assert_eq!(larger_than_sent(&[&run], &corpus(1_000_000, 3)), None);
+        // At twice the bucket's lower bound a file is larger than any sent; below it, not.
+        assert_eq!(
+            larger_than_sent(&[&run], &corpus(524_288, 1000)).map(|u| u.files),
+            Some(1000)
         );
-        assert_eq!(larger_than_sent(&[&run], &corpus(1_000_000)), None);
+        assert_eq!(larger_than_sent(&[&run], &corpus(524_287, 1000)), None);
     }
 
     /// The advice never asks for a pilot past half the corpus: a pilot of 15 % that would

@@ -29,8 +29,11 @@ pub struct Tally {
     pub versions: AtomicU64,
     pub bytes: AtomicU64,
     pub folders: AtomicU64,
-    /// Per size bucket (bit length of the bytes): documents, bytes, latency (µs), and the
-    /// latency's squares in (100 µs)², which an hour of uploads at a minute each cannot wrap.
+    /// Per size bucket (bit length of the bytes, as the corpus's description buckets its
+    /// files): documents, bytes, latency (µs), and the latency's squares in (10 µs)², rounded
+    /// to the nearest 10 µs (half a million uploads of a minute each stay below 2^64).
+    /// Documents without versions only: one with versions is several requests, and the
+    /// description sizes its head file alone.
     by_size: [[AtomicU64; 4]; SIZE_BUCKETS],
 }
 
@@ -53,13 +56,15 @@ impl Tally {
             self.versions.fetch_add(versions, Ordering::Relaxed);
         }
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        let i = ((64 - bytes.leading_zeros()) as usize).min(SIZE_BUCKETS - 1);
-        let us = latency.as_micros().min(u128::from(u32::MAX)) as u64;
-        let s = &self.by_size[i];
-        s[0].fetch_add(1, Ordering::Relaxed);
-        s[1].fetch_add(bytes, Ordering::Relaxed);
-        s[2].fetch_add(us, Ordering::Relaxed);
-        s[3].fetch_add((us / 100).pow(2), Ordering::Relaxed);
+        if versions == 0 {
+            let i = ((64 - bytes.leading_zeros()) as usize).min(SIZE_BUCKETS - 1);
+            let us = latency.as_micros().min(u128::from(u32::MAX)) as u64;
+            let s = &self.by_size[i];
+            s[0].fetch_add(1, Ordering::Relaxed);
+            s[1].fetch_add(bytes, Ordering::Relaxed);
+            s[2].fetch_add(us, Ordering::Relaxed);
+            s[3].fetch_add(((us + 5) / 10).pow(2), Ordering::Relaxed);
+        }
     }
 
     /// The documents acknowledged so far by size, with their latencies (buckets holding any).
@@ -74,7 +79,7 @@ impl Tally {
                     docs,
                     bytes: s[1].load(Ordering::Relaxed),
                     latency_sum_ms: s[2].load(Ordering::Relaxed) as f64 / 1e3,
-                    latency_sq_sum_ms2: s[3].load(Ordering::Relaxed) as f64 / 100.0,
+                    latency_sq_sum_ms2: s[3].load(Ordering::Relaxed) as f64 / 1e4,
                 })
             })
             .collect()
@@ -180,5 +185,64 @@ async fn tick(tally: Arc<Tally>, started: Instant, points: Arc<Mutex<Vec<Timelin
             every *= 2;
         }
         next += every;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bucket i holds [2^(i-1), 2^i) bytes (0 bytes: bucket 0), as the corpus's description
+    /// buckets its files; the last holds everything from 2^46; a document with versions is
+    /// left out; the squares are in ms², to the nearest 10 µs.
+    #[test]
+    fn documents_fall_into_their_size_buckets_with_their_latencies() {
+        let t = Tally::default();
+        let ms = |v: u64| Duration::from_micros(v * 1000);
+        for (bytes, lat) in [
+            (0, 1),
+            (1, 2),
+            (1023, 3),
+            (1024, 4),
+            (2047, 5),
+            (1 << 50, 6),
+        ] {
+            t.ok(0, bytes, ms(lat));
+        }
+        t.ok(2, 4096, ms(100));
+        let got: Vec<(u64, u64, u64, f64, f64)> = t
+            .by_size()
+            .iter()
+            .map(|b| {
+                (
+                    b.lo_bytes,
+                    b.docs,
+                    b.bytes,
+                    b.latency_sum_ms,
+                    b.latency_sq_sum_ms2,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, 0, 1.0, 1.0),
+                (1, 1, 1, 2.0, 4.0),
+                (512, 1, 1023, 3.0, 9.0),
+                (1024, 2, 1024 + 2047, 9.0, 41.0),
+                (1 << 46, 1, 1 << 50, 6.0, 36.0),
+            ]
+        );
+        assert_eq!(
+            t.docs.load(Ordering::Relaxed),
+            7,
+            "all counted in the timeline"
+        );
+        let r = Tally::default();
+        r.ok(0, 10, Duration::from_micros(1_234));
+        r.ok(0, 10, Duration::from_micros(1_236));
+        let b = r.by_size()[0];
+        assert_eq!(b.latency_sum_ms, 2.47);
+        assert!((b.latency_sq_sum_ms2 - (1.23f64.powi(2) + 1.24f64.powi(2))).abs() < 1e-9);
     }
 }

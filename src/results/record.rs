@@ -122,9 +122,10 @@ pub struct RunRecord {
     /// `run --sample-time auto`, its first run: why it stopped and the estimate then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_stop: Option<SampleStop>,
-    /// The measured part's acknowledged documents by size (a bucket per power of 2 of their
-    /// bytes, versions included), with their latencies: what a byte costs is read from it.
-    /// Absent before it was recorded.
+    /// The measured part's acknowledged documents without versions by size (a bucket per
+    /// power of 2 of their bytes, as the corpus's description buckets its files), with their
+    /// latencies: what each size cost, and the largest a pilot sent. Absent before it was
+    /// recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_by_size: Vec<SizeLatency>,
 }
@@ -134,9 +135,8 @@ pub struct RunRecord {
 pub struct SizeLatency {
     pub lo_bytes: u64,
     pub docs: u64,
-    /// Their bytes, versions included.
     pub bytes: u64,
-    /// Their latencies' sum and sum of squares.
+    /// Their latencies' sum and sum of squares (each latency to the nearest 10 µs).
     pub latency_sum_ms: f64,
     pub latency_sq_sum_ms2: f64,
 }
