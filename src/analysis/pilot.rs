@@ -1336,9 +1336,14 @@ struct Interval {
     /// with a longer pilot) and the other one-sided risks (s: they do not).
     t975: f64,
     growth_up: f64,
+    /// The rise the pilot measured over the import's lever (relative): a longer pilot keeps it.
+    growth_rise: f64,
     /// The growth's uncertainty over the import's lever (relative, its 95 % bound): what a
     /// longer pilot narrows, whether the rise is seen or not.
     growth_unknown: f64,
+    /// The most a growth linear in the objects held can add over the import's lever
+    /// (relative): [`growth_ceiling`].
+    growth_ceiling: f64,
     /// The power of a longer pilot's length by which `growth_unknown` falls: a slope's
     /// standard error falls as the span to the 1.5; the runs' levels' ([`RunsSay::own_shape`])
     /// as the fill between them, to the 1.
@@ -1348,6 +1353,14 @@ struct Interval {
 }
 
 impl Interval {
+    /// The growth's share of the longer side (relative) for a pilot `k` times as long: the
+    /// rise it measured and the bound's uncertain part, which falls with the pilot's length,
+    /// together no more than [`Self::growth_ceiling`].
+    fn growth_side(&self, k: f64) -> f64 {
+        (self.growth_rise + self.growth_unknown / k.powf(self.growth_shrink))
+            .min(self.growth_ceiling)
+    }
+
     /// The half-width: the mean of the two sides.
     fn half(&self) -> f64 {
         (self.lo + self.hi) / 2.0
@@ -1439,7 +1452,9 @@ fn interval(
         one_sided: Vec::new(),
         t975: t975(fin.df),
         growth_up: 0.0,
+        growth_rise: 0.0,
         growth_unknown: 0.0,
+        growth_ceiling: f64::INFINITY,
         growth_shrink: 1.5,
         lo_rest: Vec::new(),
         hi_rest: Vec::new(),
@@ -1456,6 +1471,23 @@ const YOUNG_LONGER: f64 = 0.20;
 /// The shorter side for a server colder than [`COLD_CPU_S`]: a JVM just started on this
 /// project's lab ran OpenCMIS FileShare at 336 requests/s, then at 1,600 warm (1 − 336/1600).
 const COLD_SHORTER: f64 = 0.79;
+
+/// The most a growth linear in the objects held can add to a request's cost between the
+/// pilot's mean fill and the import's (relative): such a cost is a base that does not grow
+/// (never below 0) plus a term in proportion to the objects held, so it rises no faster than
+/// the fill itself, at most `import / pilot - 1`, reached when the base is 0. The fills count
+/// the objects the pilot knows of (from its first run's start, its warm-up included); a
+/// repository that held more before it makes the true ceiling lower, never higher.
+fn growth_ceiling(pilot_fill: f64, import_fill: f64) -> f64 {
+    ((import_fill - pilot_fill) / pilot_fill.max(1.0)).max(0.0)
+}
+
+/// [`growth_ceiling`] in words, where it bounds the growth's side.
+fn ceiling_words(pilot_fill: f64, import_fill: f64) -> String {
+    format!(
+        " (at most as the objects held grow: {import_fill:.0} at the import's mean fill against {pilot_fill:.0} at the pilot's, for a cost linear in them)"
+    )
+}
 
 /// The interval's sides: its symmetric part (the fit, the import's own noise, the model
 /// error, the server's move between the runs, which the imports followed as often against
@@ -1524,14 +1556,21 @@ fn one_sided(
                 full.se(GROWTH) / a,
             ),
         };
-        let up = (rise + t975(fin.df) * se) * lever;
+        iv.growth_rise = rise * lever;
         iv.growth_unknown = t975(fin.df) * se * lever;
+        iv.growth_ceiling = growth_ceiling(p.fill_mean, iv.import.fill);
+        let up = iv.growth_side(1.0);
         if up > 0.005 {
             iv.growth_up = up;
             hi.push(up * t);
             iv.one_sided.push(format!(
-                "up to {:+.0} % for a growth as the repository fills that the pilot cannot rule out",
-                up * 100.0
+                "up to {:+.0} % for a growth as the repository fills that the pilot cannot rule out{}",
+                up * 100.0,
+                if up >= iv.growth_ceiling {
+                    ceiling_words(p.fill_mean, iv.import.fill)
+                } else {
+                    String::new()
+                }
             ));
         }
     }
@@ -1605,11 +1644,10 @@ fn wide_at(iv: &Interval, secs: f64, k: f64) -> f64 {
         * (iv.var_fit / k + iv.var_run + (fixed + model_error_for(secs * k).powi(2)) * t * t)
             .sqrt();
     // A rise the pilot measured stays; only the bound's uncertain part narrows.
-    let rise = (iv.growth_up - iv.growth_unknown).max(0.0) * t;
-    let hi = iv.hi_rest.iter().fold(
-        s.hypot(rise + iv.growth_unknown / k.powf(iv.growth_shrink) * t),
-        |a, e| a.hypot(*e),
-    );
+    let hi = iv
+        .hi_rest
+        .iter()
+        .fold(s.hypot(iv.growth_side(k) * t), |a, e| a.hypot(*e));
     let lo = iv.lo_rest.iter().fold(s, |a, e| a.hypot(*e));
     hi.max(lo) / t
 }
@@ -1827,8 +1865,7 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
             // (the runs' levels': to the 1).
             format!(
                 "{EVEN_HALF} would still leave it up to {:.0} % longer",
-                ((iv.growth_up - iv.growth_unknown).max(0.0) + iv.growth_unknown / most.powf(e))
-                    * 100.0
+                iv.growth_side(most) * 100.0
             )
         } else if iv.growth_unknown > 0.10 {
             format!("a pilot about {k:.1}x as long would resolve it")
@@ -1836,10 +1873,15 @@ fn unresolved_note(p: &Pilot, full: &FullFit, fin: &FinalFit, iv: &Interval) -> 
             "a longer pilot would tell whether the rise it saw goes on".to_string()
         };
         format!(
-            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.2} % per 1,000 objects) would make it up to {:.0} % longer, as the interval's upper side holds; {tell}",
+            "the import's mean fill lies {lever:.0} objects beyond the pilot's ({:.1}x the {span:.0} objects the pilot spanned); a growth the pilot cannot rule out (up to {:+.2} % per 1,000 objects) would make it up to {:.0} % longer{}, as the interval's upper side holds; {tell}",
             lever / span.max(1.0),
             could / lever * 1000.0 * 100.0,
             could * 100.0,
+            if could >= iv.growth_ceiling {
+                ceiling_words(p.fill_mean, iv.import.fill)
+            } else {
+                String::new()
+            }
         )
     })
 }
@@ -1909,7 +1951,7 @@ pub fn predict(
                 t: iv.t,
                 secs: p.secs,
             }),
-            rel_growth: iv.growth_unknown,
+            rel_growth: iv.growth_unknown.min(iv.growth_ceiling),
             one_sided: iv.one_sided.clone(),
             narrowing: narrowing(&p, &iv),
             run_drift: said.drift,
@@ -2646,6 +2688,65 @@ mod tests {
         assert!((t / 60.0 - 1.0).abs() < 0.05, "{t}");
         let n = s.narrowing.as_deref().unwrap_or("");
         assert!(n.contains("as long"), "{n}");
+    }
+
+    /// A flat pilot into a repository that already held 60,000 objects (its warm-up):
+    /// a cost linear in the objects held rises at most as they do (from about 60,500 to
+    /// 91,000 here, +51 %), so the longer side's growth stops there, and says so.
+    #[test]
+    fn a_full_repository_bounds_the_growth_a_pilot_cannot_rule_out() {
+        // Swinging ±20 % over a few hundred documents: a slope the pilot reads loosely.
+        let swing = |d: f64| 0.001 * (1.0 + 0.2 * (d / 97.0).sin());
+        let empty = pilot_run_with(1, 1000, swing);
+        let mut full = pilot_run_with(1, 1000, swing);
+        full.record.warmup_docs = 60_000;
+        let (_, _, e) = predict(&[&empty], ProtocolKind::Cmis, &BIG, None).unwrap();
+        let (_, _, f) = predict(&[&full], ProtocolKind::Cmis, &BIG, None).unwrap();
+        let ceiling = growth_ceiling(f.fill_pilot_mean, f.fill_import_start + BIG.objects / 2.0);
+        assert!((ceiling - 0.5).abs() < 0.01, "{ceiling}");
+        assert!(e.rel_growth > 1.0, "{e:?}");
+        assert!(
+            f.rel_growth <= ceiling + 1e-9,
+            "{} > {ceiling}",
+            f.rel_growth
+        );
+        assert!(
+            f.rel_hi < e.rel_hi && f.rel_hi >= ceiling,
+            "{} {}",
+            f.rel_hi,
+            e.rel_hi
+        );
+        assert!(
+            f.one_sided[0].contains("at most as the objects held grow: 91000"),
+            "{:?}",
+            f.one_sided
+        );
+        assert_eq!(growth_ceiling(0.0, 10.0), 10.0);
+        assert_eq!(growth_ceiling(100.0, 50.0), 0.0);
+    }
+
+    /// A cost in proportion to the objects held, with no base (the steepest a linear growth
+    /// can be), piloted after a warm-up of 20,000: the import lies inside the interval, the
+    /// ceiling reached and not passed.
+    #[test]
+    fn a_cost_in_proportion_to_the_objects_held_stays_inside_the_ceiling() {
+        let cost = |fill: f64| 5.0e-8 * fill;
+        let mut a = pilot_run_with(1, 2000, |d| cost(20_000.0 + d));
+        a.record.warmup_docs = 20_000;
+        let (t, _, fit) = predict(&[&a], ProtocolKind::Cmis, &BIG, None).unwrap();
+        let truth: f64 = (22_000..82_000).map(|f| cost(f as f64)).sum();
+        let hi = t * (1.0 + fit.rel_hi);
+        assert!(
+            truth <= hi,
+            "{truth} above {hi} (t = {t}, {:?})",
+            fit.one_sided
+        );
+        let ceiling = growth_ceiling(fit.fill_pilot_mean, fit.fill_import_start + 30_000.0);
+        assert!(
+            fit.rel_growth <= ceiling + 1e-9,
+            "{} {ceiling}",
+            fit.rel_growth
+        );
     }
 
     /// A server four minutes old: both sides widen, the shorter more (a young JVM's pace
