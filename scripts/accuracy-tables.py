@@ -24,9 +24,9 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "d
 
 # Kept pilots (each trial: corpus.json, pilot/, run.json): group by the trial directory's name.
 ESTIMATE = [
-    ("FileShare direct under a 0.25-CPU quota: three corpora (a JavaScript tree, 20,417 files; "
-     "`/usr/share`, 48,106; `/usr/local`, 15,048), the default pilot (15 %)",
-     ("fsq025-npm-", "fsq025-share-", "fs-local-")),
+    ("FileShare direct under a 0.25-CPU quota: four corpora (a JavaScript tree, 20,417 files; "
+     "`/usr/share`, 48,106; `/usr/local`, 15,048; a developer's home, 20,827), the default pilot (15 %)",
+     ("fsq025-npm-", "fsq025-share-", "fs-local-", "fs-home-")),
     ("FileShare direct unthrottled, `/usr/share`, the default pilot", ("fs-share-",)),
     ("OpenCMIS InMemory (its cost grows with every object held): a cargo registry (13,477 files) "
      "and `/usr/local`, the default pilot", ("cargo-opencmis-", "im-local-")),
@@ -35,19 +35,20 @@ ESTIMATE = [
     ("FileShare under a 0.25-CPU quota, a pilot of half the corpus (`--max-sample-share 50`): "
      "the JavaScript tree and `/usr/share`", ("sh50-",)),
 ]
-# Trials that ran after every rule scoring them was written (sessions 29 and 30).
+# Trials that ran after every rule scoring them was written (sessions 29 to 31).
 HELD_OUT = ("estimate-inmem-2026-12-07", "estimate-local-2026-12-07", "estimate-local-2026-12-07b",
-            "estimate-share-2026-12-07c")
+            "estimate-share-2026-12-07c", "estimate-home-2026-12-07d")
 
 # Kept imports for the live ETA: a pattern under docs/data/ (or inside an estimate tarball).
 ETA = [
     ("the embedded target slowing as it fills (0.4 ms per 1,000 requests)",
      ("eta-imports-2026-11-28/growth-*", "eta-imports-2026-11-28/s19-cal-growth-*",
       "eta-imports-2026-11-29e/growth-*", "eta-imports-2026-11-29f/growth-*")),
-    ("FileShare direct under a 0.1–0.25-CPU quota, warm (6 corpora of 15,048–177,652 files)",
+    ("FileShare direct under a 0.1–0.25-CPU quota, warm (7 corpora of 15,048–177,652 files)",
      ("eta-imports-2026-11-28/fsq*", "eta-imports-2026-11-28/s19-cal-fs-*", "eta-imports-2026-11-29/fsq015-*",
       "eta-imports-2026-11-29b/big020-*", "eta-imports-2026-11-29e/fsq0*", "eta-imports-2026-11-29f/fsq025-*",
-      "eta-imports-2026-12-07b/local-*", "estimate-local-2026-12-07b/fs-local-*")),
+      "eta-imports-2026-12-07b/local-*", "estimate-local-2026-12-07b/fs-local-*",
+      "estimate-home-2026-12-07d/fs-home-*")),
     ("FileShare direct unthrottled, `/usr/share`", ("estimate-share-2026-12-07c/fs-share-*",)),
     ("two FileShare nodes behind httpd + mod_jk, 0.15 CPU each", ("eta-imports-2026-11-29c/lb015-*",
                                                                    "eta-imports-2026-11-29d/lb015-*")),
