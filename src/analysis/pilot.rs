@@ -2737,6 +2737,11 @@ mod tests {
         let truth: f64 = (22_000..82_000).map(|f| cost(f as f64)).sum();
         let hi = t * (1.0 + fit.rel_hi);
         assert!(
+            fit.one_sided[0].contains("at most as the objects held grow"),
+            "{:?}",
+            fit.one_sided
+        );
+        assert!(
             truth <= hi,
             "{truth} above {hi} (t = {t}, {:?})",
             fit.one_sided
