@@ -1489,6 +1489,57 @@ fn ceiling_words(pilot_fill: f64, import_fill: f64) -> String {
     )
 }
 
+/// A growth the runs did not confirm, and its standard error, both relative per object
+/// ([`one_sided`]'s longer side). Beside a step, a line's after it, not the line the step
+/// would be mistaken for. With two runs or more, what each run shows on its own: a step
+/// between the runs is the server moving (its share of the interval is the drift's), not the
+/// repository filling (on the FileShare gate, 2026-11-27, runs +11 % apart, each flat: the
+/// fit over both said +1.95 % per 1,000, t = 3.1, and the import came at 0.995 of the
+/// pilot's level).
+fn unconfirmed_growth(
+    full: &FullFit,
+    runs: &RunsSay,
+    fin: &FinalFit,
+    iv: &mut Interval,
+) -> (f64, f64) {
+    let a = full.b[0].max(1e-12);
+    match (runs.step, runs.within, runs.between) {
+        (Some(st), _, _) => (0.0, st.se_growth),
+        (None, _, _) if runs.combined.is_some() => {
+            let (g, se) = runs.combined.unwrap_or_default();
+            (if runs.combined_rises { g } else { 0.0 }, se)
+        }
+        // Each run slowing as it goes, more than the runs' levels say the fill slowed
+        // them ([`RunsSay::own_shape`]): a shape each new run resets (folders made early,
+        // a quota's rhythm), not the repository filling. The growth the pilot cannot rule
+        // out is then the runs' levels' (their drift over the fill between them), whose
+        // uncertainty a longer pilot narrows as the fill between the runs grows, not as
+        // a slope's. On /usr/local (2026-12-07 (29)), +175 % per 1,000 within the runs
+        // against +11 % ± 6 % between them, carried, made the upper side +3,082 % for an
+        // import at 0.54 of the point.
+        (None, _, Some((gb, se_b))) if runs.own_shape(a) => {
+            iv.growth_shrink = 1.0;
+            (if gb > t975(fin.df) * se_b { gb } else { 0.0 }, se_b)
+        }
+        (None, Some((g, tw, _)), _) if tw.abs() > 1e-9 => (
+            if runs.within_rises {
+                g.max(0.0) / a
+            } else {
+                0.0
+            },
+            (g / tw).abs() / a,
+        ),
+        _ => (
+            if full.keep_g {
+                full.b[GROWTH].max(0.0) / a
+            } else {
+                0.0
+            },
+            full.se(GROWTH) / a,
+        ),
+    }
+}
+
 /// The interval's sides: its symmetric part (the fit, the import's own noise, the model
 /// error, the server's move between the runs, which the imports followed as often against
 /// its direction as along it), then, on the side each acts, what the pilot measured and could
@@ -1515,47 +1566,7 @@ fn one_sided(
     let (mut lo, mut hi): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let lever = (iv.import.fill - p.fill_mean).max(0.0);
     if !runs.confirmed {
-        // The growth and its standard error, relative per object. Beside a step, a line's
-        // after it, not the line the step would be mistaken for. With two runs or more, what
-        // each run shows on its own: a step between the runs is the server moving (its share
-        // of the interval is the drift's), not the repository filling (on the FileShare gate,
-        // 2026-11-27, runs +11 % apart, each flat: the fit over both said +1.95 % per 1,000,
-        // t = 3.1, and the import came at 0.995 of the pilot's level).
-        let (rise, se) = match (runs.step, runs.within, runs.between) {
-            (Some(st), _, _) => (0.0, st.se_growth),
-            (None, _, _) if runs.combined.is_some() => {
-                let (g, se) = runs.combined.unwrap_or_default();
-                (if runs.combined_rises { g } else { 0.0 }, se)
-            }
-            // Each run slowing as it goes, more than the runs' levels say the fill slowed
-            // them ([`RunsSay::own_shape`]): a shape each new run resets (folders made early,
-            // a quota's rhythm), not the repository filling. The growth the pilot cannot rule
-            // out is then the runs' levels' (their drift over the fill between them), whose
-            // uncertainty a longer pilot narrows as the fill between the runs grows, not as
-            // a slope's. On /usr/local (2026-12-07 (29)), +175 % per 1,000 within the runs
-            // against +11 % ± 6 % between them, carried, made the upper side +3,082 % for an
-            // import at 0.54 of the point.
-            (None, _, Some((gb, se_b))) if runs.own_shape(a) => {
-                iv.growth_shrink = 1.0;
-                (if gb > t975(fin.df) * se_b { gb } else { 0.0 }, se_b)
-            }
-            (None, Some((g, tw, _)), _) if tw.abs() > 1e-9 => (
-                if runs.within_rises {
-                    g.max(0.0) / a
-                } else {
-                    0.0
-                },
-                (g / tw).abs() / a,
-            ),
-            _ => (
-                if full.keep_g {
-                    full.b[GROWTH].max(0.0) / a
-                } else {
-                    0.0
-                },
-                full.se(GROWTH) / a,
-            ),
-        };
+        let (rise, se) = unconfirmed_growth(full, runs, fin, iv);
         iv.growth_rise = rise * lever;
         iv.growth_unknown = t975(fin.df) * se * lever;
         iv.growth_ceiling = growth_ceiling(p.fill_mean, iv.import.fill);
