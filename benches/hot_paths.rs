@@ -91,7 +91,7 @@ fn record(c: &mut Criterion) {
 }
 
 /// What a worker adds per upload to its run's shared tally (the timeline's counts and the
-/// latencies by size): relaxed atomic adds, uncontended here.
+/// latencies by size): relaxed atomic adds, uncontended and with 2 workers at once.
 fn tally(c: &mut Criterion) {
     let t = ingestbench::engine::timeline::Tally::default();
     let mut us = 1000u64;
@@ -101,6 +101,27 @@ fn tally(c: &mut Criterion) {
             us = (us * 7 + 13) % 5_000_000 + 1;
             size = (size * 5 + 3) % 50_000_000;
             t.ok(0, black_box(size), Duration::from_micros(black_box(us)));
+        })
+    });
+    // The worst case of a run: workers uploading one fixture size at once, every add to the
+    // same bucket's cache line, one worker per core (this machine's 2: more would share a
+    // core and time itself). The time is what each worker pays per upload (the wall time of
+    // `iters` uploads each, side by side).
+    c.bench_function("tally an upload, 2 workers at once (one size)", |b| {
+        b.iter_custom(|iters| {
+            let t = ingestbench::engine::timeline::Tally::default();
+            let start = Instant::now();
+            std::thread::scope(|s| {
+                for w in 0..2u64 {
+                    let t = &t;
+                    s.spawn(move || {
+                        for k in 0..iters {
+                            t.ok(0, black_box(10_240), Duration::from_micros(500 + (k + w) % 97));
+                        }
+                    });
+                }
+            });
+            start.elapsed()
         })
     });
 }
