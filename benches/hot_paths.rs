@@ -116,7 +116,11 @@ fn tally(c: &mut Criterion) {
                     let t = &t;
                     s.spawn(move || {
                         for k in 0..iters {
-                            t.ok(0, black_box(10_240), Duration::from_micros(500 + (k + w) % 97));
+                            t.ok(
+                                0,
+                                black_box(10_240),
+                                Duration::from_micros(500 + (k + w) % 97),
+                            );
                         }
                     });
                 }
