@@ -162,7 +162,8 @@ pub struct PilotFit {
     #[serde(default)]
     pub rel_hi: f64,
     /// The symmetric part of the interval (relative), and the growth's uncertainty over the
-    /// import's fill (its 95 % bound, relative; a carried growth's is in the symmetric part).
+    /// import's fill (its 95 % bound, relative, no more than the fill's own rise, the growth's
+    /// ceiling; a carried growth's is in the symmetric part).
     #[serde(default)]
     pub rel_sym: f64,
     #[serde(default)]

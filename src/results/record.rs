@@ -136,7 +136,7 @@ pub struct SizeLatency {
     pub lo_bytes: u64,
     pub docs: u64,
     pub bytes: u64,
-    /// Their latencies' sum and sum of squares (each latency to the nearest 10 µs).
+    /// Their latencies' sum (to the µs) and sum of squares (each latency to the nearest 10 µs).
     pub latency_sum_ms: f64,
     pub latency_sq_sum_ms2: f64,
 }
